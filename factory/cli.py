@@ -1,0 +1,294 @@
+"""The `factory` command line (Typer + rich).
+
+Nouns are sub-command groups (``images``, ``tasks``); the jobs are top-level verbs
+(``validate``, ``gc``). Errors the user can act on print one line and exit 2; Ctrl-C exits 130
+after the run's containers are removed.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from factory import __version__
+from factory.errors import FactoryError
+
+console = Console(stderr=True)
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Manufacture verified, containerised training environments for LLM agents.",
+    pretty_exceptions_enable=False,
+)
+images_app = typer.Typer(no_args_is_help=True, help="Local base images, built offline.")
+tasks_app = typer.Typer(no_args_is_help=True, help="Task directories: import, inspect.")
+app.add_typer(images_app, name="images")
+app.add_typer(tasks_app, name="tasks")
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"factory {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Debug logging.")] = False,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
+    ] = False,
+) -> None:
+    logging.basicConfig(
+        level=logging.DEBUG if verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+
+
+# --- images -----------------------------------------------------------------------------
+
+
+@images_app.command("build")
+def images_build(
+    names: Annotated[
+        list[str] | None, typer.Argument(help="Images to build (default: every default recipe).")
+    ] = None,
+    all_: Annotated[bool, typer.Option("--all", help="Build every recipe.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Rebuild even when up to date.")] = False,
+    host_ca: Annotated[
+        bool,
+        typer.Option(
+            "--host-ca/--no-host-ca",
+            help="Add the host's CA certificates to the images, so pip/curl work behind a "
+            "TLS-intercepting proxy.",
+        ),
+    ] = True,
+    log_dir: Annotated[
+        Path | None, typer.Option(help="Where build logs go (default: a temp folder).")
+    ] = None,
+) -> None:
+    """Build the local base images from Debian packages (debootstrap -> docker import)."""
+    from factory.images.builder import build_recipe
+    from factory.images.recipes import load_recipes
+    from factory.runtime import DockerRuntime
+
+    recipes = load_recipes()
+    known = {r.name for r in recipes}
+    unknown = [n for n in names or [] if n not in known]
+    if unknown:
+        raise FactoryError(
+            f"unknown image(s) {', '.join(unknown)}; recipes: {', '.join(sorted(known))}"
+        )
+    wanted = [
+        r for r in recipes if (r.name in (names or [])) or (not names and (all_ or r.default))
+    ]
+    runtime = DockerRuntime()
+    for recipe in wanted:
+        outcome = build_recipe(
+            runtime,
+            recipe,
+            host_ca=host_ca,
+            force=force,
+            log_dir=log_dir,
+            say=lambda msg: console.print(f"[dim]{msg}[/]"),
+        )
+        console.print(f"{outcome.name}: [bold]{outcome.status}[/] ({outcome.seconds:.1f}s)")
+
+
+@images_app.command("list")
+def images_list() -> None:
+    """Show the base-image recipes, whether each is built, and the alias table."""
+    from rich.table import Table
+
+    from factory.images.aliases import AliasTable
+    from factory.images.recipes import load_recipes
+    from factory.runtime import DockerRuntime
+
+    runtime = DockerRuntime()
+    table = Table(title="base images")
+    for column in ("image", "built", "default", "description"):
+        table.add_column(column)
+    for recipe in load_recipes():
+        built = "yes" if runtime.image_exists(recipe.name) else "no"
+        table.add_row(recipe.name, built, "yes" if recipe.default else "no", recipe.description)
+    Console().print(table)
+    aliases = Table(title="aliases (first match wins)")
+    aliases.add_column("pattern")
+    aliases.add_column("targets")
+    for rule in AliasTable.load().rules:
+        aliases.add_row(rule.pattern, ", ".join(rule.targets))
+    Console().print(aliases)
+
+
+# --- tasks ------------------------------------------------------------------------------
+
+
+def _import(sources: list[Path], out: Path, layout: str | None) -> None:
+    from factory.tasks.importer import import_task
+    from factory.tasks.model import discover_task_dirs
+
+    failures = 0
+    for src in discover_task_dirs(sources):
+        result = import_task(src, out, layout=layout)
+        if result.error:
+            failures += 1
+            console.print(f"[red]skipped[/] {result.error}", highlight=False, soft_wrap=True)
+            continue
+        console.print(f"[green]imported[/] {src} -> {result.dest} ({result.layout})")
+        for note in result.notes:
+            console.print(f"    [dim]- {note}[/]", highlight=False, soft_wrap=True)
+    if failures:
+        raise typer.Exit(1)
+
+
+@tasks_app.command("import")
+def tasks_import(
+    sources: Annotated[list[Path], typer.Argument(help="Task directories or folders of them.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the Harbor task dirs.")],
+    layout: Annotated[
+        str | None, typer.Option(help="harbor or terminal-bench-1 (default: detect).")
+    ] = None,
+) -> None:
+    """Import public tasks (Harbor or Terminal-Bench 1 layout) so they run offline here."""
+    if layout not in (None, "harbor", "terminal-bench-1"):
+        raise FactoryError(f"--layout must be harbor or terminal-bench-1, not {layout!r}")
+    _import(sources, out, layout)
+
+
+@tasks_app.command("import-tb1")
+def tasks_import_tb1(
+    sources: Annotated[list[Path], typer.Argument(help="Terminal-Bench 1 task directories.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the Harbor task dirs.")],
+) -> None:
+    """Convert Terminal-Bench 1 tasks to the Harbor layout, runnable offline."""
+    _import(sources, out, "terminal-bench-1")
+
+
+@tasks_app.command("check")
+def tasks_check(
+    task_dirs: Annotated[list[Path], typer.Argument(help="Task directories or folders of them.")],
+) -> None:
+    """Parse tasks without Docker: report malformed files, one line each."""
+    from factory.tasks.model import discover_task_dirs, load_task
+
+    bad = 0
+    for path in discover_task_dirs(task_dirs):
+        try:
+            task = load_task(path)
+        except FactoryError as exc:
+            bad += 1
+            console.print(f"[red]invalid[/] {exc}", highlight=False, soft_wrap=True)
+        else:
+            console.print(f"[green]ok[/] {task.id} ({path})", highlight=False)
+    if bad:
+        raise typer.Exit(1)
+
+
+# --- validate ---------------------------------------------------------------------------
+
+
+@app.command("validate")
+def validate(
+    task_dirs: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Task directories (Harbor or Terminal-Bench 1 layout), or folders holding them."
+        ),
+    ],
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Folder for validation.json and the phase logs.")
+    ] = Path("validation"),
+    jobs: Annotated[int, typer.Option("--jobs", "-j", help="Tasks validated in parallel.")] = 1,
+    repeats: Annotated[
+        int, typer.Option("--repeats", "-k", help="Runs of each phase; disagreement = flaky.")
+    ] = 2,
+    force: Annotated[
+        bool, typer.Option("--force", help="Re-validate tasks already certified in --out.")
+    ] = False,
+) -> None:
+    """Certify tasks in containers: tests fail on the untouched environment, pass after the
+    reference solution. Prints a table; writes OUT/validation.json."""
+    from factory.runtime import DockerRuntime, new_run_id
+    from factory.tasks.model import discover_task_dirs
+    from factory.validate.display import ValidationProgress, print_summary
+    from factory.validate.validator import Validator
+
+    dirs = discover_task_dirs(task_dirs)
+    if not dirs:
+        raise FactoryError("no task directories given")
+    runtime = DockerRuntime(new_run_id("validate"), pool_size=max(16, 4 * jobs))
+    runtime.ping()  # fail fast, before any progress bar, when the engine is down
+    progress = ValidationProgress(len(dirs), console)
+    validator = Validator(
+        runtime,
+        out,
+        repeats=repeats,
+        jobs=jobs,
+        force=force,
+        on_task_start=progress.started,
+        on_task_done=progress.done,
+    )
+    try:
+        with progress:
+            report = validator.run(dirs)
+    except KeyboardInterrupt:
+        console.print("[yellow]interrupted: removing this run's containers[/]")
+        runtime.close()
+        console.print(f"partial report: {validator.report_path}")
+        raise typer.Exit(130) from None
+    finally:
+        runtime.close()
+    print_summary(report, Console(width=None if sys.stdout.isatty() else 160))
+    console.print(f"report: {validator.report_path}")
+    if any(t.outcome.value != "valid" for t in report.tasks):
+        raise typer.Exit(1)
+
+
+# --- gc ---------------------------------------------------------------------------------
+
+
+@app.command("gc")
+def gc(
+    images: Annotated[
+        bool, typer.Option("--images", help="Also remove cached task images.")
+    ] = False,
+    run_id: Annotated[str | None, typer.Option("--run", help="Only this run's leftovers.")] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Also remove containers of runs that are still alive.")
+    ] = False,
+) -> None:
+    """Remove containers and images that killed runs left behind."""
+    from factory.runtime import DockerRuntime, collect_garbage
+
+    report = collect_garbage(DockerRuntime(), run_id=run_id, task_images=images, force=force)
+    console.print(
+        f"removed {len(report.containers)} container(s), {len(report.images)} image(s)"
+        + (
+            f"; left {len(report.skipped_live)} of live runs (use --force)"
+            if report.skipped_live
+            else ""
+        )
+    )
+
+
+def main() -> None:
+    """Entry point: run the app, turning FactoryError into one line and SIGTERM into Ctrl-C."""
+
+    def _terminate(signum, frame):  # noqa: ARG001
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, _terminate)
+    try:
+        app()
+    except FactoryError as exc:
+        console.print(f"[red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        console.print("[yellow]interrupted[/]")
+        sys.exit(130)

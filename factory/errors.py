@@ -1,0 +1,77 @@
+"""Named exceptions. Each message says what went wrong *and* what the user can do about it.
+
+The CLI catches :class:`FactoryError` and prints its one-line message; anything else is a bug.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class FactoryError(Exception):
+    """Base class for every error the user can act on."""
+
+
+class TaskFormatError(FactoryError):
+    """A task directory (or one of its files) cannot be understood.
+
+    ``path`` is the offending file, ``field`` the dotted field inside it (or ``None`` when the
+    whole file is at fault, e.g. it is missing or not valid TOML).
+    """
+
+    def __init__(self, path: Path | str, message: str, field: str | None = None) -> None:
+        self.path = Path(path)
+        self.field = field
+        self.detail = message
+        where = f"{self.path}" + (f": {field}" if field else "")
+        super().__init__(f"{where}: {message}")
+
+
+class DockerUnavailableError(FactoryError):
+    """The Docker engine cannot be reached."""
+
+    def __init__(self, cause: str) -> None:
+        super().__init__(
+            f"cannot reach the Docker engine ({cause}); start it (scripts/setup.sh does) "
+            "or set DOCKER_HOST"
+        )
+
+
+class BaseImageMissingError(FactoryError):
+    """A Dockerfile's base image is neither local nor mapped to a local image by an alias."""
+
+    def __init__(self, image: str, dockerfile: Path | str) -> None:
+        self.image = image
+        super().__init__(
+            f"{dockerfile}: base image '{image}' is not available locally and images cannot be "
+            "pulled here; run `factory images build`, or add an alias for it "
+            "(environments/images/aliases.toml or FACTORY_IMAGE_ALIASES)"
+        )
+
+
+class ImageBuildError(FactoryError):
+    """``docker build`` failed; ``log_tail`` holds the last lines of the build log."""
+
+    def __init__(self, message: str, log_tail: str = "") -> None:
+        self.log_tail = log_tail
+        super().__init__(message)
+
+
+class ExecTimeoutError(FactoryError):
+    """A command in a container ran past its timeout and was killed."""
+
+    def __init__(self, what: str, timeout_sec: float) -> None:
+        self.timeout_sec = timeout_sec
+        super().__init__(f"{what} ran past its {timeout_sec:g}s timeout and was killed")
+
+
+class ContainerDiedError(FactoryError):
+    """The container stopped while we still needed it."""
+
+
+class CancelledError(FactoryError):
+    """The run is shutting down (Ctrl-C / SIGTERM); no new containers are started."""
+
+
+class RecipeError(FactoryError):
+    """A base-image recipe or the alias table is malformed."""

@@ -1,0 +1,124 @@
+"""Base-image recipes: TOML files under ``environments/images/`` (every file but the aliases).
+
+A recipe either bootstraps a Debian root filesystem from packages (``[debootstrap]``) or extends
+another local image with more Debian packages (``from_image`` + ``apt_packages``). Both may copy
+files in (``[[copy]]``), set ``[env]`` and ``run`` shell commands.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from factory.errors import RecipeError
+from factory.resources import data_dir, environments_dir
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+
+class CopySpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    src: str
+    """Folder to copy, relative to the data root ('environments/...' or 'verifiers/...')."""
+    dest: str
+    """Absolute destination folder in the image."""
+
+    def source_path(self) -> Path:
+        root, _, rest = self.src.partition("/")
+        try:
+            return data_dir(root) / rest
+        except FileNotFoundError:
+            raise RecipeError(
+                f"copy.src '{self.src}' is not under environments/ or verifiers/"
+            ) from None
+
+
+class DebootstrapSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    suite: str = "bookworm"
+    """Debian release to bootstrap."""
+    variant: str = "minbase"
+    """debootstrap --variant."""
+    packages: list[str] = Field(default_factory=list)
+    """Extra Debian packages (debootstrap --include)."""
+    mirror: str | None = None
+    """Debian mirror; default: the first one in the host's apt sources, else deb.debian.org."""
+    components: list[str] = Field(default_factory=lambda: ["main"])
+    """Archive components."""
+
+
+class ImageRecipe(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    """Local image reference this recipe produces, e.g. 'factory/base:bookworm'."""
+    description: str = ""
+    """What the image is for."""
+    default: bool = True
+    """Built by a plain `factory images build` (otherwise only when named or with --all)."""
+    debootstrap: DebootstrapSpec | None = None
+    """Bootstrap a fresh Debian root filesystem."""
+    from_image: str | None = None
+    """Or: start from this local image (usually another recipe's)."""
+    apt_packages: list[str] = Field(default_factory=list)
+    """Debian packages installed with apt-get on top (needs the Debian mirror at build time)."""
+    copy_: list[CopySpec] = Field(default_factory=list, alias="copy")
+    """Folders copied into the image."""
+    env: dict[str, str] = Field(default_factory=dict)
+    """ENV of the image."""
+    run: list[str] = Field(default_factory=list)
+    """Shell commands run at the end of the build."""
+    source: Path | None = Field(default=None, exclude=True)
+    """The TOML file this recipe came from."""
+
+    @model_validator(mode="after")
+    def _one_origin(self) -> ImageRecipe:
+        if (self.debootstrap is None) == (self.from_image is None):
+            raise ValueError("set exactly one of [debootstrap] or from_image")
+        return self
+
+
+def load_recipe(path: Path) -> ImageRecipe:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise RecipeError(f"{path}: cannot read recipe ({exc})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise RecipeError(f"{path}: invalid TOML ({exc})") from None
+    try:
+        recipe = ImageRecipe.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"]) or "(top level)"
+        raise RecipeError(f"{path}: {loc}: {first['msg']}") from None
+    recipe.source = path
+    return recipe
+
+
+def load_recipes(folder: Path | None = None) -> list[ImageRecipe]:
+    """All recipes, ordered so that an image comes after the image it starts from."""
+    folder = folder or environments_dir() / "images"
+    recipes = [load_recipe(p) for p in sorted(folder.glob("*.toml")) if p.name != "aliases.toml"]
+    by_name = {r.name: r for r in recipes}
+    ordered: list[ImageRecipe] = []
+
+    def visit(recipe: ImageRecipe, trail: tuple[str, ...]) -> None:
+        if recipe in ordered:
+            return
+        if recipe.name in trail:
+            raise RecipeError(f"{recipe.source}: from_image cycle {' -> '.join(trail)}")
+        parent = by_name.get(recipe.from_image or "")
+        if parent is not None:
+            visit(parent, (*trail, recipe.name))
+        ordered.append(recipe)
+
+    for recipe in recipes:
+        visit(recipe, ())
+    return ordered

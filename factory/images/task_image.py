@@ -1,0 +1,107 @@
+"""The image a task runs in: its Dockerfile with base images mapped through the alias table,
+built once per content hash and reused (unchanged environment -> no rebuild, no new image)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from factory.errors import BaseImageMissingError, TaskFormatError
+from factory.images.aliases import AliasTable, rewrite_dockerfile
+from factory.runtime import (
+    KIND_TASK_IMAGE,
+    LABEL_ENV_HASH,
+    LABEL_KIND,
+    TASK_IMAGE_REPO,
+    DockerRuntime,
+)
+from factory.tasks.hashing import hash_tree
+from factory.tasks.model import Task
+
+_MANAGED_LABEL_LINE = "LABEL factory.managed=1"
+
+
+@dataclass
+class TaskImage:
+    ref: str
+    """Image reference to start containers from."""
+    built: bool
+    """True when this call built it; False when it was cached (or prebuilt)."""
+    seconds: float
+    env_hash: str
+    notes: list[str] = field(default_factory=list)
+
+
+def _label_each_stage(dockerfile: str) -> str:
+    """Add ``LABEL factory.managed=1`` after every FROM, so that intermediate images and
+    containers of an interrupted build can be found (and removed) by `factory gc`."""
+    out = []
+    for line in dockerfile.splitlines():
+        out.append(line)
+        if line.lstrip().upper().startswith("FROM "):
+            out.append(_MANAGED_LABEL_LINE)
+    return "\n".join(out) + "\n"
+
+
+class TaskImageBuilder:
+    """Builds task images, one build per environment hash even with many threads."""
+
+    def __init__(self, runtime: DockerRuntime, aliases: AliasTable | None = None) -> None:
+        self.runtime = runtime
+        self.aliases = aliases or AliasTable.load()
+        self._locks: dict[str, threading.Lock] = {}
+        self._guard = threading.Lock()
+
+    def _lock_for(self, key: str) -> threading.Lock:
+        with self._guard:
+            return self._locks.setdefault(key, threading.Lock())
+
+    def ensure(self, task: Task, *, log_path: Path | None = None) -> TaskImage:
+        """Return the image for ``task``, building it if needed.
+
+        Raises BaseImageMissingError, ImageBuildError or ExecTimeoutError (build timeout).
+        """
+        started = time.monotonic()
+        env = task.config.environment
+        if env.docker_image:
+            resolved = self.aliases.resolve(env.docker_image, self.runtime.image_exists)
+            if resolved is None:
+                raise BaseImageMissingError(env.docker_image, task.paths.config)
+            notes = (
+                []
+                if resolved == env.docker_image
+                else [f"docker_image {env.docker_image} -> {resolved} (alias)"]
+            )
+            return TaskImage(resolved, False, time.monotonic() - started, resolved, notes)
+        try:
+            original = task.paths.dockerfile.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise TaskFormatError(task.paths.dockerfile, f"cannot read file ({exc})") from None
+        rewrite = rewrite_dockerfile(
+            original, self.aliases, self.runtime.image_exists, dockerfile=task.paths.dockerfile
+        )
+        dockerfile = _label_each_stage(rewrite.text)
+        base_ids = [self.runtime.image_id(ref) or ref for ref in rewrite.base_images]
+        env_hash = hash_tree(task.paths.environment_dir, extra=[dockerfile, *base_ids])
+        tag = f"{TASK_IMAGE_REPO}:{env_hash[:20]}"
+        with self._lock_for(env_hash):
+            if self.runtime.image_exists(tag):
+                return TaskImage(tag, False, time.monotonic() - started, env_hash, rewrite.notes)
+            labels = {
+                **self.runtime.base_labels(task.id),
+                LABEL_KIND: KIND_TASK_IMAGE,
+                LABEL_ENV_HASH: env_hash,
+            }
+            labels.pop("factory.pid", None)
+            labels.pop("factory.host", None)
+            self.runtime.build_image(
+                task.paths.environment_dir,
+                dockerfile,
+                tag=tag,
+                labels=labels,
+                timeout_sec=env.build_timeout_sec,
+                log_path=log_path,
+            )
+        return TaskImage(tag, True, time.monotonic() - started, env_hash, rewrite.notes)

@@ -1,0 +1,256 @@
+"""``task.toml``: Harbor's task configuration, as pydantic models.
+
+Every section accepts unknown keys and keeps them, so a file written by another tool survives a
+load/dump round trip. Fields are only written back when they were present in the input (or set
+explicitly), so round-tripping never injects defaults into someone else's file.
+
+Our own provenance lives under ``[metadata.factory]`` (see :class:`FactoryProvenance`).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from enum import Enum
+from typing import Any
+
+import tomli_w
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+DEFAULT_AGENT_TIMEOUT_SEC = 600.0
+DEFAULT_VERIFIER_TIMEOUT_SEC = 600.0
+DEFAULT_BUILD_TIMEOUT_SEC = 600.0
+DEFAULT_CPUS = 1.0
+DEFAULT_MEMORY_MB = 2048
+
+
+class NetworkMode(str, Enum):
+    """Harbor's network modes."""
+
+    PUBLIC = "public"
+    NO_NETWORK = "no-network"
+    ALLOWLIST = "allowlist"
+
+
+class _Section(BaseModel):
+    """A TOML table: unknown keys are kept (``extra='allow'``)."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True, validate_assignment=True)
+
+
+def _coerce_env(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): str(v).lower() if isinstance(v, bool) else str(v) for k, v in value.items()}
+    return value
+
+
+class Author(_Section):
+    name: str | None = None
+    """Author's name."""
+    email: str | None = None
+    """Author's e-mail address."""
+
+
+class TaskSection(_Section):
+    """``[task]``: identity of the task (Harbor schema >= 1.2)."""
+
+    name: str | None = None
+    """Task name, conventionally ``org/name``; used as the task id when present."""
+    description: str | None = None
+    """One-line description."""
+    authors: list[Author] = Field(default_factory=list)
+    """Who wrote the task."""
+    keywords: list[str] = Field(default_factory=list)
+    """Search keywords."""
+
+
+class VerifierConfig(_Section):
+    """``[verifier]``: how ``tests/test.sh`` runs."""
+
+    timeout_sec: float = Field(default=DEFAULT_VERIFIER_TIMEOUT_SEC, gt=0)
+    """Wall-clock limit for ``tests/test.sh``; it is killed at this limit."""
+    env: dict[str, str] = Field(default_factory=dict)
+    """Environment variables for the verifier."""
+    user: str | None = None
+    """OS user the verifier runs as (default: the image's user)."""
+
+    _env = field_validator("env", mode="before")(_coerce_env)
+
+
+class AgentConfig(_Section):
+    """``[agent]``: limits for the agent (and for the oracle solution, which stands in for it)."""
+
+    timeout_sec: float = Field(default=DEFAULT_AGENT_TIMEOUT_SEC, gt=0)
+    """Wall-clock limit for the agent / ``solution/solve.sh``."""
+    user: str | None = None
+    """OS user the agent runs as (default: the image's user)."""
+
+
+class SolutionConfig(_Section):
+    """``[solution]``: how the reference solution runs."""
+
+    env: dict[str, str] = Field(default_factory=dict)
+    """Environment variables for ``solution/solve.sh``."""
+
+    _env = field_validator("env", mode="before")(_coerce_env)
+
+
+_SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?\s*$", re.IGNORECASE)
+
+
+def parse_size_mb(text: str) -> int:
+    """Parse Harbor's deprecated size strings ('2G', '512M', '1024') into megabytes."""
+    match = _SIZE_RE.match(text)
+    if not match:
+        raise ValueError(f"'{text}' is not a size such as '2G' or '512M'")
+    number, unit = float(match.group(1)), match.group(2).lower()
+    factor = {"": 1, "k": 1 / 1024, "m": 1, "g": 1024, "t": 1024 * 1024}[unit]
+    return max(1, int(number * factor))
+
+
+class EnvironmentConfig(_Section):
+    """``[environment]``: the container the agent works in."""
+
+    build_timeout_sec: float = Field(default=DEFAULT_BUILD_TIMEOUT_SEC, gt=0)
+    """Limit for building ``environment/Dockerfile``."""
+    docker_image: str | None = None
+    """A prebuilt image to use instead of building ``environment/Dockerfile``."""
+    cpus: float | None = Field(default=None, gt=0)
+    """CPU cores (default 1)."""
+    memory_mb: int | None = Field(default=None, gt=0)
+    """Memory limit in MB (default 2048)."""
+    memory: str | None = None
+    """Deprecated spelling of ``memory_mb`` ('2G', '512M')."""
+    storage_mb: int | None = Field(default=None, gt=0)
+    """Disk limit in MB; enforced only where the Docker storage driver supports quotas."""
+    storage: str | None = None
+    """Deprecated spelling of ``storage_mb``."""
+    gpus: int = Field(default=0, ge=0)
+    """GPUs the task needs."""
+    gpu_types: list[str] | None = None
+    """Acceptable GPU types (informational here)."""
+    allow_internet: bool | None = None
+    """Deprecated switch for network access; ``network_mode`` wins when both are set."""
+    network_mode: NetworkMode | None = None
+    """``public``, ``no-network`` or ``allowlist``. When neither this nor ``allow_internet`` is
+    set, factory runs the task with the network off (Harbor's own default is on)."""
+    env: dict[str, str] = Field(default_factory=dict)
+    """Environment variables of the container."""
+    workdir: str | None = None
+    """Working directory for the agent, solution and tests (default: the image's WORKDIR)."""
+    pids_limit: int | None = Field(default=None, gt=0)
+    """factory extension: cap on processes in the container (default 1024)."""
+
+    _env = field_validator("env", mode="before")(_coerce_env)
+
+    @field_validator("memory", "storage")
+    @classmethod
+    def _check_size(cls, value: str | None) -> str | None:
+        if value is not None:
+            parse_size_mb(value)
+        return value
+
+    @property
+    def effective_cpus(self) -> float:
+        return self.cpus if self.cpus is not None else DEFAULT_CPUS
+
+    @property
+    def effective_memory_mb(self) -> int:
+        if self.memory_mb is not None:
+            return self.memory_mb
+        if self.memory is not None:
+            return parse_size_mb(self.memory)
+        return DEFAULT_MEMORY_MB
+
+    @property
+    def effective_storage_mb(self) -> int | None:
+        if self.storage_mb is not None:
+            return self.storage_mb
+        return parse_size_mb(self.storage) if self.storage is not None else None
+
+    @property
+    def network_enabled(self) -> bool:
+        """Whether the container gets a network. Off unless the task asks for it."""
+        if self.network_mode is not None:
+            return self.network_mode is not NetworkMode.NO_NETWORK
+        return bool(self.allow_internet)
+
+
+class FactoryProvenance(_Section):
+    """``[metadata.factory]``: where a task came from. Written by factory, read by everyone."""
+
+    source: str | None = None
+    """Where the task came from: 'hand-written', 'import:terminal-bench-1', 'generator:<family>'."""
+    source_path: str | None = None
+    """Original location of an imported task."""
+    taxonomy_path: str | None = None
+    """Path of the taxonomy leaf that asked for this task."""
+    generator: str | None = None
+    """Generator (procedural family name or 'llm')."""
+    seed: int | None = None
+    """Seed the generator used."""
+    prompt_version: str | None = None
+    """Version of the LLM prompt template, for LLM-generated tasks."""
+    model: str | None = None
+    """Model that wrote the task, for LLM-generated tasks."""
+    factory_version: str | None = None
+    """factory version that wrote this file."""
+    notes: list[str] = Field(default_factory=list)
+    """What an importer or generator changed, in plain words."""
+
+
+class TaskConfig(_Section):
+    """The whole ``task.toml``."""
+
+    version: str | None = None
+    """Deprecated schema version (Harbor < 1.2 wrote '1.0')."""
+    schema_version: str | None = None
+    """Harbor schema version, e.g. '1.3'."""
+    task: TaskSection | None = None
+    """``[task]`` table."""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    """Free-form metadata: difficulty, category, tags, ... and ``factory`` (provenance)."""
+    verifier: VerifierConfig = Field(default_factory=VerifierConfig)
+    agent: AgentConfig = Field(default_factory=AgentConfig)
+    solution: SolutionConfig = Field(default_factory=SolutionConfig)
+    environment: EnvironmentConfig = Field(default_factory=EnvironmentConfig)
+
+    @field_validator("metadata")
+    @classmethod
+    def _check_factory_metadata(cls, value: dict[str, Any]) -> dict[str, Any]:
+        if "factory" in value:
+            FactoryProvenance.model_validate(value["factory"])
+        return value
+
+    # --- convenience -------------------------------------------------------------------
+    @property
+    def provenance(self) -> FactoryProvenance:
+        return FactoryProvenance.model_validate(self.metadata.get("factory", {}))
+
+    def set_provenance(self, provenance: FactoryProvenance) -> None:
+        metadata = dict(self.metadata)
+        metadata["factory"] = provenance.model_dump(mode="json", exclude_none=True)
+        self.metadata = metadata
+
+    @property
+    def difficulty(self) -> str | None:
+        value = self.metadata.get("difficulty")
+        return str(value) if value is not None else None
+
+    # --- (de)serialisation ------------------------------------------------------------
+    @classmethod
+    def from_toml(cls, text: str) -> TaskConfig:
+        """Parse TOML text (raises ``tomllib.TOMLDecodeError`` or ``pydantic.ValidationError``)."""
+        return cls.model_validate(tomllib.loads(text))
+
+    def to_toml(self) -> str:
+        data = self.model_dump(mode="json", exclude_unset=True, exclude_none=True)
+        # Sections present in the input but emptied are dropped; keep tables after scalars.
+        scalars = {k: v for k, v in data.items() if not isinstance(v, dict)}
+        tables = {k: v for k, v in data.items() if isinstance(v, dict)}
+        return tomli_w.dumps({**scalars, **tables})

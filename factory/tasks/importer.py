@@ -1,0 +1,111 @@
+"""`factory tasks import`: bring public tasks (Terminal-Bench 1 or Harbor layout) into a folder
+of Harbor task directories that run offline here. One bad task never stops the batch."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from factory import __version__
+from factory.errors import TaskFormatError
+from factory.tasks.config import FactoryProvenance
+from factory.tasks.model import load_harbor_task, task_id_from_name
+from factory.tasks.offline import dockerfile_appendix, scan_test_script
+from factory.tasks.paths import TaskPaths, TB1Paths
+from factory.tasks.tb1 import convert_tb1
+
+SOURCE_HARBOR = "import:harbor"
+
+
+@dataclass
+class ImportResult:
+    source: Path
+    layout: str | None = None
+    dest: Path | None = None
+    notes: list[str] = field(default_factory=list)
+    error: str | None = None
+
+
+def detect_layout(path: Path) -> str:
+    if TaskPaths(path).config.is_file() or (path / "environment").is_dir():
+        return "harbor"
+    if TB1Paths(path).is_tb1_task():
+        return "terminal-bench-1"
+    raise TaskFormatError(
+        path, "neither a Harbor task (task.toml) nor a Terminal-Bench 1 task (task.yaml)"
+    )
+
+
+def import_harbor(src: Path, dest: Path) -> list[str]:
+    """Copy a Harbor task, pre-installing at build time what its test.sh fetches at test time."""
+    task = load_harbor_task(src)  # checks the layout first; raises TaskFormatError
+    notes: list[str] = []
+    staging = Path(tempfile.mkdtemp(prefix=".harbor-", dir=dest.parent))
+    try:
+        shutil.rmtree(staging)
+        shutil.copytree(src, staging, symlinks=True)
+        out = TaskPaths(staging)
+        scan = scan_test_script(
+            out.test_script.read_text(encoding="utf-8", errors="replace"),
+            name="tests/test.sh",
+            requirement_root=out.tests_dir,
+        )
+        if scan.notes and out.dockerfile.is_file():
+            out.test_script.write_text(scan.text)
+            dockerfile = out.dockerfile.read_text(encoding="utf-8", errors="replace")
+            out.dockerfile.write_text(
+                dockerfile.rstrip("\n") + "\n" + dockerfile_appendix(scan, dockerfile)
+            )
+            notes += scan.notes
+        config = task.config
+        env = config.environment
+        if env.network_mode is None and env.allow_internet is None:
+            env.allow_internet = True
+            notes.append("allow_internet = true written out: it is Harbor's default for this task")
+        provenance = config.provenance
+        config.set_provenance(
+            provenance.model_copy(
+                update={
+                    "source": provenance.source or SOURCE_HARBOR,
+                    "source_path": provenance.source_path or str(src),
+                    "factory_version": __version__,
+                    "notes": [*provenance.notes, *notes],
+                }
+            )
+            if provenance.source
+            else FactoryProvenance(
+                source=SOURCE_HARBOR, source_path=str(src), factory_version=__version__, notes=notes
+            )
+        )
+        out.config.write_text(config.to_toml())
+        if dest.exists():
+            shutil.rmtree(dest)
+        staging.rename(dest)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+    return notes
+
+
+def import_task(src: Path, out_dir: Path, *, layout: str | None = None) -> ImportResult:
+    result = ImportResult(source=src)
+    try:
+        result.layout = layout or detect_layout(src)
+        if result.layout == "terminal-bench-1" and not TB1Paths(src).is_tb1_task():
+            raise TaskFormatError(
+                TB1Paths(src).task_yaml, "file is missing (not a Terminal-Bench 1 task)"
+            )
+        out_dir.mkdir(parents=True, exist_ok=True)
+        dest = out_dir / task_id_from_name(src.resolve().name)
+        if result.layout == "terminal-bench-1":
+            result.notes = convert_tb1(src, dest).notes
+        else:
+            result.notes = import_harbor(src, dest)
+        result.dest = dest
+    except TaskFormatError as exc:
+        result.error = str(exc)
+    except OSError as exc:
+        result.error = f"{src}: {exc}"
+    return result

@@ -1,0 +1,171 @@
+"""A loaded task: its directory, parsed ``task.toml`` and instruction, with strict checks.
+
+``load_task`` accepts both layouts: a Harbor task directory, or a Terminal-Bench 1 directory
+(which is converted on the fly into a Harbor directory under a cache folder, see ``tb1``).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from factory.errors import TaskFormatError
+from factory.tasks.config import TaskConfig
+from factory.tasks.hashing import hash_tree
+from factory.tasks.paths import TaskPaths, TB1Paths
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+_ID_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def task_id_from_name(name: str) -> str:
+    """A filesystem- and label-safe id: 'org/my task' -> 'org__my-task'."""
+    safe = "__".join(_ID_UNSAFE.sub("-", part).strip("-") for part in name.split("/"))
+    return safe or "task"
+
+
+def pydantic_error_field(error: ValidationError) -> tuple[str, str]:
+    """The dotted location and message of the first error of a pydantic ValidationError."""
+    first = error.errors()[0]
+    loc = ".".join(str(part) for part in first.get("loc", ()))
+    return loc, first.get("msg", str(error))
+
+
+def load_task_config(path: Path) -> TaskConfig:
+    """Parse a ``task.toml``; errors name the file and the field."""
+    if not path.is_file():
+        raise TaskFormatError(path, "file is missing")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TaskFormatError(path, f"cannot read file ({exc})") from None
+    try:
+        return TaskConfig.from_toml(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise TaskFormatError(path, f"invalid TOML ({exc})") from None
+    except ValidationError as exc:
+        loc, msg = pydantic_error_field(exc)
+        raise TaskFormatError(path, msg, field=loc or None) from None
+
+
+@dataclass
+class Task:
+    """One task directory in the Harbor layout, parsed and checked."""
+
+    paths: TaskPaths
+    config: TaskConfig
+    instruction: str
+    source_layout: str = "harbor"
+    """'harbor', or 'terminal-bench-1' when converted from a TB1 directory."""
+    original_path: Path | None = None
+    """For a converted task: the directory the user pointed at."""
+    notes: list[str] = field(default_factory=list)
+    """What a conversion rewrote (shown to the user)."""
+
+    @property
+    def root(self) -> Path:
+        return self.paths.root
+
+    @property
+    def id(self) -> str:
+        name = self.config.task.name if self.config.task and self.config.task.name else None
+        return task_id_from_name(name or (self.original_path or self.root).name)
+
+    @property
+    def display_path(self) -> Path:
+        return self.original_path or self.root
+
+    @cached_property
+    def content_hash(self) -> str:
+        """Hash of everything in the task directory (config, instruction, env, solution, tests)."""
+        return hash_tree(self.root)
+
+    @cached_property
+    def environment_hash(self) -> str:
+        """Hash of what determines the image: the environment folder and the prebuilt image."""
+        return hash_tree(
+            self.paths.environment_dir, extra=[self.config.environment.docker_image or ""]
+        )
+
+    @property
+    def has_solution(self) -> bool:
+        return self.paths.solve_script.is_file()
+
+
+def load_harbor_task(root: Path) -> Task:
+    """Load and check a Harbor task directory."""
+    paths = TaskPaths(root)
+    if not root.is_dir():
+        raise TaskFormatError(root, "not a directory")
+    config = load_task_config(paths.config)
+    if not paths.instruction.is_file():
+        raise TaskFormatError(paths.instruction, "file is missing (the agent's instruction)")
+    try:
+        instruction = paths.instruction.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TaskFormatError(paths.instruction, f"cannot read file ({exc})") from None
+    if not instruction.strip():
+        raise TaskFormatError(paths.instruction, "the instruction is empty")
+    compose = [paths.environment_dir / n for n in ("docker-compose.yaml", "docker-compose.yml")]
+    if config.environment.docker_image is None and not paths.dockerfile.is_file():
+        if any(p.is_file() for p in compose):
+            raise TaskFormatError(
+                paths.environment_dir,
+                "multi-container (docker-compose) environments are not supported yet; "
+                "provide environment/Dockerfile",
+            )
+        raise TaskFormatError(
+            paths.dockerfile,
+            "file is missing (or set environment.docker_image in task.toml)",
+        )
+    if not paths.test_script.is_file():
+        raise TaskFormatError(
+            paths.test_script,
+            "file is missing (the verifier entry point that writes /logs/verifier/reward.txt)",
+        )
+    return Task(paths=paths, config=config, instruction=instruction)
+
+
+def load_task(root: Path | str, *, tb1_cache: Path | None = None) -> Task:
+    """Load a task directory in either layout.
+
+    A Terminal-Bench 1 directory (``task.yaml``) is converted into a Harbor directory under
+    ``tb1_cache`` (default: a folder in the system temp dir) and loaded from there.
+    """
+    root = Path(root)
+    if not root.exists():
+        raise TaskFormatError(root, "no such task directory")
+    if TB1Paths(root).is_tb1_task() and not TaskPaths(root).config.is_file():
+        from factory.tasks.tb1 import convert_tb1_cached
+
+        return convert_tb1_cached(root, cache_dir=tb1_cache)
+    return load_harbor_task(root)
+
+
+def discover_task_dirs(paths: list[Path]) -> list[Path]:
+    """Expand the user's arguments: a task dir stays as is; a folder of tasks is expanded."""
+    found: list[Path] = []
+    for path in paths:
+        if _looks_like_task(path) or not path.is_dir():
+            found.append(path)
+            continue
+        children = sorted(p for p in path.iterdir() if p.is_dir() and _looks_like_task(p))
+        found.extend(children or [path])
+    return found
+
+
+def _looks_like_task(path: Path) -> bool:
+    return path.is_dir() and (
+        TaskPaths(path).is_harbor_task()
+        or TB1Paths(path).is_tb1_task()
+        or (path / "environment").is_dir()
+    )

@@ -1,0 +1,271 @@
+"""Make imported verifier scripts run without a network.
+
+Public test scripts install their tools at test time: ``apt-get install curl``, uv from
+``astral.sh``, then ``uv add pytest==8.4.1`` or ``uvx -w pytest ...``. The importers use
+:func:`scan_test_script` to find those installs; the packages are installed at *build* time
+instead (see ``templates/import/dockerfile-appendix.j2``) and the internet-only lines are
+neutralised. Every change is described in a note.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from factory.templating import render
+
+_INSTALLER_RE = re.compile(
+    r"(curl|wget)\b[^|]*\b(astral\.sh|get\.uv|install\.python-poetry)[^|]*\|\s*(ba)?sh"
+)
+_APT_RE = re.compile(r"^\s*(sudo\s+)?(apt-get|apt)\s+(-\S+\s+)*(update|install)\b")
+_SEGMENT_SPLIT = re.compile(r"\s*(?:&&|;|\|\|)\s*")
+_PIP_OPTS_WITH_VALUE = {
+    "-i",
+    "--index-url",
+    "--extra-index-url",
+    "-c",
+    "--constraint",
+    "--python",
+    "-p",
+    "--target",
+    "--prefix",
+    "-f",
+    "--find-links",
+    "--group",
+    "--extra",
+    "--directory",
+    "--project",
+    "--cache-dir",
+    "--python-version",
+    "--platform",
+}
+
+
+@dataclass
+class ScriptScan:
+    """What a test script fetches, and the script with its internet-only lines removed."""
+
+    text: str
+    apt_packages: list[str] = field(default_factory=list)
+    system_packages: list[str] = field(default_factory=list)
+    """pip-installed into the system Python (the script did that itself)."""
+    venv_packages: list[str] = field(default_factory=list)
+    """uv-managed: installed into a separate test virtualenv."""
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def needs_install(self) -> bool:
+        return bool(self.apt_packages or self.system_packages or self.venv_packages)
+
+
+def _spec_name(spec: str) -> str:
+    match = re.match(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)", spec)
+    return (match.group(1) if match else spec).lower().replace("_", "-")
+
+
+def _add(target: list[str], items: list[str]) -> None:
+    """Append specs, one per package name; a pinned spec replaces an unpinned one."""
+    for item in items:
+        name = _spec_name(item)
+        same = [i for i, existing in enumerate(target) if _spec_name(existing) == name]
+        if not same:
+            target.append(item)
+        elif target[same[0]] == _spec_name(target[same[0]]) and item != name:
+            target[same[0]] = item
+
+
+def _requirements(args: list[str], requirement_root: Path | None) -> list[str]:
+    """Package specs among pip/uv arguments; ``-r FILE`` is read from the tests folder."""
+    specs: list[str] = []
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg in ("-r", "--requirement", "--with-requirements") and i + 1 < len(args):
+            specs += _read_requirements(args[i + 1], requirement_root)
+            i += 2
+            continue
+        if arg in ("-w", "--with") and i + 1 < len(args):
+            specs += [part for part in args[i + 1].split(",") if part]
+            i += 2
+            continue
+        if arg.startswith("--with="):
+            specs += [part for part in arg.split("=", 1)[1].split(",") if part]
+        elif arg in _PIP_OPTS_WITH_VALUE:
+            i += 1
+        elif not arg.startswith("-") and not arg.startswith((".", "/", "$")) and "://" not in arg:
+            specs.append(arg)
+        i += 1
+    return specs
+
+
+def _read_requirements(path: str, root: Path | None) -> list[str]:
+    if root is None:
+        return []
+    candidate = root / Path(path.replace("$TEST_DIR", "").replace("/tests/", "")).name
+    if not candidate.is_file():
+        return []
+    lines = candidate.read_text(errors="replace").splitlines()
+    return [
+        ln.split("#")[0].strip()
+        for ln in lines
+        if ln.split("#")[0].strip() and not ln.startswith("-")
+    ]
+
+
+def _scan_segment(words: list[str], scan: ScriptScan, root: Path | None) -> None:
+    if not words:
+        return
+    while words and (words[0] in ("sudo", "exec", "time") or re.fullmatch(r"\w+=\S*", words[0])):
+        words = words[1:]
+    if not words:
+        return
+    head = Path(words[0]).name
+    rest = words[1:]
+    if head in ("pip", "pip3") or (
+        re.fullmatch(r"python(3(\.\d+)?)?", head) and rest[:2] == ["-m", "pip"]
+    ):
+        args = rest[2:] if head.startswith("python") else rest
+        if args[:1] == ["install"]:
+            _add(scan.system_packages, _requirements(args[1:], root))
+        return
+    if head == "uv" and rest:
+        sub = rest[0]
+        if sub == "add":
+            _add(scan.venv_packages, _requirements(rest[1:], root))
+        elif sub == "pip" and rest[1:2] == ["install"]:
+            _add(scan.venv_packages, _requirements(rest[2:], root))
+        elif sub in ("run", "tool") and rest:
+            _add(
+                scan.venv_packages, [s for s in _requirements(rest[1:], root) if _is_with(rest, s)]
+            )
+        return
+    if head == "uvx":
+        with_specs = [s for s in _requirements(rest, root) if _is_with(rest, s)]
+        tool = next((w for w in _positional(rest)), None)
+        _add(scan.venv_packages, with_specs + ([tool.split("@")[0]] if tool else []))
+
+
+def _is_with(args: list[str], spec: str) -> bool:
+    for i, arg in enumerate(args):
+        if (
+            arg in ("-w", "--with", "--with-requirements")
+            and i + 1 < len(args)
+            and spec in args[i + 1].split(",")
+        ):
+            return True
+        if arg.startswith("--with=") and spec in arg.split("=", 1)[1].split(","):
+            return True
+    return False
+
+
+def _positional(args: list[str]) -> list[str]:
+    out, i = [], 0
+    while i < len(args):
+        arg = args[i]
+        if arg in ("-w", "--with", "-p", "--python", "--from", "--with-requirements"):
+            i += 2
+            continue
+        if not arg.startswith("-"):
+            return args[i:]
+        i += 1
+    return out
+
+
+def scan_test_script(text: str, *, name: str, requirement_root: Path | None = None) -> ScriptScan:
+    """Find the script's installs and neutralise lines that only work online."""
+    scan = ScriptScan(text="")
+    out: list[str] = []
+    for line in _logical_lines(text):
+        stripped = " ".join(part.strip().rstrip("\\").strip() for part in line.splitlines())
+        if stripped.startswith("#") or not stripped:
+            out.append(line)
+            continue
+        if _INSTALLER_RE.search(line):
+            out.append(
+                f": # factory: removed (needs the internet; the image provides uv): {stripped}"
+            )
+            scan.notes.append(f"{name}: removed the installer download `{stripped[:80]}`")
+            continue
+        segments = _SEGMENT_SPLIT.split(stripped)
+        apt_segment = False
+        for segment in segments:
+            try:
+                words = shlex.split(segment, comments=True)
+            except ValueError:
+                continue
+            if _APT_RE.match(segment):
+                apt_segment = True
+                if "install" in words:
+                    index = words.index("install")
+                    _add(
+                        scan.apt_packages, [w for w in words[index + 1 :] if not w.startswith("-")]
+                    )
+                continue
+            _scan_segment(words, scan, requirement_root)
+        if apt_segment and all(_APT_RE.match(s) or not s for s in segments):
+            out.append(f": # factory: moved to the image build: {stripped}")
+            scan.notes.append(f"{name}: moved `{stripped[:80]}` to the image build")
+            continue
+        out.append(line)
+    scan.text = "\n".join(out) + ("\n" if text.endswith("\n") else "")
+    if scan.system_packages:
+        scan.notes.append(
+            f"{name}: pre-installed {' '.join(scan.system_packages)} (pip) at build time"
+        )
+    if scan.venv_packages:
+        scan.notes.append(
+            f"{name}: pre-installed {' '.join(scan.venv_packages)} into /opt/factory/test-venv "
+            "(what uv fetched at test time)"
+        )
+    return scan
+
+
+def _logical_lines(text: str) -> list[str]:
+    """Physical lines joined where a line ends with a backslash continuation."""
+    logical: list[str] = []
+    pending: list[str] = []
+    for line in text.splitlines():
+        pending.append(line)
+        if not line.rstrip().endswith("\\"):
+            logical.append("\n".join(pending))
+            pending = []
+    if pending:
+        logical.append("\n".join(pending))
+    return logical
+
+
+def merge_scans(scans: list[ScriptScan]) -> ScriptScan:
+    merged = ScriptScan(text="")
+    for scan in scans:
+        _add(merged.apt_packages, scan.apt_packages)
+        _add(merged.system_packages, scan.system_packages)
+        _add(merged.venv_packages, scan.venv_packages)
+        merged.notes += scan.notes
+    return merged
+
+
+def last_user(dockerfile: str) -> str | None:
+    """The USER in effect at the end of the Dockerfile (None: root / unset)."""
+    user = None
+    for line in dockerfile.splitlines():
+        match = re.match(r"^\s*USER\s+(\S+)", line, re.IGNORECASE)
+        if match:
+            user = match.group(1)
+        elif re.match(r"^\s*FROM\s", line, re.IGNORECASE):
+            user = None
+    return None if user in (None, "root", "0") else user
+
+
+def dockerfile_appendix(scan: ScriptScan, dockerfile: str) -> str:
+    """Dockerfile lines that install the scanned packages at build time ('' if none)."""
+    if not scan.needs_install:
+        return ""
+    return render(
+        "import/dockerfile-appendix.j2",
+        apt_packages=scan.apt_packages,
+        system_packages=scan.system_packages,
+        venv_packages=scan.venv_packages,
+        restore_user=last_user(dockerfile),
+    )

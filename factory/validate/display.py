@@ -1,0 +1,66 @@
+"""Terminal output of `factory validate`: a progress bar while it runs, a table at the end."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from factory.validate.outcome import Outcome, TaskValidation, ValidationReport
+
+_STYLE = {Outcome.VALID: "green", Outcome.FLAKY: "yellow", Outcome.INFRA_ERROR: "magenta"}
+
+
+class ValidationProgress:
+    """A rich progress bar fed by the validator's callbacks (thread-safe: rich locks)."""
+
+    def __init__(self, total: int, console: Console) -> None:
+        self.progress = Progress(
+            TextColumn("[bold]validate"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("{task.description}"),
+            console=console,
+            transient=False,
+        )
+        self.bar = self.progress.add_task("", total=total)
+
+    def __enter__(self) -> ValidationProgress:
+        self.progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.stop()
+
+    def started(self, task_dir: Path) -> None:
+        self.progress.update(self.bar, description=f"[dim]{task_dir.name}")
+
+    def done(self, verdict: TaskValidation) -> None:
+        style = _STYLE.get(verdict.outcome, "red")
+        self.progress.console.print(f"[{style}]{verdict.outcome.value:<24}[/] {verdict.id}")
+        self.progress.advance(self.bar)
+
+
+def print_summary(report: ValidationReport, console: Console) -> None:
+    table = Table(title=f"validation ({report.repeats} repeats)", show_lines=False)
+    table.add_column("task", overflow="fold")
+    table.add_column("outcome")
+    table.add_column("build s", justify="right")
+    table.add_column("phases s", justify="right")
+    table.add_column("reason", overflow="fold", ratio=2)
+    for task in sorted(report.tasks, key=lambda t: t.id):
+        style = _STYLE.get(task.outcome, "red")
+        phases = task.timings.get("nop", 0.0) + task.timings.get("oracle", 0.0)
+        table.add_row(
+            task.id,
+            f"[{style}]{task.outcome.value}[/]",
+            f"{task.timings.get('build', 0.0):.1f}",
+            f"{phases:.1f}",
+            ("(resumed) " if task.resumed else "") + task.reason,
+        )
+    console.print(table)
+    parts = [f"{k}={v}" for k, v in report.summary.items()]
+    console.print("summary: " + ", ".join(parts))

@@ -1,0 +1,162 @@
+"""One validation phase = one fresh container: (solution), then tests, then read the reward.
+
+The verifier never trusts what the solution could have written: ``/tests`` is deleted and
+re-uploaded after the solution finished, and ``/logs/verifier`` is emptied right before
+``tests/test.sh`` starts.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from factory.errors import CancelledError, ContainerDiedError, ExecTimeoutError
+from factory.runtime import ContainerSpec, DockerRuntime, ExecResult, Sandbox
+from factory.tasks.model import Task
+from factory.tasks.paths import (
+    CONTAINER_SOLUTION_DIR,
+    CONTAINER_TESTS_DIR,
+    CONTAINER_VERIFIER_LOGS_DIR,
+)
+from factory.validate.outcome import PhaseKind, PhaseResult, parse_reward
+
+HARNESS_STEP_TIMEOUT_SEC = 60.0
+_RUN_SCRIPT = 'if command -v bash >/dev/null 2>&1; then exec bash "$0"; else exec sh "$0"; fi'
+
+
+def container_spec(
+    task: Task, image: str, *, labels: dict[str, str] | None = None
+) -> ContainerSpec:
+    env = task.config.environment
+    return ContainerSpec(
+        image=image,
+        cpus=env.effective_cpus,
+        memory_mb=env.effective_memory_mb,
+        pids_limit=env.pids_limit or 1024,
+        storage_mb=env.effective_storage_mb,
+        gpus=env.gpus,
+        network=env.network_enabled,
+        env=env.env,
+        workdir=env.workdir,
+        task_id=task.id,
+        labels=labels or {},
+    )
+
+
+def _write(path: Path, result: ExecResult) -> None:
+    header = f"# exit={result.exit_code} timed_out={result.timed_out} seconds={result.duration_sec:.3f}\n"
+    path.write_text(header + result.output, encoding="utf-8")
+
+
+def run_phase(
+    runtime: DockerRuntime,
+    task: Task,
+    image: str,
+    kind: PhaseKind,
+    repeat: int,
+    log_dir: Path,
+) -> PhaseResult:
+    """Run one phase in a fresh container and collect its reward."""
+    log_dir.mkdir(parents=True, exist_ok=True)
+    result = PhaseResult(kind=kind, repeat=repeat, log_dir=str(log_dir))
+    timings = result.timings
+    started = time.monotonic()
+    try:
+        box = runtime.start(container_spec(task, image))
+    except (ContainerDiedError, CancelledError) as exc:
+        result.infra_error = str(exc)
+        timings["total"] = time.monotonic() - started
+        return result
+    try:
+        timings["start"] = time.monotonic() - started
+        if kind is PhaseKind.ORACLE and not _solve(task, box, result, log_dir):
+            return result
+        _verify(task, box, result, log_dir)
+    except ContainerDiedError as exc:
+        message = str(exc)
+        state = box.state()
+        if state and not state.get("Running", False):
+            hint = (
+                "it ran out of memory; raise environment.memory_mb"
+                if state.get("OOMKilled")
+                else "check the image's ENTRYPOINT: it must run the command it is given "
+                "(factory keeps the container alive with its own command)"
+            )
+            message = (
+                f"the container stopped (exit {state.get('ExitCode')}) during the phase; {hint}"
+            )
+        result.infra_error = message
+    except ExecTimeoutError as exc:
+        result.infra_error = f"harness step hung: {exc}"
+    finally:
+        box.close()
+        timings["total"] = time.monotonic() - started
+    return result
+
+
+def _solve(task: Task, box: Sandbox, result: PhaseResult, log_dir: Path) -> bool:
+    """Upload and run solution/solve.sh. False when the phase ends here (timeout)."""
+    timings = result.timings
+    mark = time.monotonic()
+    box.upload_dir(task.paths.solution_dir, CONTAINER_SOLUTION_DIR)
+    timings["upload"] = time.monotonic() - mark
+    timeout = task.config.agent.timeout_sec
+    solve = box.exec(
+        ["sh", "-c", _RUN_SCRIPT, f"{CONTAINER_SOLUTION_DIR}/solve.sh"],
+        timeout_sec=timeout,
+        env=task.config.solution.env,
+        user=task.config.agent.user,
+        what="solution/solve.sh",
+    )
+    timings["solve"] = solve.duration_sec
+    _write(log_dir / "solve.log", solve)
+    result.solve_exit_code = solve.exit_code
+    if solve.timed_out:
+        result.timed_out, result.timeout_sec = "solve", timeout
+        result.output_tail = solve.output[-2000:]
+        return False
+    return True
+
+
+def _verify(task: Task, box: Sandbox, result: PhaseResult, log_dir: Path) -> None:
+    timings = result.timings
+    verifier = task.config.verifier
+    mark = time.monotonic()
+    # Whatever sits at /tests now (baked into the image, or planted by the solution) goes.
+    clean = f"rm -rf {CONTAINER_TESTS_DIR} {CONTAINER_VERIFIER_LOGS_DIR} && mkdir -p {CONTAINER_VERIFIER_LOGS_DIR}"
+    if verifier.user:
+        clean += f" && chown {verifier.user} {CONTAINER_VERIFIER_LOGS_DIR}"
+    box.exec_checked(
+        ["sh", "-c", clean], timeout_sec=HARNESS_STEP_TIMEOUT_SEC, what="verifier set-up"
+    )
+    box.upload_dir(task.paths.tests_dir, CONTAINER_TESTS_DIR)
+    timings["upload"] = timings.get("upload", 0.0) + time.monotonic() - mark
+    test = box.exec(
+        ["sh", "-c", _RUN_SCRIPT, f"{CONTAINER_TESTS_DIR}/test.sh"],
+        timeout_sec=verifier.timeout_sec,
+        env=verifier.env,
+        user=verifier.user,
+        what="tests/test.sh",
+    )
+    timings["test"] = test.duration_sec
+    _write(log_dir / "test.log", test)
+    result.test_exit_code = test.exit_code
+    result.output_tail = test.output[-2000:]
+    if test.timed_out:
+        result.timed_out, result.timeout_sec = "test", verifier.timeout_sec
+        return
+    mark = time.monotonic()
+    files = box.download_dir(CONTAINER_VERIFIER_LOGS_DIR)
+    timings["collect"] = time.monotonic() - mark
+    verifier_dir = log_dir / "verifier"
+    for name, content in files.items():
+        target = verifier_dir / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(content)
+    reward, source, metrics, error = parse_reward(files)
+    result.reward, result.reward_source, result.metrics, result.reward_error = (
+        reward,
+        source,
+        metrics,
+        error,
+    )
