@@ -630,7 +630,7 @@ class GcReport:
     skipped_live: list[str] = field(default_factory=list)
 
 
-def _owner_alive(labels: Mapping[str, str]) -> bool:
+def owner_alive(labels: Mapping[str, str]) -> bool:
     if labels.get(LABEL_HOST) != socket.gethostname():
         return False
     try:
@@ -667,7 +667,7 @@ def collect_garbage(
     label_filter = [f"{LABEL_MANAGED}=1"] + ([f"{LABEL_RUN}={run_id}"] if run_id else [])
     for item in api.containers(all=True, filters={"label": label_filter}):
         labels = item.get("Labels") or {}
-        if not force and _owner_alive(labels):
+        if not force and owner_alive(labels):
             report.skipped_live.append(item["Id"][:12])
             continue
         try:

@@ -29,8 +29,8 @@ _ID_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 def task_id_from_name(name: str) -> str:
     """A filesystem- and label-safe id: 'org/my task' -> 'org__my-task'."""
-    safe = "__".join(_ID_UNSAFE.sub("-", part).strip("-") for part in name.split("/"))
-    return safe or "task"
+    parts = [_ID_UNSAFE.sub("-", part).strip("-") for part in name.split("/")]
+    return "__".join(part for part in parts if part) or "task"
 
 
 def pydantic_error_field(error: ValidationError) -> tuple[str, str]:

@@ -8,6 +8,8 @@ re-uploaded after the solution finished, and ``/logs/verifier`` is emptied right
 from __future__ import annotations
 
 import time
+import uuid
+from concurrent.futures import Future
 from pathlib import Path
 
 from factory.errors import CancelledError, ContainerDiedError, ExecTimeoutError
@@ -21,6 +23,7 @@ from factory.tasks.paths import (
 from factory.validate.outcome import PhaseKind, PhaseResult, parse_reward
 
 HARNESS_STEP_TIMEOUT_SEC = 60.0
+_SWAP_FAILED = "factory-harness:tests-not-installed"
 _RUN_SCRIPT = 'if command -v bash >/dev/null 2>&1; then exec bash "$0"; else exec sh "$0"; fi'
 
 
@@ -55,14 +58,20 @@ def run_phase(
     kind: PhaseKind,
     repeat: int,
     log_dir: Path,
+    *,
+    container: Future[Sandbox] | None = None,
 ) -> PhaseResult:
-    """Run one phase in a fresh container and collect its reward."""
+    """Run one phase in a fresh container and collect its reward.
+
+    ``container`` is a container started ahead of time (the validator starts the next phase's
+    container while this one runs); without it one is started here.
+    """
     log_dir.mkdir(parents=True, exist_ok=True)
     result = PhaseResult(kind=kind, repeat=repeat, log_dir=str(log_dir))
     timings = result.timings
     started = time.monotonic()
     try:
-        box = runtime.start(container_spec(task, image))
+        box = container.result() if container else runtime.start(container_spec(task, image))
     except (ContainerDiedError, CancelledError) as exc:
         result.infra_error = str(exc)
         timings["total"] = time.monotonic() - started
@@ -122,22 +131,38 @@ def _verify(task: Task, box: Sandbox, result: PhaseResult, log_dir: Path) -> Non
     timings = result.timings
     verifier = task.config.verifier
     mark = time.monotonic()
-    # Whatever sits at /tests now (baked into the image, or planted by the solution) goes.
-    clean = f"rm -rf {CONTAINER_TESTS_DIR} {CONTAINER_VERIFIER_LOGS_DIR} && mkdir -p {CONTAINER_VERIFIER_LOGS_DIR}"
-    if verifier.user:
-        clean += f" && chown {verifier.user} {CONTAINER_VERIFIER_LOGS_DIR}"
-    box.exec_checked(
-        ["sh", "-c", clean], timeout_sec=HARNESS_STEP_TIMEOUT_SEC, what="verifier set-up"
-    )
-    box.upload_dir(task.paths.tests_dir, CONTAINER_TESTS_DIR)
+    # The tests arrive under a fresh name, then replace whatever sits at /tests (baked into the
+    # image, or planted by the solution); /logs/verifier is emptied right before they start.
+    staged = f"/.factory-tests-{uuid.uuid4().hex[:12]}"
+    box.upload_dir(task.paths.tests_dir, staged)
     timings["upload"] = timings.get("upload", 0.0) + time.monotonic() - mark
+    swap = (
+        f"rm -rf {CONTAINER_TESTS_DIR} {CONTAINER_VERIFIER_LOGS_DIR} && mv {staged} "
+        f"{CONTAINER_TESTS_DIR} && mkdir -p {CONTAINER_VERIFIER_LOGS_DIR}"
+    )
+    script = f"{CONTAINER_TESTS_DIR}/test.sh"
+    if verifier.user:
+        swap += f" && chown {verifier.user} {CONTAINER_VERIFIER_LOGS_DIR}"
+        box.exec_checked(
+            ["sh", "-c", swap], timeout_sec=HARNESS_STEP_TIMEOUT_SEC, what="verifier set-up"
+        )
+        command = ["sh", "-c", _RUN_SCRIPT, script]
+    else:  # one exec: swap, then the tests
+        command = [
+            "sh",
+            "-c",
+            f"{swap} || {{ echo {_SWAP_FAILED} >&2; exit 97; }}; {_RUN_SCRIPT}",
+            script,
+        ]
     test = box.exec(
-        ["sh", "-c", _RUN_SCRIPT, f"{CONTAINER_TESTS_DIR}/test.sh"],
+        command,
         timeout_sec=verifier.timeout_sec,
         env=verifier.env,
         user=verifier.user,
         what="tests/test.sh",
     )
+    if test.exit_code == 97 and _SWAP_FAILED in test.output:
+        raise ContainerDiedError(f"could not install the tests at /tests: {test.output[-300:]}")
     timings["test"] = test.duration_sec
     _write(log_dir / "test.log", test)
     result.test_exit_code = test.exit_code

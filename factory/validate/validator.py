@@ -30,7 +30,7 @@ from factory.errors import (
     TaskFormatError,
 )
 from factory.images.task_image import TaskImageBuilder
-from factory.runtime import DockerRuntime
+from factory.runtime import ContainerSpec, DockerRuntime
 from factory.tasks.model import Task, load_task
 from factory.validate.outcome import (
     Outcome,
@@ -40,9 +40,15 @@ from factory.validate.outcome import (
     ValidationReport,
     classify,
 )
-from factory.validate.phases import run_phase
+from factory.validate.phases import container_spec, run_phase
 
 REPORT_NAME = "validation.json"
+
+
+def _close_unused(future: Future) -> None:
+    """Remove a container started ahead of time that no phase needed."""
+    if not future.cancelled() and future.exception() is None:
+        future.result().close()
 
 
 def load_report(path: Path) -> ValidationReport | None:
@@ -74,6 +80,7 @@ class Validator:
         repeats: int = 2,
         jobs: int = 1,
         force: bool = False,
+        prestart: bool = True,
         on_task_done: Callable[[TaskValidation], None] | None = None,
         on_task_start: Callable[[Path], None] | None = None,
     ) -> None:
@@ -86,9 +93,11 @@ class Validator:
         self.repeats = repeats
         self.jobs = jobs
         self.force = force
+        self.prestart = prestart
         self.on_task_done = on_task_done or (lambda _t: None)
         self.on_task_start = on_task_start or (lambda _p: None)
         self.images = TaskImageBuilder(runtime)
+        self._starter = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="prestart")
         self.report_path = out_dir / REPORT_NAME
         self._lock = threading.Lock()
         self._ids: set[str] = set()
@@ -119,6 +128,7 @@ class Validator:
             with self._lock:
                 write_report(self.report, self.report_path)
         pool.shutdown(wait=True)
+        self._starter.shutdown(wait=True)
         for future in futures:
             future.result()  # surface programming errors
         return self.report
@@ -233,13 +243,24 @@ class Validator:
     def _run_phases(
         self, task: Task, image: str, logs: Path, verdict: TaskValidation
     ) -> list[PhaseResult]:
+        """nop and oracle, ``repeats`` times, each in a fresh container. The next phase's
+        container is started while the current phase runs, which hides the engine's start-up
+        time (most of a phase's harness cost)."""
+        plan = [(kind, r) for r in range(1, self.repeats + 1) for kind in PhaseKind]
+        spec = container_spec(task, image)
         phases: list[PhaseResult] = []
-        for repeat in range(1, self.repeats + 1):
-            for kind in (PhaseKind.NOP, PhaseKind.ORACLE):
+        upcoming: Future | None = self._start_ahead(spec)
+        try:
+            for index, (kind, repeat) in enumerate(plan):
                 if self._cancel.is_set():
                     raise CancelledError("interrupted")
+                current, upcoming = upcoming, None
+                if index + 1 < len(plan):
+                    upcoming = self._start_ahead(spec)
                 name = f"{kind.value}-{repeat}"
-                result = run_phase(self.runtime, task, image, kind, repeat, logs / name)
+                result = run_phase(
+                    self.runtime, task, image, kind, repeat, logs / name, container=current
+                )
                 if result.infra_error and not self._cancel.is_set():
                     # One retry: engine hiccups should not condemn a task.
                     retry = run_phase(
@@ -253,8 +274,14 @@ class Validator:
                 verdict.logs[name] = result.log_dir or ""
                 phases.append(result)
                 if result.timed_out or result.infra_error:
-                    return phases  # the verdict is settled; do not burn more time
+                    break  # the verdict is settled; do not burn more time
+        finally:
+            if upcoming is not None:
+                upcoming.add_done_callback(_close_unused)
         return phases
+
+    def _start_ahead(self, spec: ContainerSpec) -> Future | None:
+        return self._starter.submit(self.runtime.start, spec) if self.prestart else None
 
     @staticmethod
     def _sum_timings(verdict: TaskValidation) -> None:

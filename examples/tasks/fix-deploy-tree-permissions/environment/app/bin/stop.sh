@@ -1,0 +1,3 @@
+#!/bin/bash
+# Stop the orders service.
+pkill -f "lib/orders.py" || true

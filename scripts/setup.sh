@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Everything factory needs on a fresh Debian/Ubuntu machine (run as root), idempotent and
+# quick when it is all in place:
+#   1. the Docker engine and debootstrap (apt), and a running dockerd
+#   2. the factory package with its dev tools in .venv
+#   3. the local base images (`factory images build`: debootstrap -> docker import)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+log() { printf '\033[1m[setup]\033[0m %s\n' "$*" >&2; }
+
+as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+
+# 1. Docker engine + debootstrap
+missing=()
+command -v dockerd >/dev/null 2>&1 || missing+=(docker.io)
+command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
+if [ ${#missing[@]} -gt 0 ]; then
+    log "installing ${missing[*]}"
+    as_root apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+if ! docker info >/dev/null 2>&1; then
+    log "starting dockerd"
+    as_root bash -c 'setsid nohup dockerd >/var/log/dockerd.log 2>&1 < /dev/null &'
+    for _ in $(seq 60); do docker info >/dev/null 2>&1 && break; sleep 1; done
+    docker info >/dev/null 2>&1 || { log "dockerd did not come up; see /var/log/dockerd.log"; exit 1; }
+fi
+
+# 2. the package (reinstalled only when pyproject.toml changed)
+stamp=.venv/.factory-installed
+if [ ! -x .venv/bin/factory ] || [ pyproject.toml -nt "$stamp" ]; then
+    log "installing factory into .venv"
+    python3 -m venv .venv
+    .venv/bin/pip install -q --upgrade pip >/dev/null
+    .venv/bin/pip install -q -e '.[dev]'
+    touch "$stamp"
+fi
+
+# 3. base images (seconds when they are up to date)
+.venv/bin/factory images build

@@ -1,0 +1,51 @@
+"""Docker-test fixtures: a runtime per test, and a session-wide leak check."""
+
+from __future__ import annotations
+
+import pytest
+
+from factory.runtime import (
+    KIND_TASK_IMAGE,
+    LABEL_KIND,
+    LABEL_MANAGED,
+    DockerRuntime,
+    new_run_id,
+    owner_alive,
+)
+
+
+@pytest.fixture
+def runtime():
+    rt = DockerRuntime(new_run_id("pytest"))
+    yield rt
+    rt.close()
+
+
+def _task_images(api) -> set[str]:
+    return {i["Id"] for i in api.images(filters={"label": f"{LABEL_KIND}={KIND_TASK_IMAGE}"})}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_leaks(request):
+    """After the docker tests: no factory container may remain, and the task images the tests
+    built are removed (they are a cache, but a test run must not leave images behind)."""
+    if not any("docker" in item.keywords and not item.get_closest_marker("skip")
+               for item in request.session.items):
+        yield
+        return
+    api = DockerRuntime("pytest-session").api
+    before = _task_images(api)
+    yield
+    # Containers of other live processes (a concurrent `factory validate`) are not ours.
+    leaked = [
+        c for c in api.containers(all=True, filters={"label": f"{LABEL_MANAGED}=1"})
+        if not owner_alive(c.get("Labels") or {})
+    ]
+    for item in leaked:
+        api.remove_container(item["Id"], force=True)
+    for image_id in _task_images(api) - before:
+        try:
+            api.remove_image(image_id, force=True)
+        except Exception:  # noqa: BLE001 - shared parents, already gone
+            pass
+    assert not leaked, f"{len(leaked)} factory container(s) leaked: {[c['Names'] for c in leaked]}"

@@ -1,0 +1,98 @@
+"""`factory validate` end to end with the real engine: every outcome from a real container."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from factory.tasks.model import discover_task_dirs
+from factory.validate.outcome import Outcome
+from factory.validate.validator import Validator
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+pytestmark = pytest.mark.docker
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+EXPECTED = tomllib.loads((EXAMPLES / "broken" / "EXPECTED.toml").read_text())
+
+
+def test_bundled_examples_are_valid(runtime, tmp_path):
+    dirs = discover_task_dirs([EXAMPLES / "tasks", EXAMPLES / "tb1", EXAMPLES / "harbor"])
+    assert len(dirs) >= 9
+    report = Validator(runtime, tmp_path, jobs=2).run(dirs)
+    bad = {t.id: t.reason for t in report.tasks if t.outcome is not Outcome.VALID}
+    assert not bad, bad
+    assert report.summary == {"valid": len(dirs), "total": len(dirs)}
+    data = json.loads((tmp_path / "validation.json").read_text())
+    first = data["tasks"][0]
+    assert {"id", "path", "outcome", "reason", "timings", "image"} <= set(first)
+    assert {"build", "nop", "oracle", "total"} <= set(first["timings"])
+    for phase in ("build", "nop-1", "oracle-1", "nop-2", "oracle-2"):
+        assert Path(first["logs"][phase]).exists()
+    assert (Path(first["logs"]["oracle-1"]) / "test.log").is_file()
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_broken_examples_get_the_right_outcome(runtime, tmp_path, name):
+    spec = EXPECTED[name]
+    validator = Validator(runtime, tmp_path, repeats=spec.get("repeats", 2))
+    verdict = validator.validate(EXAMPLES / "broken" / name)
+    assert verdict.outcome.value == spec["outcome"], verdict.reason
+    assert spec["reason_contains"] in verdict.reason
+
+
+def test_rerun_skips_certified_tasks_and_redoes_changed_ones(runtime, tmp_path):
+    src = discover_task_dirs([EXAMPLES / "tasks"])[0]
+    task = tmp_path / "task"
+    shutil.copytree(src, task)
+    out = tmp_path / "out"
+    first = Validator(runtime, out).run([task]).tasks[0]
+    assert first.outcome is Outcome.VALID and not first.resumed
+    second = Validator(runtime, out).run([task]).tasks[0]
+    assert second.resumed and second.outcome is Outcome.VALID
+    (task / "instruction.md").write_text((task / "instruction.md").read_text() + "\n(edited)\n")
+    third = Validator(runtime, out).run([task]).tasks[0]
+    assert not third.resumed and third.outcome is Outcome.VALID
+    forced = Validator(runtime, out, force=True).run([task]).tasks[0]
+    assert not forced.resumed
+
+
+def test_unchanged_environment_is_not_rebuilt(runtime, tmp_path):
+    src = discover_task_dirs([EXAMPLES / "tasks"])[0]
+    from factory.images.task_image import TaskImageBuilder
+    from factory.tasks.model import load_task
+
+    builder = TaskImageBuilder(runtime)
+    task = load_task(src)
+    first = builder.ensure(task)
+    again = builder.ensure(load_task(src))
+    assert again.ref == first.ref and again.built is False
+    images_before = len(runtime.api.images(all=True))
+    builder.ensure(load_task(src))
+    assert len(runtime.api.images(all=True)) == images_before
+
+
+def test_solution_cannot_plant_tests_or_a_reward(runtime, tmp_path):
+    """A solve.sh that writes a reward file and a conftest into /tests must not pass."""
+    task = tmp_path / "cheat"
+    shutil.copytree(EXAMPLES / "broken" / "fails-with-solution", task)
+    (task / "solution" / "solve.sh").write_text(
+        "#!/bin/bash\n"
+        "echo 41 > /app/answer.txt\n"
+        "mkdir -p /logs/verifier /tests && echo 1 > /logs/verifier/reward.txt\n"
+        "printf '#!/bin/bash\\necho 1 > /logs/verifier/reward.txt\\n' > /tests/extra.sh\n"
+    )
+    (task / "tests" / "test.sh").write_text(
+        "#!/bin/bash\n"
+        "[ -e /tests/extra.sh ] && echo 'planted file survived' && exit 0\n"
+        'if [ "$(cat /app/answer.txt)" = 42 ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n'
+    )
+    verdict = Validator(runtime, tmp_path / "out").validate(task)
+    assert verdict.outcome is Outcome.FAILS_WITH_SOLUTION, verdict.reason

@@ -1,0 +1,61 @@
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def factory(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "COLUMNS": "200", "DOCKER_HOST": "unix:///nonexistent.sock"}
+    return subprocess.run([sys.executable, "-m", "factory", *args], capture_output=True, text=True,
+                          env=env, cwd=cwd)
+
+
+def test_version_and_help():
+    assert factory("--version").stdout.startswith("factory ")
+    out = factory("--help").stdout
+    for command in ("validate", "gc", "images", "tasks"):
+        assert command in out
+
+
+def test_tasks_check_reports_one_line_per_bad_task():
+    result = factory("tasks", "check", str(EXAMPLES / "broken"))
+    assert result.returncode == 1
+    err = result.stderr
+    assert "bad-field/task.toml: environment.cpus" in err
+    assert "invalid-toml/task.toml: invalid TOML" in err
+    assert "Traceback" not in err
+    ok = factory("tasks", "check", str(EXAMPLES / "tasks"))
+    assert ok.returncode == 0, ok.stderr
+
+
+def test_import_tb1_prints_notes(tmp_path):
+    result = factory("tasks", "import-tb1", str(EXAMPLES / "tb1"), "--out", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert "imported" in result.stderr and "installer" in result.stderr
+    assert (tmp_path / "count-error-lines" / "tests" / "test.sh").is_file()
+    assert (tmp_path / "csv-column-sum" / "solution" / "solve.sh").is_file()
+
+
+def test_import_tb1_refuses_harbor_dirs(tmp_path):
+    result = factory("tasks", "import-tb1", str(EXAMPLES / "harbor" / "json-config-merge"),
+                     "--out", str(tmp_path))
+    assert result.returncode == 1
+    assert "task.yaml: file is missing" in result.stderr
+
+
+def test_no_docker_engine_is_one_clear_line(tmp_path):
+    result = factory("validate", str(EXAMPLES / "tasks"), "--out", str(tmp_path))
+    assert result.returncode == 2
+    assert "cannot reach the Docker engine" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_importing_factory_is_light():
+    code = "import sys, factory, factory.tasks.model, factory.validate.outcome; " \
+           "print(sorted(m for m in ('docker', 'torch', 'vllm') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout
+    assert out.strip() == "[]"

@@ -1,0 +1,109 @@
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from factory.errors import TaskFormatError
+from factory.tasks.model import discover_task_dirs, load_task, task_id_from_name
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+EXPECTED = tomllib.loads((EXAMPLES / "broken" / "EXPECTED.toml").read_text())
+PARSE_FAILURES = [name for name, spec in EXPECTED.items() if spec["outcome"] == "invalid_task"
+                  and name != "missing-solution"]
+
+
+def test_example_tasks_load():
+    dirs = discover_task_dirs([EXAMPLES / "tasks"])
+    assert len(dirs) >= 6
+    for path in dirs:
+        task = load_task(path)
+        assert task.instruction.strip()
+        assert task.has_solution
+        assert len(task.content_hash) == 64
+
+
+@pytest.mark.parametrize("name", PARSE_FAILURES)
+def test_malformed_tasks_name_file_and_field(name):
+    with pytest.raises(TaskFormatError) as info:
+        load_task(EXAMPLES / "broken" / name)
+    message = str(info.value)
+    assert EXPECTED[name]["reason_contains"] in message
+    assert "\n" not in message, "errors are one line"
+    assert str(EXAMPLES / "broken" / name) in message
+
+
+def test_bad_field_names_the_field():
+    with pytest.raises(TaskFormatError) as info:
+        load_task(EXAMPLES / "broken" / "bad-field")
+    assert info.value.field == "environment.cpus"
+    assert info.value.path.name == "task.toml"
+
+
+def test_missing_directory(tmp_path):
+    with pytest.raises(TaskFormatError, match="no such task directory"):
+        load_task(tmp_path / "nope")
+
+
+def test_empty_instruction(tmp_path):
+    task = tmp_path / "t"
+    (task / "environment").mkdir(parents=True)
+    (task / "tests").mkdir()
+    (task / "task.toml").write_text('version = "1.0"\n')
+    (task / "instruction.md").write_text("  \n")
+    (task / "environment" / "Dockerfile").write_text("FROM debian:bookworm\n")
+    (task / "tests" / "test.sh").write_text("echo 1 > /logs/verifier/reward.txt\n")
+    with pytest.raises(TaskFormatError, match="instruction is empty"):
+        load_task(task)
+
+
+def test_docker_image_replaces_dockerfile(tmp_path):
+    task = tmp_path / "t"
+    (task / "tests").mkdir(parents=True)
+    (task / "task.toml").write_text('[environment]\ndocker_image = "python:3.12-slim"\n')
+    (task / "instruction.md").write_text("do it\n")
+    (task / "tests" / "test.sh").write_text("echo 1 > /logs/verifier/reward.txt\n")
+    assert load_task(task).config.environment.docker_image == "python:3.12-slim"
+
+
+def test_compose_environments_are_refused_clearly(tmp_path):
+    task = tmp_path / "t"
+    (task / "environment").mkdir(parents=True)
+    (task / "tests").mkdir()
+    (task / "task.toml").write_text('version = "1.0"\n')
+    (task / "instruction.md").write_text("do it\n")
+    (task / "environment" / "docker-compose.yaml").write_text("services: {}\n")
+    (task / "tests" / "test.sh").write_text("true\n")
+    with pytest.raises(TaskFormatError, match="docker-compose"):
+        load_task(task)
+
+
+def test_task_ids_are_safe():
+    assert task_id_from_name("org/my task!") == "org__my-task"
+    assert task_id_from_name("plain") == "plain"
+    assert task_id_from_name("///") == "task"
+
+
+def test_discover_expands_folders_and_keeps_task_dirs():
+    found = discover_task_dirs([EXAMPLES / "broken", EXAMPLES / "tb1" / "csv-column-sum"])
+    names = {p.name for p in found}
+    assert "invalid-toml" in names and "csv-column-sum" in names
+    assert "broken" not in names
+
+
+def test_content_hash_changes_with_content(tmp_path):
+    import shutil
+
+    src = next(iter(discover_task_dirs([EXAMPLES / "tasks"])))
+    copy = tmp_path / src.name
+    shutil.copytree(src, copy)
+    first = load_task(copy).content_hash
+    assert load_task(copy).content_hash == first
+    (copy / "instruction.md").write_text((copy / "instruction.md").read_text() + "\nMore.\n")
+    assert load_task(copy).content_hash != first

@@ -1,0 +1,88 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from factory.validate.outcome import Outcome, PhaseKind, PhaseResult, classify, parse_reward
+
+
+def phases(nop, oracle, **extra):
+    out = []
+    for i, (n, o) in enumerate(zip(nop, oracle), start=1):
+        out.append(PhaseResult(kind=PhaseKind.NOP, repeat=i, reward=n))
+        out.append(PhaseResult(kind=PhaseKind.ORACLE, repeat=i, reward=o, solve_exit_code=0))
+    for key, value in extra.items():
+        setattr(out[-1], key, value)
+    return out
+
+
+@pytest.mark.parametrize(
+    ("nop", "oracle", "outcome"),
+    [
+        ([0, 0], [1, 1], Outcome.VALID),
+        ([None, None], [1, 1], Outcome.VALID),  # tests died before writing a reward: counts as 0
+        ([1, 1], [1, 1], Outcome.PASSES_WITHOUT_SOLUTION),
+        ([0.5, 0.5], [1, 1], Outcome.PASSES_WITHOUT_SOLUTION),
+        ([0, 0], [0, 0], Outcome.FAILS_WITH_SOLUTION),
+        ([0, 0], [0.5, 0.5], Outcome.FAILS_WITH_SOLUTION),
+        ([0, 0], [None, None], Outcome.FAILS_WITH_SOLUTION),
+        ([0, 1], [1, 1], Outcome.FLAKY),
+        ([0, 0], [1, 0], Outcome.FLAKY),
+        ([1, 1], [0, 0], Outcome.PASSES_WITHOUT_SOLUTION),
+    ],
+)
+def test_classify(nop, oracle, outcome):
+    got, reason = classify(phases(nop, oracle))
+    assert got is outcome
+    assert reason and "\n" not in reason
+
+
+def test_timeout_beats_everything_but_infra():
+    got, reason = classify(phases([0], [1], timed_out="solve", timeout_sec=5.0))
+    assert got is Outcome.TIMEOUT
+    assert "solution/solve.sh" in reason and "agent.timeout_sec" in reason
+    with_infra = phases([0], [1], timed_out="test", timeout_sec=5.0)
+    with_infra[0].infra_error = "container died"
+    assert classify(with_infra)[0] is Outcome.INFRA_ERROR
+
+
+def test_reason_quotes_missing_reward():
+    result = phases([0], [None])
+    result[-1].reward_error = "the tests wrote neither /logs/verifier/reward.txt nor reward.json"
+    result[-1].output_tail = "line1\nAssertionError: boom\n"
+    got, reason = classify(result)
+    assert got is Outcome.FAILS_WITH_SOLUTION
+    assert "reward.txt" in reason and "AssertionError: boom" in reason
+
+
+@pytest.mark.parametrize(
+    ("files", "reward", "error"),
+    [
+        ({"reward.txt": b"1\n"}, 1.0, None),
+        ({"reward.txt": b" 0.25 "}, 0.25, None),
+        ({"reward.txt": b"PASS"}, None, "not a number"),
+        ({"reward.txt": b""}, None, "not a finite number"),
+        ({"reward.txt": b"nan"}, None, "not a finite number"),
+        ({"reward.json": json.dumps({"reward": 1, "acc": 0.5}).encode()}, 1.0, None),
+        ({"reward.json": json.dumps({"score": 0.75}).encode()}, 0.75, None),
+        ({"reward.json": b"0.5"}, 0.5, None),
+        ({"reward.json": json.dumps({"a": 1, "b": 0}).encode()}, None, "no 'reward' key"),
+        ({"reward.json": b"{broken"}, None, "not valid JSON"),
+        ({"reward.json": b"[1]"}, None, "object of numeric metrics"),
+        ({}, None, "neither"),
+        ({"reward.txt": b"1", "reward.json": b'{"reward": 0}'}, 1.0, None),
+    ],
+)
+def test_parse_reward(files, reward, error):
+    got, _source, _metrics, got_error = parse_reward(files)
+    assert got == reward
+    if error is None:
+        assert got_error is None
+    else:
+        assert error in got_error
+
+
+def test_harness_seconds():
+    phase = PhaseResult(kind=PhaseKind.ORACLE, repeat=1, timings={"total": 2.0, "solve": 0.5, "test": 1.0})
+    assert phase.harness_sec == pytest.approx(0.5)

@@ -1,0 +1,149 @@
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from factory.tasks.config import FactoryProvenance, NetworkMode, TaskConfig, parse_size_mb
+
+HARBOR_TOML = """
+schema_version = "1.3"
+source = "some-dataset"
+
+[task]
+name = "org/hello"
+description = "Say hello"
+authors = [{ name = "Ada", email = "ada@example.com" }]
+keywords = ["trivial"]
+
+[metadata]
+difficulty = "easy"
+category = "programming"
+tags = ["a", "b"]
+custom_thing = { nested = 1 }
+
+[verifier]
+timeout_sec = 120.0
+env = { API_KEY = "x", PORT = 8080 }
+user = "root"
+
+[agent]
+timeout_sec = 300.0
+install_timeout_sec = 50
+
+[solution]
+env = { FOO = "bar" }
+
+[environment]
+build_timeout_sec = 600.0
+docker_image = "python:3.12-slim"
+cpus = 2
+memory_mb = 4096
+storage_mb = 10240
+gpus = 0
+allow_internet = false
+workdir = "/app"
+env = { LANG = "C.UTF-8" }
+skills_dir = "/skills"
+
+[[environment.mcp_servers]]
+name = "tools"
+transport = "streamable-http"
+url = "http://tools:8000/mcp"
+"""
+
+
+def test_harbor_fields_parse():
+    config = TaskConfig.from_toml(HARBOR_TOML)
+    assert config.schema_version == "1.3"
+    assert config.task.name == "org/hello"
+    assert config.task.authors[0].email == "ada@example.com"
+    assert config.verifier.timeout_sec == 120.0
+    assert config.verifier.env == {"API_KEY": "x", "PORT": "8080"}
+    assert config.agent.timeout_sec == 300.0
+    assert config.solution.env == {"FOO": "bar"}
+    env = config.environment
+    assert (env.cpus, env.memory_mb, env.storage_mb, env.gpus) == (2, 4096, 10240, 0)
+    assert env.docker_image == "python:3.12-slim"
+    assert env.workdir == "/app"
+    assert env.network_enabled is False
+    assert config.difficulty == "easy"
+
+
+def test_unknown_fields_survive_round_trip():
+    config = TaskConfig.from_toml(HARBOR_TOML)
+    again = TaskConfig.from_toml(config.to_toml())
+    assert again.model_dump() == config.model_dump()
+    dumped = again.to_toml()
+    for key in ("install_timeout_sec", "skills_dir", "mcp_servers", "custom_thing", "source"):
+        assert key in dumped
+
+
+def test_round_trip_does_not_inject_defaults():
+    minimal = 'version = "1.0"\n\n[verifier]\ntimeout_sec = 30.0\n'
+    dumped = TaskConfig.from_toml(minimal).to_toml()
+    assert "agent" not in dumped and "environment" not in dumped
+    assert "timeout_sec = 30.0" in dumped
+
+
+def test_defaults_when_sections_absent():
+    config = TaskConfig.from_toml('version = "1.0"\n')
+    assert config.verifier.timeout_sec == 600.0
+    assert config.agent.timeout_sec == 600.0
+    assert config.environment.effective_cpus == 1.0
+    assert config.environment.effective_memory_mb == 2048
+    # factory's sandbox default: no network unless the task asks for it
+    assert config.environment.network_enabled is False
+
+
+@pytest.mark.parametrize(
+    ("fields", "expected"),
+    [
+        ({"network_mode": "public"}, True),
+        ({"network_mode": "no-network"}, False),
+        ({"network_mode": "allowlist"}, True),
+        ({"allow_internet": True}, True),
+        ({"allow_internet": True, "network_mode": "no-network"}, False),
+        ({}, False),
+    ],
+)
+def test_network_enabled(fields, expected):
+    config = TaskConfig.model_validate({"environment": fields})
+    assert config.environment.network_enabled is expected
+
+
+def test_deprecated_size_strings():
+    config = TaskConfig.model_validate({"environment": {"memory": "4G", "storage": "512M"}})
+    assert config.environment.effective_memory_mb == 4096
+    assert config.environment.effective_storage_mb == 512
+    assert parse_size_mb("1.5g") == 1536
+    with pytest.raises(ValueError):
+        parse_size_mb("lots")
+
+
+@pytest.mark.parametrize(
+    ("data", "loc"),
+    [
+        ({"environment": {"cpus": "lots"}}, ("environment", "cpus")),
+        ({"verifier": {"timeout_sec": -1}}, ("verifier", "timeout_sec")),
+        ({"environment": {"network_mode": "sometimes"}}, ("environment", "network_mode")),
+        ({"environment": {"memory": "much"}}, ("environment", "memory")),
+        ({"metadata": {"factory": {"seed": "x"}}}, ("metadata",)),
+    ],
+)
+def test_bad_fields_are_located(data, loc):
+    with pytest.raises(ValidationError) as info:
+        TaskConfig.model_validate(data)
+    assert info.value.errors()[0]["loc"][: len(loc)] == loc
+
+
+def test_provenance_round_trip():
+    config = TaskConfig()
+    config.set_provenance(FactoryProvenance(source="generator:grep", seed=7, notes=["n1"]))
+    again = TaskConfig.from_toml(config.to_toml())
+    assert again.provenance.seed == 7
+    assert again.provenance.notes == ["n1"]
+    assert "[metadata.factory]" in config.to_toml()
+
+
+def test_network_mode_enum_values():
+    assert {m.value for m in NetworkMode} == {"public", "no-network", "allowlist"}

@@ -1,0 +1,125 @@
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from factory.errors import TaskFormatError
+from factory.tasks.importer import import_task
+from factory.tasks.model import load_task
+from factory.tasks.tb1 import convert_tb1
+
+TB1 = Path(__file__).resolve().parents[2] / "examples" / "tb1"
+
+
+def test_convert_count_error_lines(tmp_path):
+    task = convert_tb1(TB1 / "count-error-lines", tmp_path / "out")
+    root = task.root
+    assert (root / "instruction.md").read_text().startswith("The application in /app")
+    # environment/ holds the build context minus TB1's own files
+    env_files = sorted(p.name for p in (root / "environment").iterdir())
+    assert env_files == ["Dockerfile", "make_log.py"]
+    dockerfile = (root / "environment" / "Dockerfile").read_text()
+    assert dockerfile.startswith("FROM ghcr.io/laude-institute/t-bench/python-3-13")
+    assert "pip install --no-cache-dir pytest==8.4.1" in dockerfile
+    # tests/: original tests, rewritten run-tests.sh, generated test.sh
+    assert (root / "tests" / "test_outputs.py").is_file()
+    run_tests = (root / "tests" / "run-tests.sh").read_text()
+    assert ": # factory: removed" in run_tests and "uv run pytest $TEST_DIR" in run_tests
+    test_sh = (root / "tests" / "test.sh").read_text()
+    assert "TEST_DIR=/tests" in test_sh and "/logs/verifier/reward.txt" in test_sh
+    assert (root / "solution" / "solve.sh").read_text().startswith("#!/bin/bash")
+    config = task.config
+    assert config.verifier.timeout_sec == 60.0
+    assert config.agent.timeout_sec == 180.0
+    assert config.metadata["difficulty"] == "easy"
+    assert config.metadata["tags"] == ["grep", "logs"]
+    assert config.environment.env == {"LOG_FORMAT": "iso"}
+    assert config.environment.allow_internet is True
+    assert config.provenance.source == "import:terminal-bench-1"
+    assert any("astral" in note or "installer" in note for note in config.provenance.notes)
+    assert task.notes == config.provenance.notes
+
+
+def test_convert_descriptions_and_solution_yaml(tmp_path):
+    task = convert_tb1(TB1 / "csv-column-sum", tmp_path / "out")
+    assert "/data/sales.csv" in task.instruction
+    solve = (task.root / "solution" / "solve.sh").read_text()
+    assert "python3 -c" in solve
+    assert any("solution.yaml" in note for note in task.notes)
+    assert task.config.verifier.timeout_sec == 120.0
+
+
+def test_load_task_converts_tb1_on_the_fly(tmp_path):
+    task = load_task(TB1 / "count-error-lines", tb1_cache=tmp_path)
+    assert task.source_layout == "terminal-bench-1"
+    assert task.original_path == TB1 / "count-error-lines"
+    again = load_task(TB1 / "count-error-lines", tb1_cache=tmp_path)
+    assert again.root == task.root and again.content_hash == task.content_hash
+
+
+def _copy(tmp_path: Path, name: str = "count-error-lines") -> Path:
+    dest = tmp_path / "src" / name
+    shutil.copytree(TB1 / name, dest)
+    return dest
+
+
+def test_bad_yaml_names_file(tmp_path):
+    src = _copy(tmp_path)
+    (src / "task.yaml").write_text("instruction: [unclosed\n")
+    with pytest.raises(TaskFormatError, match=r"task\.yaml: invalid YAML at line"):
+        convert_tb1(src, tmp_path / "out")
+
+
+def test_bad_field_is_named(tmp_path):
+    src = _copy(tmp_path)
+    (src / "task.yaml").write_text("instruction: hi\nmax_test_timeout_sec: soon\n")
+    with pytest.raises(TaskFormatError) as info:
+        convert_tb1(src, tmp_path / "out")
+    assert info.value.field == "max_test_timeout_sec"
+
+
+def test_missing_instruction(tmp_path):
+    src = _copy(tmp_path)
+    (src / "task.yaml").write_text("difficulty: easy\n")
+    with pytest.raises(TaskFormatError, match="instruction"):
+        convert_tb1(src, tmp_path / "out")
+
+
+@pytest.mark.parametrize("missing", ["Dockerfile", "run-tests.sh"])
+def test_missing_files(tmp_path, missing):
+    src = _copy(tmp_path)
+    (src / missing).unlink()
+    with pytest.raises(TaskFormatError, match=missing):
+        convert_tb1(src, tmp_path / "out")
+
+
+def test_multi_service_compose_is_refused(tmp_path):
+    src = _copy(tmp_path)
+    (src / "docker-compose.yaml").write_text(
+        "services:\n  client:\n    build: .\n  db:\n    image: postgres:16\n"
+    )
+    with pytest.raises(TaskFormatError, match="multi-container.*db"):
+        convert_tb1(src, tmp_path / "out")
+
+
+def test_import_batch_keeps_going(tmp_path):
+    good = _copy(tmp_path)
+    bad = _copy(tmp_path, "csv-column-sum")
+    (bad / "task.yaml").write_text(": : :\n")
+    results = [import_task(p, tmp_path / "out") for p in (bad, good)]
+    assert results[0].error and "task.yaml" in results[0].error
+    assert results[1].error is None and (results[1].dest / "task.toml").is_file()
+
+
+def test_import_harbor_task_makes_network_explicit(tmp_path):
+    src = Path(__file__).resolve().parents[2] / "examples" / "harbor" / "json-config-merge"
+    result = import_task(src, tmp_path / "out")
+    assert result.error is None and result.layout == "harbor"
+    task = load_task(result.dest)
+    assert task.config.environment.allow_internet is True
+    assert "test-venv" in (result.dest / "environment" / "Dockerfile").read_text()
+    assert ": # factory: removed" in (result.dest / "tests" / "test.sh").read_text()
+    # the unknown top-level comment-free content is preserved
+    assert task.config.metadata["author_name"] == "factory examples"
