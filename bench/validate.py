@@ -39,8 +39,9 @@ REPEATS = 2
 
 def validate_wall(runtime: DockerRuntime, dirs: list[Path], jobs: int, prestart: bool) -> float:
     with tempfile.TemporaryDirectory() as out:
-        validator = Validator(runtime, Path(out), jobs=jobs, repeats=REPEATS, force=True,
-                              prestart=prestart)
+        validator = Validator(
+            runtime, Path(out), jobs=jobs, repeats=REPEATS, force=True, prestart=prestart
+        )
         started = time.perf_counter()
         report = validator.run(dirs)
         wall = time.perf_counter() - started
@@ -96,9 +97,12 @@ def main() -> None:
                 walls[name].append(validate_wall(runtime, dirs, jobs, prestart))
             floors.append(exec_floor(runtime, dirs, images))
             cycles.append(bare_cycle(runtime))
-            print(f"round {round_ + 1}/{args.rounds}: "
-                  + ", ".join(f"{k} {v[-1]:.1f}s" for k, v in walls.items())
-                  + f", floor {floors[-1]:.1f}s, bare cycle {cycles[-1]:.3f}s", flush=True)
+            print(
+                f"round {round_ + 1}/{args.rounds}: "
+                + ", ".join(f"{k} {v[-1]:.1f}s" for k, v in walls.items())
+                + f", floor {floors[-1]:.1f}s, bare cycle {cycles[-1]:.3f}s",
+                flush=True,
+            )
     finally:
         runtime.close()
 
@@ -117,11 +121,15 @@ def main() -> None:
     print(f"| validate --jobs 2 | {med['jobs=2']:.1f} s, {60 * n / med['jobs=2']:.1f} tasks/min |")
     print(f"| throughput ratio jobs=2 / jobs=1 | {med['jobs=1'] / med['jobs=2']:.2f}x |")
     print(f"| validate --jobs 1 without start-ahead | {med['jobs=1 no-prestart']:.1f} s |")
-    print(f"| floor: same scripts by docker exec in one running container | {floor:.1f} s ({floor / n:.2f} s/task) |")
+    print(
+        f"| floor: same scripts by docker exec in one running container | {floor:.1f} s ({floor / n:.2f} s/task) |"
+    )
     print(f"| validation wall per task (jobs=1) | {per_task:.2f} s |")
     print(f"| harness overhead per task (jobs=1) | {overhead_task:.2f} s |")
-    print(f"| harness overhead per container phase | {overhead_task / phases:.3f} s "
-          f"(without start-ahead: {overhead_no_prestart / phases:.3f} s) |")
+    print(
+        f"| harness overhead per container phase | {overhead_task / phases:.3f} s "
+        f"(without start-ahead: {overhead_no_prestart / phases:.3f} s) |"
+    )
     print(f"| bare SDK create+start+exec+remove cycle | {cycle:.3f} s |")
 
 

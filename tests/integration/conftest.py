@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 
 from factory.runtime import (
@@ -29,8 +31,10 @@ def _task_images(api) -> set[str]:
 def no_leaks(request):
     """After the docker tests: no factory container may remain, and the task images the tests
     built are removed (they are a cache, but a test run must not leave images behind)."""
-    if not any("docker" in item.keywords and not item.get_closest_marker("skip")
-               for item in request.session.items):
+    if not any(
+        "docker" in item.keywords and not item.get_closest_marker("skip")
+        for item in request.session.items
+    ):
         yield
         return
     api = DockerRuntime("pytest-session").api
@@ -38,14 +42,13 @@ def no_leaks(request):
     yield
     # Containers of other live processes (a concurrent `factory validate`) are not ours.
     leaked = [
-        c for c in api.containers(all=True, filters={"label": f"{LABEL_MANAGED}=1"})
+        c
+        for c in api.containers(all=True, filters={"label": f"{LABEL_MANAGED}=1"})
         if not owner_alive(c.get("Labels") or {})
     ]
     for item in leaked:
         api.remove_container(item["Id"], force=True)
     for image_id in _task_images(api) - before:
-        try:
+        with contextlib.suppress(Exception):  # shared parents, already gone
             api.remove_image(image_id, force=True)
-        except Exception:  # noqa: BLE001 - shared parents, already gone
-            pass
     assert not leaked, f"{len(leaked)} factory container(s) leaked: {[c['Names'] for c in leaked]}"

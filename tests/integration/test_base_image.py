@@ -19,7 +19,10 @@ def run(box, script: str):
 
 def test_tools_present(runtime):
     with runtime.start(ContainerSpec(image=BASE)) as box:
-        result = run(box, "for t in bash python3 pip pytest git tmux curl ps jq sqlite3; do command -v $t >/dev/null || echo MISSING $t; done; python3 -c 'import pytest'")
+        result = run(
+            box,
+            "for t in bash python3 pip pytest git tmux curl ps jq sqlite3; do command -v $t >/dev/null || echo MISSING $t; done; python3 -c 'import pytest'",
+        )
         assert result.exit_code == 0 and "MISSING" not in result.output, result.output
 
 
@@ -51,7 +54,11 @@ def test_uv_shim_explains_what_it_cannot_install(runtime):
 
 
 def test_images_build_is_idempotent():
-    result = subprocess.run([sys.executable, "-m", "factory", "images", "build"],
-                            capture_output=True, text=True, timeout=600)
+    result = subprocess.run(
+        [sys.executable, "-m", "factory", "images", "build"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert result.returncode == 0, result.stderr
     assert "factory/base:bookworm: up-to-date" in result.stderr

@@ -24,7 +24,9 @@ def _slow_tasks(tmp_path: Path, count: int = 3) -> list[Path]:
     for i in range(count):
         task = tmp_path / f"slow-{i}"
         shutil.copytree(EXAMPLES / "broken" / "fails-with-solution", task)
-        (task / "solution" / "solve.sh").write_text(f"#!/bin/bash\nsleep 60\necho 42 > /app/answer.txt # {i}\n")
+        (task / "solution" / "solve.sh").write_text(
+            f"#!/bin/bash\nsleep 60\necho 42 > /app/answer.txt # {i}\n"
+        )
         tasks.append(task)
     return tasks
 
@@ -32,15 +34,28 @@ def _slow_tasks(tmp_path: Path, count: int = 3) -> list[Path]:
 def _containers_of(pid: int) -> list[dict]:
     api = DockerRuntime("pytest-probe").api
     return [
-        c for c in api.containers(all=True, filters={"label": f"{LABEL_MANAGED}=1"})
+        c
+        for c in api.containers(all=True, filters={"label": f"{LABEL_MANAGED}=1"})
         if (c.get("Labels") or {}).get("factory.pid") == str(pid)
     ]
 
 
 def _start(tasks: list[Path], out: Path) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "factory", "validate", *map(str, tasks), "--out", str(out), "--jobs", "2"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        [
+            sys.executable,
+            "-m",
+            "factory",
+            "validate",
+            *map(str, tasks),
+            "--out",
+            str(out),
+            "--jobs",
+            "2",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
 
 

@@ -57,7 +57,9 @@ def test_exec_output_and_exit_code(runtime):
 
 def test_output_is_capped(runtime):
     with runtime.start(ContainerSpec(image=BASE)) as box:
-        result = box.exec(["sh", "-c", "yes x | head -c 3000000"], timeout_sec=30, max_output=10_000)
+        result = box.exec(
+            ["sh", "-c", "yes x | head -c 3000000"], timeout_sec=30, max_output=10_000
+        )
         assert result.truncated and len(result.output) < 12_000
         assert "bytes dropped" in result.output
 
@@ -82,8 +84,9 @@ def test_upload_and_download(runtime, tmp_path):
     (src / "sub" / "b.sh").chmod(0o755)
     with runtime.start(ContainerSpec(image=BASE)) as box:
         box.upload_dir(src, "/data")
-        result = box.exec(["sh", "-c", "cat /data/a.txt; /data/sub/b.sh; stat -c %U /data/a.txt"],
-                          timeout_sec=10)
+        result = box.exec(
+            ["sh", "-c", "cat /data/a.txt; /data/sub/b.sh; stat -c %U /data/a.txt"], timeout_sec=10
+        )
         assert result.output.split() == ["alpha", "beta", "root"]
         box.exec(["sh", "-c", "mkdir -p /out && echo 1 > /out/r.txt"], timeout_sec=10)
         assert box.download_dir("/out") == {"r.txt": b"1\n"}

@@ -3,7 +3,12 @@ from __future__ import annotations
 import pytest
 
 from factory.errors import BaseImageMissingError, RecipeError
-from factory.images.aliases import AliasTable, load_alias_file, normalize_reference, rewrite_dockerfile
+from factory.images.aliases import (
+    AliasTable,
+    load_alias_file,
+    normalize_reference,
+    rewrite_dockerfile,
+)
 
 LOCAL = {"factory/base:bookworm", "factory/build:bookworm", "my/local:1"}
 

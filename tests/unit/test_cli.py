@@ -10,8 +10,9 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 def factory(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     env = {**os.environ, "COLUMNS": "200", "DOCKER_HOST": "unix:///nonexistent.sock"}
-    return subprocess.run([sys.executable, "-m", "factory", *args], capture_output=True, text=True,
-                          env=env, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-m", "factory", *args], capture_output=True, text=True, env=env, cwd=cwd
+    )
 
 
 def test_version_and_help():
@@ -41,8 +42,13 @@ def test_import_tb1_prints_notes(tmp_path):
 
 
 def test_import_tb1_refuses_harbor_dirs(tmp_path):
-    result = factory("tasks", "import-tb1", str(EXAMPLES / "harbor" / "json-config-merge"),
-                     "--out", str(tmp_path))
+    result = factory(
+        "tasks",
+        "import-tb1",
+        str(EXAMPLES / "harbor" / "json-config-merge"),
+        "--out",
+        str(tmp_path),
+    )
     assert result.returncode == 1
     assert "task.yaml: file is missing" in result.stderr
 
@@ -55,7 +61,9 @@ def test_no_docker_engine_is_one_clear_line(tmp_path):
 
 
 def test_importing_factory_is_light():
-    code = "import sys, factory, factory.tasks.model, factory.validate.outcome; " \
-           "print(sorted(m for m in ('docker', 'torch', 'vllm') if m in sys.modules))"
+    code = (
+        "import sys, factory, factory.tasks.model, factory.validate.outcome; "
+        "print(sorted(m for m in ('docker', 'torch', 'vllm') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout
     assert out.strip() == "[]"

@@ -22,14 +22,33 @@ def test_writes_ctrf_report(tmp_path):
     report = tmp_path / "out" / "ctrf.json"
     env = {**os.environ, "PYTHONPATH": str(CTRF_DIR), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "factory_ctrf", "--ctrf", str(report), "-q",
-         "-p", "no:cacheprovider", str(tmp_path / "test_x.py")],
-        capture_output=True, text=True, env=env, cwd=tmp_path,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "factory_ctrf",
+            "--ctrf",
+            str(report),
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            str(tmp_path / "test_x.py"),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
     )
     assert result.returncode == 1, result.stdout + result.stderr
     data = json.loads(report.read_text())
     summary = data["results"]["summary"]
-    assert (summary["tests"], summary["passed"], summary["failed"], summary["skipped"]) == (3, 1, 1, 1)
+    assert (summary["tests"], summary["passed"], summary["failed"], summary["skipped"]) == (
+        3,
+        1,
+        1,
+        1,
+    )
     statuses = {t["name"].split("::")[-1]: t["status"] for t in data["results"]["tests"]}
     assert statuses == {"test_ok": "passed", "test_bad": "failed", "test_skip": "skipped"}
 

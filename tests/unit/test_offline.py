@@ -46,7 +46,9 @@ def test_uvx_continuation_lines():
 
 def test_pip_lines_go_to_system_python(tmp_path):
     (tmp_path / "requirements.txt").write_text("numpy==2.1.0  # pinned\n\nscipy\n")
-    script = "pip install -q pandas 'polars>=1' && python3 -m pip install -r /tests/requirements.txt\n"
+    script = (
+        "pip install -q pandas 'polars>=1' && python3 -m pip install -r /tests/requirements.txt\n"
+    )
     scan = scan_test_script(script, name="t.sh", requirement_root=tmp_path)
     assert scan.system_packages == ["pandas", "polars>=1", "numpy==2.1.0", "scipy"]
     assert scan.text == script

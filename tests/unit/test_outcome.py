@@ -9,7 +9,7 @@ from factory.validate.outcome import Outcome, PhaseKind, PhaseResult, classify, 
 
 def phases(nop, oracle, **extra):
     out = []
-    for i, (n, o) in enumerate(zip(nop, oracle), start=1):
+    for i, (n, o) in enumerate(zip(nop, oracle, strict=True), start=1):
         out.append(PhaseResult(kind=PhaseKind.NOP, repeat=i, reward=n))
         out.append(PhaseResult(kind=PhaseKind.ORACLE, repeat=i, reward=o, solve_exit_code=0))
     for key, value in extra.items():
@@ -84,5 +84,7 @@ def test_parse_reward(files, reward, error):
 
 
 def test_harness_seconds():
-    phase = PhaseResult(kind=PhaseKind.ORACLE, repeat=1, timings={"total": 2.0, "solve": 0.5, "test": 1.0})
+    phase = PhaseResult(
+        kind=PhaseKind.ORACLE, repeat=1, timings={"total": 2.0, "solve": 0.5, "test": 1.0}
+    )
     assert phase.harness_sec == pytest.approx(0.5)

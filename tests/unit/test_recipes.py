@@ -16,7 +16,16 @@ def test_bundled_recipes_load_in_dependency_order():
     assert "factory/base:bookworm" in names
     assert names.index("factory/base:bookworm") < names.index("factory/build:bookworm")
     base = recipes[names.index("factory/base:bookworm")]
-    for package in ("bash", "python3", "python3-pytest", "procps", "curl", "git", "tmux", "ca-certificates"):
+    for package in (
+        "bash",
+        "python3",
+        "python3-pytest",
+        "procps",
+        "curl",
+        "git",
+        "tmux",
+        "ca-certificates",
+    ):
         assert package in base.debootstrap.packages
     for spec in base.copy_:
         assert spec.source_path().is_dir()
