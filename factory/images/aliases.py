@@ -13,20 +13,15 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from factory.errors import BaseImageMissingError, RecipeError
+from factory.datafiles import load_toml_model
+from factory.errors import BaseImageMissingError
 from factory.resources import environments_dir
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 ALIAS_ENV_VAR = "FACTORY_IMAGE_ALIASES"
 
@@ -109,18 +104,7 @@ class AliasTable:
 
 
 def load_alias_file(path: Path) -> list[AliasRule]:
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise RecipeError(f"{path}: cannot read alias file ({exc})") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise RecipeError(f"{path}: invalid TOML ({exc})") from None
-    try:
-        return AliasFile.model_validate(data).alias
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"])
-        raise RecipeError(f"{path}: {loc}: {first['msg']}") from None
+    return load_toml_model(path, AliasFile, "alias file").alias
 
 
 # --- Dockerfile rewriting ---------------------------------------------------------------

@@ -7,18 +7,13 @@ files in (``[[copy]]``), set ``[env]`` and ``run`` shell commands.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from factory.datafiles import load_toml_model
 from factory.errors import RecipeError
 from factory.resources import data_dir, environments_dir
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 
 class CopySpec(BaseModel):
@@ -86,18 +81,7 @@ class ImageRecipe(BaseModel):
 
 
 def load_recipe(path: Path) -> ImageRecipe:
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise RecipeError(f"{path}: cannot read recipe ({exc})") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise RecipeError(f"{path}: invalid TOML ({exc})") from None
-    try:
-        recipe = ImageRecipe.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"]) or "(top level)"
-        raise RecipeError(f"{path}: {loc}: {first['msg']}") from None
+    recipe = load_toml_model(path, ImageRecipe, "recipe")
     recipe.source = path
     return recipe
 

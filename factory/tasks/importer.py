@@ -3,17 +3,15 @@ of Harbor task directories that run offline here. One bad task never stops the b
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from factory import __version__
 from factory.errors import TaskFormatError
-from factory.tasks.config import FactoryProvenance
 from factory.tasks.model import load_harbor_task, task_id_from_name
-from factory.tasks.offline import dockerfile_appendix, scan_test_script
+from factory.tasks.offline import scan_test_script, with_build_time_installs
 from factory.tasks.paths import TaskPaths, TB1Paths
+from factory.tasks.staging import staged_directory
 from factory.tasks.tb1 import convert_tb1
 
 SOURCE_HARBOR = "import:harbor"
@@ -42,10 +40,7 @@ def import_harbor(src: Path, dest: Path) -> list[str]:
     """Copy a Harbor task, pre-installing at build time what its test.sh fetches at test time."""
     task = load_harbor_task(src)  # checks the layout first; raises TaskFormatError
     notes: list[str] = []
-    staging = Path(tempfile.mkdtemp(prefix=".harbor-", dir=dest.parent))
-    try:
-        shutil.rmtree(staging)
-        shutil.copytree(src, staging, symlinks=True)
+    with staged_directory(dest, copy_from=src) as staging:
         out = TaskPaths(staging)
         scan = scan_test_script(
             out.test_script.read_text(encoding="utf-8", errors="replace"),
@@ -55,9 +50,7 @@ def import_harbor(src: Path, dest: Path) -> list[str]:
         if scan.notes and out.dockerfile.is_file():
             out.test_script.write_text(scan.text)
             dockerfile = out.dockerfile.read_text(encoding="utf-8", errors="replace")
-            out.dockerfile.write_text(
-                dockerfile.rstrip("\n") + "\n" + dockerfile_appendix(scan, dockerfile)
-            )
+            out.dockerfile.write_text(with_build_time_installs(dockerfile, scan))
             notes += scan.notes
         config = task.config
         env = config.environment
@@ -74,18 +67,8 @@ def import_harbor(src: Path, dest: Path) -> list[str]:
                     "notes": [*provenance.notes, *notes],
                 }
             )
-            if provenance.source
-            else FactoryProvenance(
-                source=SOURCE_HARBOR, source_path=str(src), factory_version=__version__, notes=notes
-            )
         )
         out.config.write_text(config.to_toml())
-        if dest.exists():
-            shutil.rmtree(dest)
-        staging.rename(dest)
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging, ignore_errors=True)
     return notes
 
 

@@ -269,3 +269,8 @@ def dockerfile_appendix(scan: ScriptScan, dockerfile: str) -> str:
         venv_packages=scan.venv_packages,
         restore_user=last_user(dockerfile),
     )
+
+
+def with_build_time_installs(dockerfile: str, scan: ScriptScan) -> str:
+    """The Dockerfile followed by the lines that install what ``scan`` found."""
+    return dockerfile.rstrip("\n") + "\n" + dockerfile_appendix(scan, dockerfile)

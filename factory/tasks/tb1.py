@@ -37,8 +37,9 @@ from factory.tasks.config import (
 )
 from factory.tasks.hashing import hash_tree
 from factory.tasks.model import Task, load_harbor_task, pydantic_error_field
-from factory.tasks.offline import dockerfile_appendix, scan_test_script
+from factory.tasks.offline import scan_test_script, with_build_time_installs
 from factory.tasks.paths import TaskPaths, TB1Paths
+from factory.tasks.staging import staged_directory
 from factory.templating import render
 
 SOURCE_TB1 = "import:terminal-bench-1"
@@ -215,8 +216,7 @@ def convert_tb1(src: Path, dest: Path) -> Task:
     notes: list[str] = []
     solution = _solution_script(paths, notes)
 
-    staging = Path(tempfile.mkdtemp(prefix=".tb1-", dir=dest.parent))
-    try:
+    with staged_directory(dest) as staging:
         out = TaskPaths(staging)
         # environment/: the build context minus TB1's own files (which agents must not see).
         out.environment_dir.mkdir()
@@ -232,9 +232,7 @@ def convert_tb1(src: Path, dest: Path) -> Task:
         run_tests = paths.run_tests.read_text(encoding="utf-8", errors="replace")
         scan = scan_test_script(run_tests, name="run-tests.sh", requirement_root=paths.tests_dir)
         dockerfile = dockerfile_path.read_text(encoding="utf-8", errors="replace")
-        out.dockerfile.write_text(
-            dockerfile.rstrip("\n") + "\n" + dockerfile_appendix(scan, dockerfile)
-        )
+        out.dockerfile.write_text(with_build_time_installs(dockerfile, scan))
         notes += scan.notes
         # tests/: the TB1 tests, the rewritten run-tests.sh, and our test.sh around them.
         if paths.tests_dir.is_dir():
@@ -284,12 +282,6 @@ def convert_tb1(src: Path, dest: Path) -> Task:
             )
         )
         out.config.write_text(config.to_toml())
-        if dest.exists():
-            shutil.rmtree(dest)
-        staging.rename(dest)
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging, ignore_errors=True)
     task = load_harbor_task(dest)
     task.notes = notes
     return task

@@ -1,0 +1,28 @@
+"""Write a task directory next to its destination, then swap it in: a failure half-way leaves
+the destination as it was."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+
+@contextmanager
+def staged_directory(dest: Path, *, copy_from: Path | None = None) -> Iterator[Path]:
+    """Yield an empty folder (or a copy of ``copy_from``) that replaces ``dest`` on success."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{dest.name}-", dir=dest.parent))
+    try:
+        if copy_from is not None:
+            staging.rmdir()
+            shutil.copytree(copy_from, staging, symlinks=True)
+        yield staging
+        if dest.exists():
+            shutil.rmtree(dest)
+        staging.rename(dest)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
