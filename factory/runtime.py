@@ -50,6 +50,7 @@ LABEL_RECIPE_HASH = "factory.recipe_hash"
 KIND_CONTAINER = "container"
 KIND_TASK_IMAGE = "task-image"
 KIND_BASE_IMAGE = "base-image"
+KIND_ROOTFS = "rootfs"
 
 TASK_IMAGE_REPO = "factory-env"
 DEFAULT_PIDS_LIMIT = 1024
@@ -296,6 +297,7 @@ class DockerRuntime:
         self._reaper: threading.Thread | None = None
         self._image_ids: dict[str, str] = {}
         self._builds: set[Any] = set()
+        self._storage_quota: bool | None = None  # unknown until a task asks for storage_mb
 
     # --- connection --------------------------------------------------------------------
     @property
@@ -453,10 +455,11 @@ class DockerRuntime:
         return image_id[-1] if image_id else found
 
     def import_rootfs(self, tar_path: Path, tag: str, changes: Iterable[str] = ()) -> str:
-        """``docker import`` a root filesystem tarball."""
+        """``docker import`` a root filesystem tarball (labelled, so gc finds a stray one)."""
         repository, _, image_tag = tag.rpartition(":")
+        label = f"LABEL {LABEL_MANAGED}=1 {LABEL_KIND}={KIND_ROOTFS}"
         self.api.import_image_from_file(
-            str(tar_path), repository=repository, tag=image_tag, changes=list(changes) or None
+            str(tar_path), repository=repository, tag=image_tag, changes=[label, *changes]
         )
         self.forget_image(tag)
         found = self.image_id(tag)
@@ -502,12 +505,14 @@ class DockerRuntime:
         }
         if spec.workdir:
             kwargs["working_dir"] = spec.workdir
+        if spec.storage_mb and self._storage_quota is not False:
+            kwargs["storage_opt"] = {"size": f"{spec.storage_mb}m"}
         if spec.gpus:
             kwargs["device_requests"] = [
                 docker.types.DeviceRequest(count=spec.gpus, capabilities=[["gpu"]])
             ]
         try:
-            container = self.client.containers.create(spec.image, **kwargs)
+            container = self._create(spec.image, kwargs)
         except docker.errors.ImageNotFound:
             raise ContainerDiedError(f"image {spec.image} does not exist") from None
         except docker.errors.APIError as exc:
@@ -529,6 +534,22 @@ class DockerRuntime:
                 f"cannot start the container: {exc.explanation or exc}"
             ) from None
         return sandbox
+
+    def _create(self, image: str, kwargs: dict[str, Any]):
+        """containers.create; a disk quota the storage driver cannot enforce is dropped (once
+        per engine, with a warning) rather than failing every task."""
+        docker = _docker()
+        try:
+            container = self.client.containers.create(image, **kwargs)
+        except docker.errors.APIError as exc:
+            if "storage_opt" not in kwargs or "storage-opt" not in str(exc).lower():
+                raise
+            log.warning("storage_mb is not enforced: this engine's storage driver has no quotas")
+            self._storage_quota = False
+            kwargs = {k: v for k, v in kwargs.items() if k != "storage_opt"}
+            return self.client.containers.create(image, **kwargs)
+        self._storage_quota = True
+        return container
 
     def _discard(self, sandbox: Sandbox) -> None:
         with self._lock:
@@ -675,6 +696,11 @@ def collect_garbage(
             report.containers.append(item["Id"][:12])
         except docker.errors.APIError:
             pass
+    rootfs = api.images(filters={"label": f"{LABEL_KIND}={KIND_ROOTFS}"})
+    for item in rootfs:  # intermediate imports of an interrupted `factory images build`
+        for tag in item.get("RepoTags") or []:
+            if runtime.remove_image(tag):
+                report.images.append(tag)
     for item in api.images(filters={"dangling": True, "label": f"{LABEL_MANAGED}=1"}):
         try:
             api.remove_image(item["Id"], force=False)

@@ -58,6 +58,8 @@ class ImageRecipe(BaseModel):
     """What the image is for."""
     default: bool = True
     """Built by a plain `factory images build` (otherwise only when named or with --all)."""
+    like: str | None = None
+    """Name of another recipe whose settings this one starts from (tables merge key by key)."""
     debootstrap: DebootstrapSpec | None = None
     """Bootstrap a fresh Debian root filesystem."""
     from_image: str | None = None
@@ -75,7 +77,7 @@ class ImageRecipe(BaseModel):
 
     @model_validator(mode="after")
     def _one_origin(self) -> ImageRecipe:
-        if (self.debootstrap is None) == (self.from_image is None):
+        if self.like is None and (self.debootstrap is None) == (self.from_image is None):
             raise ValueError("set exactly one of [debootstrap] or from_image")
         return self
 
@@ -90,6 +92,8 @@ def load_recipes(folder: Path | None = None) -> list[ImageRecipe]:
     """All recipes, ordered so that an image comes after the image it starts from."""
     folder = folder or environments_dir() / "images"
     recipes = [load_recipe(p) for p in sorted(folder.glob("*.toml")) if p.name != "aliases.toml"]
+    by_name = {r.name: r for r in recipes}
+    recipes = [_resolve_like(r, by_name) for r in recipes]
     by_name = {r.name: r for r in recipes}
     ordered: list[ImageRecipe] = []
 
@@ -106,3 +110,32 @@ def load_recipes(folder: Path | None = None) -> list[ImageRecipe]:
     for recipe in recipes:
         visit(recipe, ())
     return ordered
+
+
+def _merge(base: dict, own: dict) -> dict:
+    out = dict(base)
+    for key, value in own.items():
+        out[key] = (
+            _merge(out[key], value)
+            if isinstance(value, dict) and isinstance(out.get(key), dict)
+            else value
+        )
+    return out
+
+
+def _resolve_like(recipe: ImageRecipe, by_name: dict[str, ImageRecipe]) -> ImageRecipe:
+    """A recipe with ``like``: the named recipe's settings, overridden by its own."""
+    if recipe.like is None:
+        return recipe
+    parent = by_name.get(recipe.like)
+    if parent is None or parent.like is not None:
+        raise RecipeError(f"{recipe.source}: like = {recipe.like!r} names no plain recipe")
+    inherited = {"name", "description", "default", "source", "like"}
+    base = parent.model_dump(by_alias=True, exclude=inherited)
+    own = recipe.model_dump(by_alias=True, exclude_unset=True, exclude={"source", "like"})
+    try:
+        merged = ImageRecipe.model_validate(_merge(base, own))
+    except ValueError as exc:
+        raise RecipeError(f"{recipe.source}: {exc}") from None
+    merged.source = recipe.source
+    return merged

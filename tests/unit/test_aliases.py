@@ -55,6 +55,27 @@ def test_resolve(table, ref, target):
     assert table.resolve(ref, exists) == target
 
 
+@pytest.mark.parametrize(
+    ("ref", "target"),
+    [
+        ("ghcr.io/laude-institute/t-bench/python-3-13:20250620", "factory/base:trixie"),
+        ("ghcr.io/laude-institute/t-bench/ubuntu-24-04:latest", "factory/base:trixie"),
+        ("python:3.13-slim-bookworm", "factory/base:trixie"),
+        ("python:3.12", "factory/base:trixie"),
+        ("python:3", "factory/base:trixie"),
+        ("python:3.11-slim", "factory/base:bookworm"),
+        ("python:3.9.18-slim", "factory/base:bookworm"),
+        ("ubuntu:24.04", "factory/base:trixie"),
+        ("ubuntu:22.04", "factory/base:bookworm"),
+        ("debian:trixie-slim", "factory/base:trixie"),
+        ("debian:bookworm", "factory/base:bookworm"),
+    ],
+)
+def test_resolve_prefers_the_closer_release_when_built(table, ref, target):
+    local = LOCAL | {"factory/base:trixie"}
+    assert table.resolve(ref, local.__contains__) == target
+
+
 def test_resolve_falls_back_to_next_target(table):
     only_base = {"factory/base:bookworm"}
     assert table.resolve("buildpack-deps:curl", only_base.__contains__) == "factory/base:bookworm"

@@ -65,3 +65,18 @@ def test_host_mirror(tmp_path):
     sources = tmp_path / "sources.list"
     sources.write_text("# comment\ndeb [arch=amd64] http://mirror.example/debian bookworm main\n")
     assert host_mirror((sources,)).startswith("http")
+
+
+def test_like_inherits_and_overrides():
+    recipes = {r.name: r for r in load_recipes()}
+    base, trixie = recipes["factory/base:bookworm"], recipes["factory/base:trixie"]
+    assert trixie.debootstrap.suite == "trixie"
+    assert trixie.debootstrap.packages == base.debootstrap.packages
+    assert trixie.run == base.run and trixie.copy_ == base.copy_
+    assert recipe_hash(trixie, b"") != recipe_hash(base, b"")
+
+
+def test_like_must_name_a_recipe(tmp_path):
+    (tmp_path / "a.toml").write_text('name = "a:1"\nlike = "nope:1"\n')
+    with pytest.raises(RecipeError, match="names no plain recipe"):
+        load_recipes(tmp_path)
