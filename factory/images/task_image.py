@@ -65,16 +65,19 @@ class TaskImageBuilder:
         """
         started = time.monotonic()
         env = task.config.environment
+        notes: list[str] = []
         if env.docker_image:
             resolved = self.aliases.resolve(env.docker_image, self.runtime.image_exists)
-            if resolved is None:
+            if resolved is not None:
+                if resolved != env.docker_image:
+                    notes.append(f"docker_image {env.docker_image} -> {resolved} (alias)")
+                return TaskImage(resolved, False, time.monotonic() - started, resolved, notes)
+            if not task.paths.dockerfile.is_file():
                 raise BaseImageMissingError(env.docker_image, task.paths.config)
-            notes = (
-                []
-                if resolved == env.docker_image
-                else [f"docker_image {env.docker_image} -> {resolved} (alias)"]
+            notes.append(
+                f"docker_image {env.docker_image} cannot be pulled here; built "
+                "environment/Dockerfile instead"
             )
-            return TaskImage(resolved, False, time.monotonic() - started, resolved, notes)
         try:
             original = task.paths.dockerfile.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
@@ -88,7 +91,9 @@ class TaskImageBuilder:
         tag = f"{TASK_IMAGE_REPO}:{env_hash[:20]}"
         with self._lock_for(env_hash):
             if self.runtime.image_exists(tag):
-                return TaskImage(tag, False, time.monotonic() - started, env_hash, rewrite.notes)
+                return TaskImage(
+                    tag, False, time.monotonic() - started, env_hash, notes + rewrite.notes
+                )
             labels = {
                 **self.runtime.base_labels(task.id),
                 LABEL_KIND: KIND_TASK_IMAGE,
@@ -104,4 +109,4 @@ class TaskImageBuilder:
                 timeout_sec=env.build_timeout_sec,
                 log_path=log_path,
             )
-        return TaskImage(tag, True, time.monotonic() - started, env_hash, rewrite.notes)
+        return TaskImage(tag, True, time.monotonic() - started, env_hash, notes + rewrite.notes)

@@ -89,13 +89,6 @@ class Task:
         """Hash of everything in the task directory (config, instruction, env, solution, tests)."""
         return hash_tree(self.root)
 
-    @cached_property
-    def environment_hash(self) -> str:
-        """Hash of what determines the image: the environment folder and the prebuilt image."""
-        return hash_tree(
-            self.paths.environment_dir, extra=[self.config.environment.docker_image or ""]
-        )
-
     @property
     def has_solution(self) -> bool:
         return self.paths.solve_script.is_file()

@@ -31,9 +31,11 @@ from factory.tasks.config import (
     AgentConfig,
     EnvironmentConfig,
     FactoryProvenance,
+    NetworkMode,
     TaskConfig,
     TaskSection,
     VerifierConfig,
+    parse_size_mb,
 )
 from factory.tasks.hashing import hash_tree
 from factory.tasks.model import Task, load_harbor_task, pydantic_error_field
@@ -193,13 +195,53 @@ def _solution_script(paths: TB1Paths, notes: list[str]) -> str | None:
 def _build_source(client: dict[str, Any], paths: TB1Paths) -> tuple[Path, str]:
     """(context folder, Dockerfile name) from the compose file's build section."""
     build = client.get("build")
-    context, dockerfile = paths.root, "Dockerfile"
+    context, dockerfile = ".", "Dockerfile"
     if isinstance(build, str):
-        context = paths.root / build
+        context = build
     elif isinstance(build, dict):
-        context = paths.root / str(build.get("context", "."))
+        context = str(build.get("context", "."))
         dockerfile = str(build.get("dockerfile", "Dockerfile"))
-    return context.resolve(), dockerfile
+    for field, value in (("context", context), ("dockerfile", dockerfile)):
+        if "$" in value:
+            raise TaskFormatError(
+                paths.compose,
+                f"'{value}' points outside the task (a Terminal-Bench repository variable); "
+                "copy what it names into the task folder",
+                field=f"services.client.build.{field}",
+            )
+    return (paths.root / context).resolve(), dockerfile
+
+
+def _compose_environment(
+    client: dict[str, Any], compose: Path, notes: list[str]
+) -> EnvironmentConfig:
+    """[environment] from the client service: env, network, cpu and memory limits."""
+    fields: dict[str, Any] = {}
+    env = _compose_env(client, compose)
+    if env:
+        fields["env"] = env
+    if client.get("network_mode") == "none":
+        fields["network_mode"] = NetworkMode.NO_NETWORK
+        notes.append("network off: the compose file gives the client network_mode none")
+    else:
+        fields["allow_internet"] = True
+        notes.append("allow_internet = true: Terminal-Bench 1 containers had network access")
+    limits = ((client.get("deploy") or {}).get("resources") or {}).get("limits") or {}
+    cpus = limits.get("cpus", client.get("cpus"))
+    memory = limits.get("memory", client.get("mem_limit"))
+    try:
+        if cpus is not None:
+            fields["cpus"] = float(cpus)
+        if memory is not None:  # compose: a bare number is bytes
+            text = str(memory).strip()
+            fields["memory_mb"] = (
+                max(1, int(text) // (1024 * 1024)) if text.isdigit() else parse_size_mb(text)
+            )
+    except ValueError as exc:
+        raise TaskFormatError(
+            compose, str(exc), field="services.client.deploy.resources.limits"
+        ) from None
+    return EnvironmentConfig(**fields)
 
 
 def convert_tb1(src: Path, dest: Path) -> Task:
@@ -253,7 +295,7 @@ def convert_tb1(src: Path, dest: Path) -> Task:
             out.solve_script.write_text(solution)
             out.solve_script.chmod(0o755)
         out.instruction.write_text(spec.instruction_text() or "")
-        env = _compose_env(client, paths.compose)
+        environment = _compose_environment(client, paths.compose, notes)
         config = TaskConfig(
             schema_version="1.1",
             task=TaskSection(name=src.name),
@@ -270,9 +312,8 @@ def convert_tb1(src: Path, dest: Path) -> Task:
             },
             verifier=VerifierConfig(timeout_sec=spec.max_test_timeout_sec),
             agent=AgentConfig(timeout_sec=spec.max_agent_timeout_sec),
-            environment=EnvironmentConfig(allow_internet=True, **({"env": env} if env else {})),
+            environment=environment,
         )
-        notes.append("allow_internet = true: Terminal-Bench 1 containers had network access")
         config.set_provenance(
             FactoryProvenance(
                 source=SOURCE_TB1,

@@ -96,3 +96,18 @@ def test_solution_cannot_plant_tests_or_a_reward(runtime, tmp_path):
     )
     verdict = Validator(runtime, tmp_path / "out").validate(task)
     assert verdict.outcome is Outcome.FAILS_WITH_SOLUTION, verdict.reason
+
+
+def test_unpullable_docker_image_falls_back_to_the_dockerfile(runtime, tmp_path):
+    task = tmp_path / "prebuilt"
+    shutil.copytree(EXAMPLES / "broken" / "fails-with-solution", task)
+    (task / "solution" / "solve.sh").write_text("#!/bin/bash\necho 42 > /app/answer.txt\n")
+    config = (task / "task.toml").read_text()
+    (task / "task.toml").write_text(
+        config.replace(
+            "[environment]", '[environment]\ndocker_image = "docker.io/acme/prebuilt:2.0"'
+        )
+    )
+    verdict = Validator(runtime, tmp_path / "out").validate(task)
+    assert verdict.outcome is Outcome.VALID, verdict.reason
+    assert any("built environment/Dockerfile instead" in note for note in verdict.notes)

@@ -123,3 +123,31 @@ def test_import_harbor_task_makes_network_explicit(tmp_path):
     assert ": # factory: removed" in (result.dest / "tests" / "test.sh").read_text()
     # the unknown top-level comment-free content is preserved
     assert task.config.metadata["author_name"] == "factory examples"
+
+
+def test_compose_network_and_limits(tmp_path):
+    src = _copy(tmp_path)
+    (src / "docker-compose.yaml").write_text(
+        "services:\n  client:\n    build:\n      dockerfile: Dockerfile\n"
+        "    network_mode: none\n"
+        "    deploy:\n      resources:\n        limits:\n          cpus: '2'\n          memory: 1g\n"
+    )
+    config = convert_tb1(src, tmp_path / "out").config
+    assert config.environment.network_enabled is False
+    assert (config.environment.cpus, config.environment.memory_mb) == (2.0, 1024)
+    (src / "docker-compose.yaml").write_text(
+        "services:\n  client:\n    build: .\n    mem_limit: 536870912\n"
+    )
+    config = convert_tb1(src, tmp_path / "out").config
+    assert config.environment.memory_mb == 512 and config.environment.network_enabled
+
+
+def test_build_context_outside_the_task_is_explained(tmp_path):
+    src = _copy(tmp_path)
+    (src / "docker-compose.yaml").write_text(
+        "services:\n  client:\n    build:\n      context: ${T_BENCH_REPO_ROOT}\n"
+        "      dockerfile: docker/base/Dockerfile.x\n"
+    )
+    with pytest.raises(TaskFormatError) as info:
+        convert_tb1(src, tmp_path / "out")
+    assert info.value.field == "services.client.build.context"
