@@ -10,6 +10,7 @@ from pathlib import Path
 
 from factory.errors import BaseImageMissingError, TaskFormatError
 from factory.images.aliases import AliasTable, rewrite_dockerfile
+from factory.images.dockerfile_compat import make_legacy_compatible
 from factory.runtime import (
     KIND_TASK_IMAGE,
     LABEL_ENV_HASH,
@@ -82,8 +83,10 @@ class TaskImageBuilder:
             original = task.paths.dockerfile.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise TaskFormatError(task.paths.dockerfile, f"cannot read file ({exc})") from None
+        compat = make_legacy_compatible(original)
+        notes += compat.notes
         rewrite = rewrite_dockerfile(
-            original, self.aliases, self.runtime.image_exists, dockerfile=task.paths.dockerfile
+            compat.text, self.aliases, self.runtime.image_exists, dockerfile=task.paths.dockerfile
         )
         dockerfile = _label_each_stage(rewrite.text)
         base_ids = [self.runtime.image_id(ref) or ref for ref in rewrite.base_images]

@@ -111,3 +111,28 @@ def test_unpullable_docker_image_falls_back_to_the_dockerfile(runtime, tmp_path)
     verdict = Validator(runtime, tmp_path / "out").validate(task)
     assert verdict.outcome is Outcome.VALID, verdict.reason
     assert any("built environment/Dockerfile instead" in note for note in verdict.notes)
+
+
+def test_buildkit_only_dockerfile_builds_with_the_legacy_builder(runtime, tmp_path):
+    task = tmp_path / "heredocs"
+    shutil.copytree(EXAMPLES / "broken" / "fails-with-solution", task)
+    (task / "environment" / "Dockerfile").write_text(
+        "# syntax=docker/dockerfile:1\n"
+        "FROM --platform=linux/amd64 python:3.12-slim\n"
+        'SHELL ["/bin/bash", "-o", "pipefail", "-c"]\n'
+        "WORKDIR /app\n"
+        "RUN --mount=type=cache,target=/root/.cache/pip <<EOF\n"
+        "set -e\n"
+        "mkdir -p /app/data && echo 40 > /app/data/base.txt\n"
+        "EOF\n"
+        "COPY <<EOF /app/add.py\n"
+        "import sys\n"
+        "print(int(open('/app/data/base.txt').read()) + int(sys.argv[1]))\n"
+        "EOF\n"
+    )
+    (task / "solution" / "solve.sh").write_text(
+        "#!/bin/bash\npython3 /app/add.py 2 > /app/answer.txt\n"
+    )
+    verdict = Validator(runtime, tmp_path / "out").validate(task)
+    assert verdict.outcome is Outcome.VALID, verdict.reason
+    assert any("here-document" in note for note in verdict.notes)
