@@ -157,7 +157,7 @@ def _verify(task: Task, box: Sandbox, result: PhaseResult, log_dir: Path) -> Non
     test = box.exec(
         command,
         timeout_sec=verifier.timeout_sec,
-        env=verifier.env,
+        env={"TEST_DIR": CONTAINER_TESTS_DIR, **verifier.env},
         user=verifier.user,
         what="tests/test.sh",
     )
