@@ -79,34 +79,45 @@ def test_unchanged_environment_is_not_rebuilt(runtime, tmp_path):
     assert len(runtime.api.images(all=True)) == images_before
 
 
+def variant(tmp_path: Path, name: str, files: dict[str, str]) -> Path:
+    """A copy of the answer-42 example task with some files replaced."""
+    task = tmp_path / name
+    shutil.copytree(EXAMPLES / "broken" / "fails-with-solution", task)
+    for rel, text in files.items():
+        (task / rel).write_text(text)
+    return task
+
+
 def test_solution_cannot_plant_tests_or_a_reward(runtime, tmp_path):
     """A solve.sh that writes a reward file and a conftest into /tests must not pass."""
-    task = tmp_path / "cheat"
-    shutil.copytree(EXAMPLES / "broken" / "fails-with-solution", task)
-    (task / "solution" / "solve.sh").write_text(
-        "#!/bin/bash\n"
-        "echo 41 > /app/answer.txt\n"
-        "mkdir -p /logs/verifier /tests && echo 1 > /logs/verifier/reward.txt\n"
-        "printf '#!/bin/bash\\necho 1 > /logs/verifier/reward.txt\\n' > /tests/extra.sh\n"
-    )
-    (task / "tests" / "test.sh").write_text(
-        "#!/bin/bash\n"
-        "[ -e /tests/extra.sh ] && echo 'planted file survived' && exit 0\n"
-        'if [ "$(cat /app/answer.txt)" = 42 ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n'
+    task = variant(
+        tmp_path,
+        "cheat",
+        {
+            "solution/solve.sh": "#!/bin/bash\n"
+            "echo 41 > /app/answer.txt\n"
+            "mkdir -p /logs/verifier /tests && echo 1 > /logs/verifier/reward.txt\n"
+            "printf '#!/bin/bash\\necho 1 > /logs/verifier/reward.txt\\n' > /tests/extra.sh\n",
+            "tests/test.sh": "#!/bin/bash\n"
+            "[ -e /tests/extra.sh ] && echo 'planted file survived' && exit 0\n"
+            'if [ "$(cat /app/answer.txt)" = 42 ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n',
+        },
     )
     verdict = Validator(runtime, tmp_path / "out").validate(task)
     assert verdict.outcome is Outcome.FAILS_WITH_SOLUTION, verdict.reason
 
 
 def test_unpullable_docker_image_falls_back_to_the_dockerfile(runtime, tmp_path):
-    task = tmp_path / "prebuilt"
-    shutil.copytree(EXAMPLES / "broken" / "fails-with-solution", task)
-    (task / "solution" / "solve.sh").write_text("#!/bin/bash\necho 42 > /app/answer.txt\n")
-    config = (task / "task.toml").read_text()
-    (task / "task.toml").write_text(
-        config.replace(
-            "[environment]", '[environment]\ndocker_image = "docker.io/acme/prebuilt:2.0"'
-        )
+    config = (EXAMPLES / "broken" / "fails-with-solution" / "task.toml").read_text()
+    task = variant(
+        tmp_path,
+        "prebuilt",
+        {
+            "solution/solve.sh": "#!/bin/bash\necho 42 > /app/answer.txt\n",
+            "task.toml": config.replace(
+                "[environment]", '[environment]\ndocker_image = "docker.io/acme/prebuilt:2.0"'
+            ),
+        },
     )
     verdict = Validator(runtime, tmp_path / "out").validate(task)
     assert verdict.outcome is Outcome.VALID, verdict.reason
@@ -114,24 +125,24 @@ def test_unpullable_docker_image_falls_back_to_the_dockerfile(runtime, tmp_path)
 
 
 def test_buildkit_only_dockerfile_builds_with_the_legacy_builder(runtime, tmp_path):
-    task = tmp_path / "heredocs"
-    shutil.copytree(EXAMPLES / "broken" / "fails-with-solution", task)
-    (task / "environment" / "Dockerfile").write_text(
-        "# syntax=docker/dockerfile:1\n"
-        "FROM --platform=linux/amd64 python:3.12-slim\n"
-        'SHELL ["/bin/bash", "-o", "pipefail", "-c"]\n'
-        "WORKDIR /app\n"
-        "RUN --mount=type=cache,target=/root/.cache/pip <<EOF\n"
-        "set -e\n"
-        "mkdir -p /app/data && echo 40 > /app/data/base.txt\n"
-        "EOF\n"
-        "COPY <<EOF /app/add.py\n"
-        "import sys\n"
-        "print(int(open('/app/data/base.txt').read()) + int(sys.argv[1]))\n"
-        "EOF\n"
-    )
-    (task / "solution" / "solve.sh").write_text(
-        "#!/bin/bash\npython3 /app/add.py 2 > /app/answer.txt\n"
+    task = variant(
+        tmp_path,
+        "heredocs",
+        {
+            "environment/Dockerfile": "# syntax=docker/dockerfile:1\n"
+            "FROM --platform=linux/amd64 python:3.12-slim\n"
+            'SHELL ["/bin/bash", "-o", "pipefail", "-c"]\n'
+            "WORKDIR /app\n"
+            "RUN --mount=type=cache,target=/root/.cache/pip <<EOF\n"
+            "set -e\n"
+            "mkdir -p /app/data && echo 40 > /app/data/base.txt\n"
+            "EOF\n"
+            "COPY <<EOF /app/add.py\n"
+            "import sys\n"
+            "print(int(open('/app/data/base.txt').read()) + int(sys.argv[1]))\n"
+            "EOF\n",
+            "solution/solve.sh": "#!/bin/bash\npython3 /app/add.py 2 > /app/answer.txt\n",
+        },
     )
     verdict = Validator(runtime, tmp_path / "out").validate(task)
     assert verdict.outcome is Outcome.VALID, verdict.reason

@@ -54,35 +54,53 @@ def test_missing_directory(tmp_path):
         load_task(tmp_path / "nope")
 
 
+def write_task(root: Path, files: dict[str, str]) -> Path:
+    """A task directory holding exactly ``files`` (relative path -> text)."""
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root
+
+
+TEST_SH = {"tests/test.sh": "echo 1 > /logs/verifier/reward.txt\n"}
+
+
 def test_empty_instruction(tmp_path):
-    task = tmp_path / "t"
-    (task / "environment").mkdir(parents=True)
-    (task / "tests").mkdir()
-    (task / "task.toml").write_text('version = "1.0"\n')
-    (task / "instruction.md").write_text("  \n")
-    (task / "environment" / "Dockerfile").write_text("FROM debian:bookworm\n")
-    (task / "tests" / "test.sh").write_text("echo 1 > /logs/verifier/reward.txt\n")
+    task = write_task(
+        tmp_path / "t",
+        {
+            "task.toml": 'version = "1.0"\n',
+            "instruction.md": "  \n",
+            "environment/Dockerfile": "FROM debian:bookworm\n",
+            **TEST_SH,
+        },
+    )
     with pytest.raises(TaskFormatError, match="instruction is empty"):
         load_task(task)
 
 
 def test_docker_image_replaces_dockerfile(tmp_path):
-    task = tmp_path / "t"
-    (task / "tests").mkdir(parents=True)
-    (task / "task.toml").write_text('[environment]\ndocker_image = "python:3.12-slim"\n')
-    (task / "instruction.md").write_text("do it\n")
-    (task / "tests" / "test.sh").write_text("echo 1 > /logs/verifier/reward.txt\n")
+    task = write_task(
+        tmp_path / "t",
+        {
+            "task.toml": '[environment]\ndocker_image = "python:3.12-slim"\n',
+            "instruction.md": "do it\n",
+            **TEST_SH,
+        },
+    )
     assert load_task(task).config.environment.docker_image == "python:3.12-slim"
 
 
 def test_compose_environments_are_refused_clearly(tmp_path):
-    task = tmp_path / "t"
-    (task / "environment").mkdir(parents=True)
-    (task / "tests").mkdir()
-    (task / "task.toml").write_text('version = "1.0"\n')
-    (task / "instruction.md").write_text("do it\n")
-    (task / "environment" / "docker-compose.yaml").write_text("services: {}\n")
-    (task / "tests" / "test.sh").write_text("true\n")
+    task = write_task(
+        tmp_path / "t",
+        {
+            "task.toml": 'version = "1.0"\n',
+            "instruction.md": "do it\n",
+            "environment/docker-compose.yaml": "services: {}\n",
+            **TEST_SH,
+        },
+    )
     with pytest.raises(TaskFormatError, match="docker-compose"):
         load_task(task)
 
