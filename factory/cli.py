@@ -190,6 +190,93 @@ def tasks_check(
         raise typer.Exit(1)
 
 
+# --- families ---------------------------------------------------------------------------
+
+families_app = typer.Typer(no_args_is_help=True, help="Procedural task families.")
+app.add_typer(families_app, name="families")
+
+
+@families_app.command("list")
+def families_list() -> None:
+    """The registered procedural families."""
+    from rich.table import Table
+
+    from factory.families import registry
+
+    table = Table(title=f"{len(registry.names())} families")
+    for column in ("family", "domain", "category", "what"):
+        table.add_column(column)
+    for family in registry.all():
+        table.add_row(family.name, family.domain.value, family.category, family.title)
+    Console().print(table)
+
+
+@families_app.command("try")
+def families_try(
+    names: Annotated[list[str], typer.Argument(help="Family names (see `factory families list`).")],
+    difficulty: Annotated[
+        list[str] | None,
+        typer.Option("--difficulty", "-d", help="easy/medium/hard (default: all)."),
+    ] = None,
+    seed: Annotated[
+        list[int] | None, typer.Option("--seed", "-s", help="Seeds (default: 1).")
+    ] = None,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Where the tasks and logs go.")] = Path(
+        "family-trials"
+    ),
+    jobs: Annotated[int, typer.Option("--jobs", "-j")] = 2,
+    render_only: Annotated[
+        bool, typer.Option("--render-only", help="Write the tasks, no Docker.")
+    ] = False,
+) -> None:
+    """Render tasks of a family and certify them as generation would (validation + probes)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from rich.table import Table
+
+    from factory.generate.taxonomy import Difficulty
+    from factory.generate.trial import certify_trial, render_trial
+    from factory.runtime import DockerRuntime, new_run_id
+    from factory.validate.validator import Validator
+
+    try:
+        levels = [Difficulty(d) for d in difficulty] if difficulty else list(Difficulty)
+    except ValueError as exc:
+        raise FactoryError(f"--difficulty: {exc}") from None
+    try:
+        trials = [
+            render_trial(n, d, s, out / "tasks") for n in names for d in levels for s in seed or [1]
+        ]
+    except KeyError as exc:
+        raise FactoryError(str(exc.args[0])) from None
+    if render_only:
+        for trial in trials:
+            console.print(f"wrote {trial.path}")
+        return
+    runtime = DockerRuntime(new_run_id("families"), pool_size=max(16, 4 * jobs))
+    runtime.ping()
+    validator = Validator(runtime, out / "validation", jobs=jobs, force=True)
+    try:
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            done = list(pool.map(lambda t: certify_trial(t, validator), trials))
+    except KeyboardInterrupt:
+        runtime.close()
+        raise typer.Exit(130) from None
+    finally:
+        runtime.close()
+    table = Table(title="family trials")
+    for column in ("task", "outcome", "strength", "probes", "reason"):
+        table.add_column(column, overflow="fold")
+    for trial in done:
+        cert = trial.certificate
+        probes = " ".join(f"{p.name}:{'ok' if p.rejected else 'PASSED'}" for p in cert.probes)
+        strength = "-" if cert.verifier_strength is None else f"{cert.verifier_strength:.2f}"
+        table.add_row(trial.path.name, cert.outcome, strength, probes, cert.reason)
+    Console(width=None if sys.stdout.isatty() else 200).print(table)
+    if any(not t.certificate.valid for t in done):
+        raise typer.Exit(1)
+
+
 # --- validate ---------------------------------------------------------------------------
 
 

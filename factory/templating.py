@@ -21,6 +21,7 @@ def environment() -> jinja2.Environment:
         autoescape=False,
     )
     env.filters["shquote"] = shlex.quote
+    env.filters["pyrepr"] = repr
     return env
 
 

@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from factory import __version__
 from factory.errors import TaskFormatError
+from factory.fsutil import staged_directory
 from factory.tasks.config import (
     AgentConfig,
     EnvironmentConfig,
@@ -41,7 +42,6 @@ from factory.tasks.hashing import hash_tree
 from factory.tasks.model import Task, load_harbor_task, pydantic_error_field
 from factory.tasks.offline import scan_test_script, with_build_time_installs
 from factory.tasks.paths import TaskPaths, TB1Paths
-from factory.tasks.staging import staged_directory
 from factory.templating import render
 
 SOURCE_TB1 = "import:terminal-bench-1"

@@ -60,11 +60,13 @@ def run_phase(
     log_dir: Path,
     *,
     container: Future[Sandbox] | None = None,
+    solution_dir: Path | None = None,
 ) -> PhaseResult:
     """Run one phase in a fresh container and collect its reward.
 
     ``container`` is a container started ahead of time (the validator starts the next phase's
-    container while this one runs); without it one is started here.
+    container while this one runs); without it one is started here. ``solution_dir`` replaces
+    the task's solution/ in an oracle phase (the quality probes run wrong solutions this way).
     """
     log_dir.mkdir(parents=True, exist_ok=True)
     result = PhaseResult(kind=kind, repeat=repeat, log_dir=str(log_dir))
@@ -78,7 +80,8 @@ def run_phase(
         return result
     try:
         timings["start"] = time.monotonic() - started
-        if kind is PhaseKind.ORACLE and not _solve(task, box, result, log_dir):
+        solution = solution_dir or task.paths.solution_dir
+        if kind is PhaseKind.ORACLE and not _solve(task, box, result, log_dir, solution):
             return result
         _verify(task, box, result, log_dir)
     except ContainerDiedError as exc:
@@ -103,11 +106,11 @@ def run_phase(
     return result
 
 
-def _solve(task: Task, box: Sandbox, result: PhaseResult, log_dir: Path) -> bool:
+def _solve(task: Task, box: Sandbox, result: PhaseResult, log_dir: Path, solution: Path) -> bool:
     """Upload and run solution/solve.sh. False when the phase ends here (timeout)."""
     timings = result.timings
     mark = time.monotonic()
-    box.upload_dir(task.paths.solution_dir, CONTAINER_SOLUTION_DIR)
+    box.upload_dir(solution, CONTAINER_SOLUTION_DIR)
     timings["upload"] = time.monotonic() - mark
     timeout = task.config.agent.timeout_sec
     solve = box.exec(

@@ -9,9 +9,7 @@ content hash.
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -29,6 +27,7 @@ from factory.errors import (
     ImageBuildError,
     TaskFormatError,
 )
+from factory.fsutil import write_text_atomic
 from factory.images.task_image import TaskImageBuilder
 from factory.runtime import ContainerSpec, DockerRuntime
 from factory.tasks.model import Task, load_task
@@ -62,11 +61,7 @@ def load_report(path: Path) -> ValidationReport | None:
 def write_report(report: ValidationReport, path: Path) -> None:
     """Atomically replace ``path`` with ``report``."""
     report.refresh_summary()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".validation-", suffix=".json")
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(report.model_dump_json(indent=2))
-    os.replace(tmp, path)
+    write_text_atomic(path, report.model_dump_json(indent=2))
 
 
 class Validator:

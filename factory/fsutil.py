@@ -1,8 +1,9 @@
-"""Write a task directory next to its destination, then swap it in: a failure half-way leaves
-the destination as it was."""
+"""Atomic writes: a file or a whole directory is written next to its destination and swapped
+in, so a failure (or a kill) half-way leaves the destination as it was."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -26,3 +27,16 @@ def staged_directory(dest: Path, *, copy_from: Path | None = None) -> Iterator[P
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` (temp file in the same folder, then os.replace)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)

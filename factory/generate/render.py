@@ -1,0 +1,117 @@
+"""Family draft + templates -> TaskSpec."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from factory import __version__
+from factory.families.base import Draft, Family
+from factory.generate.spec import TaskSpec
+from factory.generate.taxonomy import Difficulty
+from factory.resources import templates_dir
+from factory.tasks.config import (
+    AgentConfig,
+    EnvironmentConfig,
+    FactoryProvenance,
+    NetworkMode,
+    TaskConfig,
+    TaskSection,
+    VerifierConfig,
+)
+from factory.templating import environment
+
+MUTATIONS_DIR = "mutations/"
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a candidate comes from (becomes [metadata.factory])."""
+
+    suite: str
+    taxonomy_path: str
+    category: str
+    seed: int
+    generator: str
+    prompt_version: str | None = None
+    model: str | None = None
+    persona: str | None = None
+    scenario: str | None = None
+
+
+def _framing(origin: Origin) -> str:
+    parts = []
+    if origin.scenario:
+        parts.append(f"Context: {origin.scenario}.")
+    if origin.persona:
+        parts.append(f"This request comes from {origin.persona}.")
+    return (" ".join(parts) + "\n\n") if parts else ""
+
+
+def render_family(
+    family: Family, draft: Draft, *, task_id: str, difficulty: Difficulty, origin: Origin
+) -> TaskSpec:
+    """Render a family's templates with the draft's context into a TaskSpec."""
+    env = environment()
+    root = templates_dir() / family.template_dir
+    if not root.is_dir():
+        raise FileNotFoundError(f"family {family.name}: no templates at {root}")
+    context = {**draft.context, "difficulty": difficulty.value, "task_id": task_id}
+    files: dict[str, bytes] = {}
+    mutations: dict[str, str] = {}
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        rel = path.relative_to(root).as_posix()
+        if rel.endswith(".j2"):
+            name = f"{family.template_dir}/{rel}"
+            content = env.get_template(name).render(**context).encode()
+            rel = rel[: -len(".j2")]
+        else:
+            content = path.read_bytes()
+        if rel.startswith(MUTATIONS_DIR):
+            mutations[rel[len(MUTATIONS_DIR) :].rsplit(".", 1)[0]] = content.decode()
+        else:
+            files[rel] = content
+    for rel, content in draft.files.items():
+        files[rel] = content.encode() if isinstance(content, str) else content
+    files["instruction.md"] = _framing(origin).encode() + files["instruction.md"]
+    config = TaskConfig(
+        schema_version="1.1",
+        task=TaskSection(
+            name=f"{origin.suite}/{task_id}",
+            description=family.title,
+            keywords=[family.category, *draft.tags],
+        ),
+        metadata={
+            "difficulty": difficulty.value,
+            "category": family.category,
+            "tags": [family.name, *draft.tags],
+        },
+        verifier=VerifierConfig(timeout_sec=draft.verifier_timeout_sec),
+        agent=AgentConfig(timeout_sec=draft.agent_timeout_sec),
+        environment=EnvironmentConfig(
+            network_mode=NetworkMode.PUBLIC if draft.allow_internet else NetworkMode.NO_NETWORK,
+            cpus=1,
+            memory_mb=draft.memory_mb,
+        ),
+    )
+    config.set_provenance(provenance(origin))
+    return TaskSpec(
+        id=task_id,
+        files=files,
+        config=config,
+        mutations=mutations,
+        secrets=tuple(s for s in draft.secrets if s),
+        outputs=tuple(draft.outputs),
+        forbidden_strings=tuple(draft.forbidden_strings),
+    )
+
+
+def provenance(origin: Origin) -> FactoryProvenance:
+    return FactoryProvenance(
+        source=f"generator:{origin.generator}",
+        taxonomy_path=origin.taxonomy_path,
+        generator=origin.generator,
+        seed=origin.seed,
+        prompt_version=origin.prompt_version,
+        model=origin.model,
+        factory_version=__version__,
+    )
