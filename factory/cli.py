@@ -209,6 +209,10 @@ def families_list() -> None:
     for family in registry.all():
         table.add_row(family.name, family.domain.value, family.category, family.title)
     Console().print(table)
+    for module, error in registry.broken.items():
+        console.print(f"[red]broken module[/] factory/families/{module}.py: {error}")
+    if registry.broken:
+        raise typer.Exit(1)
 
 
 @families_app.command("try")
@@ -275,6 +279,114 @@ def families_try(
     Console(width=None if sys.stdout.isatty() else 200).print(table)
     if any(not t.certificate.valid for t in done):
         raise typer.Exit(1)
+
+
+# --- generate / suite ---------------------------------------------------------------------
+
+suite_app = typer.Typer(no_args_is_help=True, help="Generated suites.")
+app.add_typer(suite_app, name="suite")
+
+
+@app.command("generate")
+def generate(
+    taxonomy_file: Annotated[
+        Path, typer.Argument(help="Taxonomy YAML (see examples/taxonomy.yaml).")
+    ],
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="Suite folder (default: suites/<suite name>)."),
+    ] = None,
+    backend: Annotated[
+        str | None,
+        typer.Option(help="procedural or llm for every leaf (default: each leaf's generator)."),
+    ] = None,
+    jobs: Annotated[
+        int, typer.Option("--jobs", "-j", help="Candidates certified in parallel.")
+    ] = 2,
+    seed: Annotated[int | None, typer.Option(help="Override the taxonomy's seed.")] = None,
+    llm_base_url: Annotated[
+        str | None, typer.Option(help="OpenAI-compatible endpoint (env FACTORY_LLM_BASE_URL).")
+    ] = None,
+    llm_model: Annotated[
+        str | None, typer.Option(help="Model name (env FACTORY_LLM_MODEL).")
+    ] = None,
+    llm_api_key_env: Annotated[
+        str, typer.Option(help="Environment variable holding the API key.")
+    ] = "OPENAI_API_KEY",
+    repair_rounds: Annotated[
+        int, typer.Option(help="LLM: times a failed candidate goes back to the model.")
+    ] = 2,
+    llm_concurrency: Annotated[int, typer.Option(help="LLM: requests in flight at most.")] = 4,
+    llm_max_tokens: Annotated[
+        int | None, typer.Option(help="LLM: token budget for the whole run.")
+    ] = None,
+    llm_max_cost: Annotated[
+        float | None, typer.Option(help="LLM: cost budget in USD for the whole run.")
+    ] = None,
+) -> None:
+    """Generate a suite of verified tasks from a taxonomy (every candidate is certified in
+    containers; only valid ones enter SUITE/tasks)."""
+    from factory.generate.backends import BackendChoice, LlmOptions, backend_factory
+    from factory.generate.display import GenerationProgress, print_coverage
+    from factory.generate.pipeline import SuiteGenerator
+    from factory.generate.taxonomy import load_taxonomy
+    from factory.runtime import DockerRuntime, new_run_id
+
+    taxonomy = load_taxonomy(taxonomy_file)
+    if seed is not None:
+        taxonomy.seed = seed
+    out = out or Path("suites") / taxonomy.suite
+    try:
+        choice = BackendChoice(backend) if backend else None
+    except ValueError:
+        raise FactoryError(f"--backend must be procedural or llm, not {backend!r}") from None
+    llm = LlmOptions.from_cli(
+        base_url=llm_base_url,
+        model=llm_model,
+        api_key_env=llm_api_key_env,
+        concurrency=llm_concurrency,
+        max_tokens=llm_max_tokens,
+        max_cost_usd=llm_max_cost,
+        cache_dir=out / "llm-cache",
+    )
+    backends = backend_factory(taxonomy, choice, llm)
+    runtime = DockerRuntime(new_run_id("generate"), pool_size=max(16, 4 * jobs))
+    runtime.ping()
+    progress = GenerationProgress(taxonomy, console)
+    generator = SuiteGenerator(
+        taxonomy,
+        taxonomy_file.read_text(encoding="utf-8"),
+        out,
+        runtime,
+        backends,
+        jobs=jobs,
+        repair_rounds=repair_rounds,
+        on_result=progress.result,
+    )
+    try:
+        with progress:
+            manifest = generator.run()
+    except KeyboardInterrupt:
+        console.print("[yellow]interrupted: removing this run's containers; rerun to resume[/]")
+        runtime.close()
+        raise typer.Exit(130) from None
+    finally:
+        runtime.close()
+    print_coverage(manifest, Console(width=None if sys.stdout.isatty() else 160))
+    console.print(f"suite: {out} ({len(manifest.tasks)} tasks)")
+    if not all(c.complete for c in manifest.coverage):
+        raise typer.Exit(1)
+
+
+@suite_app.command("show")
+def suite_show(
+    suite: Annotated[Path, typer.Argument(help="A suite folder made by `factory generate`.")],
+) -> None:
+    """Coverage per taxonomy leaf: quota, candidates, valid, yield, outcomes, time, LLM cost."""
+    from factory.generate.display import print_coverage
+    from factory.generate.pipeline import load_suite_manifest
+
+    print_coverage(load_suite_manifest(suite), Console(width=None if sys.stdout.isatty() else 160))
 
 
 # --- validate ---------------------------------------------------------------------------

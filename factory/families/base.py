@@ -73,6 +73,8 @@ class Family:
 class Registry:
     def __init__(self) -> None:
         self._families: dict[str, type[Family]] = {}
+        self.broken: dict[str, str] = {}
+        """Family modules that failed to import: module name -> error."""
 
     def add(self, cls: type[Family]) -> type[Family]:
         if cls.name in self._families and self._families[cls.name] is not cls:
@@ -84,8 +86,11 @@ class Registry:
         try:
             return self._families[name]()
         except KeyError:
+            broken = (
+                f" (modules that failed to import: {', '.join(self.broken)})" if self.broken else ""
+            )
             raise KeyError(
-                f"unknown family '{name}'; registered: {', '.join(sorted(self._families))}"
+                f"unknown family '{name}'; registered: {', '.join(sorted(self._families))}{broken}"
             ) from None
 
     def names(self) -> list[str]:

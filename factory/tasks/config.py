@@ -202,6 +202,10 @@ class FactoryProvenance(_Section):
     """factory version that wrote this file."""
     notes: list[str] = Field(default_factory=list)
     """What an importer or generator changed, in plain words."""
+    verifier_strength: float | None = None
+    """Fraction of near-miss wrong solutions the tests reject (generated tasks)."""
+    probes: dict[str, bool] = Field(default_factory=dict)
+    """Probe name -> whether the tests rejected it (cheat and mutation probes)."""
 
 
 class TaskConfig(_Section):
@@ -234,7 +238,7 @@ class TaskConfig(_Section):
 
     def set_provenance(self, provenance: FactoryProvenance) -> None:
         metadata = dict(self.metadata)
-        metadata["factory"] = provenance.model_dump(mode="json", exclude_none=True)
+        metadata["factory"] = provenance.model_dump(mode="json", exclude_none=True, exclude_defaults=True)
         self.metadata = metadata
 
     @property

@@ -1,0 +1,103 @@
+"""Which backend makes a leaf's candidates: its procedural family, or the LLM."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+
+from factory.errors import FactoryError
+from factory.generate.pipeline import Backend
+from factory.generate.procedural import ProceduralBackend
+from factory.generate.taxonomy import LLM_GENERATOR, Leaf, Taxonomy
+
+
+class BackendChoice(str, Enum):
+    PROCEDURAL = "procedural"
+    LLM = "llm"
+
+
+@dataclass
+class LlmOptions:
+    base_url: str | None
+    model: str | None
+    api_key: str
+    concurrency: int = 4
+    max_tokens: int | None = None
+    max_cost_usd: float | None = None
+    cache_dir: Path | None = None
+
+    @classmethod
+    def from_cli(
+        cls,
+        *,
+        base_url: str | None,
+        model: str | None,
+        api_key_env: str,
+        concurrency: int,
+        max_tokens: int | None,
+        max_cost_usd: float | None,
+        cache_dir: Path | None,
+    ) -> LlmOptions:
+        from factory.llm import api_key_from_env
+
+        return cls(
+            base_url=base_url or os.environ.get("FACTORY_LLM_BASE_URL"),
+            model=model or os.environ.get("FACTORY_LLM_MODEL"),
+            api_key=api_key_from_env(api_key_env),
+            concurrency=concurrency,
+            max_tokens=max_tokens,
+            max_cost_usd=max_cost_usd,
+            cache_dir=cache_dir,
+        )
+
+
+def backend_factory(
+    taxonomy: Taxonomy, choice: BackendChoice | None, llm: LlmOptions
+) -> Callable[[Leaf], Backend]:
+    """A function leaf -> backend. The LLM client is made once, and only if a leaf needs it."""
+    procedural = ProceduralBackend(taxonomy.suite)
+    needs_llm = choice is BackendChoice.LLM or any(
+        leaf.skill.generator == LLM_GENERATOR for leaf in taxonomy.leaves()
+    )
+    if choice is BackendChoice.PROCEDURAL:
+        llm_leaves = [
+            leaf.path for leaf in taxonomy.leaves() if leaf.skill.generator == LLM_GENERATOR
+        ]
+        if llm_leaves:
+            raise FactoryError(
+                f"--backend procedural, but leaves {', '.join(llm_leaves)} have generator 'llm'"
+            )
+    llm_backend = None
+    if needs_llm:
+        if not llm.base_url or not llm.model:
+            raise FactoryError(
+                "the LLM backend needs --llm-base-url and --llm-model (or FACTORY_LLM_BASE_URL "
+                "and FACTORY_LLM_MODEL); any OpenAI-compatible endpoint works, e.g. `vllm serve`"
+            )
+        from factory.generate.llm_backend import LlmBackend
+        from factory.llm import LlmClient, LlmSettings
+
+        client = LlmClient(
+            LlmSettings(
+                base_url=llm.base_url,
+                model=llm.model,
+                api_key=llm.api_key,
+                concurrency=llm.concurrency,
+                max_tokens_budget=llm.max_tokens,
+                max_cost_usd=llm.max_cost_usd,
+                cache_dir=llm.cache_dir,
+            )
+        )
+        llm_backend = LlmBackend(client, taxonomy.suite)
+
+    def pick(leaf: Leaf) -> Backend:
+        if llm_backend is not None and (
+            choice is BackendChoice.LLM or leaf.skill.generator == LLM_GENERATOR
+        ):
+            return llm_backend
+        return procedural
+
+    return pick

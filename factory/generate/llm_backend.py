@@ -1,0 +1,350 @@
+"""The LLM backend: a model writes candidates for a leaf.
+
+Two modes:
+
+* **free-form** — the model returns a whole task as JSON (instruction, Dockerfile + files,
+  solve.sh, pytest tests, outputs), validated against :class:`LlmTask`; factory adds the
+  test.sh that runs the tests and writes the reward, and the task.toml.
+* **constrained** (``params: {mode: hidden-flag}``, as in unix-ctf) — the model writes only
+  the parts the skeleton leaves open (the hiding and the finding step of a CTF); image,
+  layout, flag and grader stay fixed (``templates/llm/hidden-flag``).
+
+Output that does not parse is a rejected candidate carrying the parse error, never a crash. A
+candidate that fails certification goes back to the model with the verdict, the reason and
+the end of the log, up to ``repair_rounds`` times (the pipeline drives that loop).
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import random
+import re
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field, ValidationError, field_validator
+
+from factory.generate.certify import Certificate
+from factory.generate.pipeline import GenerationError, persona_and_scenario
+from factory.generate.render import Origin, provenance
+from factory.generate.results import LlmUsage, QualityOutcome
+from factory.generate.spec import TaskSpec
+from factory.generate.taxonomy import Difficulty, Leaf
+from factory.llm import BudgetExceededError, Completion, LlmClient, LlmError
+from factory.resources import templates_dir
+from factory.tasks.config import (
+    AgentConfig,
+    EnvironmentConfig,
+    NetworkMode,
+    TaskConfig,
+    TaskSection,
+    VerifierConfig,
+)
+from factory.templating import render
+
+TASK_PROMPT = "task_v1"
+REPAIR_PROMPT = "repair_v1"
+HIDDEN_FLAG_PROMPT = "hidden_flag_v1"
+SYSTEM_PROMPT = "system_v1"
+MODE_FREE = "free"
+MODE_HIDDEN_FLAG = "hidden-flag"
+
+
+class LlmFile(BaseModel):
+    path: str = Field(min_length=1)
+    content: str
+
+    @field_validator("path")
+    @classmethod
+    def _relative(cls, value: str) -> str:
+        norm = posixpath.normpath(value.strip())
+        if norm.startswith(("/", "..")) or norm in (".", "Dockerfile"):
+            raise ValueError(f"environment file path {value!r} must be relative, inside the folder")
+        return norm
+
+
+class LlmTask(BaseModel):
+    """What the model must return in free-form mode."""
+
+    instruction: str = Field(min_length=20)
+    dockerfile: str = Field(min_length=4)
+    environment_files: list[LlmFile] = Field(default_factory=list)
+    solution_sh: str = Field(min_length=1)
+    test_py: str = Field(min_length=10)
+    outputs: list[str] = Field(default_factory=list)
+
+    @field_validator("dockerfile")
+    @classmethod
+    def _starts_with_from(cls, value: str) -> str:
+        lines = [
+            ln.strip() for ln in value.splitlines() if ln.strip() and not ln.strip().startswith("#")
+        ]
+        if not lines or not lines[0].upper().startswith(("FROM ", "ARG ")):
+            raise ValueError("the Dockerfile must start with FROM")
+        return value
+
+    @field_validator("test_py")
+    @classmethod
+    def _has_tests(cls, value: str) -> str:
+        if not re.search(r"^\s*def test_\w+\(", value, re.MULTILINE):
+            raise ValueError("test_py defines no pytest test function (def test_...)")
+        return value
+
+
+class LlmHiddenFlag(BaseModel):
+    """What the model must return in hidden-flag mode."""
+
+    technique: str = Field(min_length=3)
+    hide_sh: str = Field(min_length=5)
+    find_sh: str = Field(min_length=5)
+
+
+def extract_json(text: str) -> Any:
+    """The JSON object in a model reply (bare, fenced, or wrapped in prose)."""
+    candidates = [text]
+    fenced = re.findall(r"```(?:json)?\s*(.*?)```", text, re.DOTALL)
+    candidates += fenced
+    start, end = text.find("{"), text.rfind("}")
+    if 0 <= start < end:
+        candidates.append(text[start : end + 1])
+    error: Exception | None = None
+    for candidate in candidates:
+        try:
+            return json.loads(candidate)
+        except ValueError as exc:
+            error = exc
+    raise ValueError(f"no JSON object in the reply ({error})")
+
+
+def _shell(script: str) -> str:
+    script = script.replace("\r\n", "\n")
+    return script if script.startswith("#!") else "#!/bin/bash\n" + script
+
+
+def _usage(completion: Completion) -> LlmUsage:
+    return LlmUsage(
+        calls=0 if completion.cached else 1,
+        cached_calls=1 if completion.cached else 0,
+        prompt_tokens=completion.prompt_tokens,
+        completion_tokens=completion.completion_tokens,
+        cost_usd=completion.cost_usd,
+    )
+
+
+class LlmBackend:
+    """Makes (and repairs) candidates with a model behind an OpenAI-compatible endpoint."""
+
+    def __init__(
+        self,
+        client: LlmClient,
+        suite: str,
+        *,
+        mode: str | None = None,
+        temperature: float = 0.7,
+        max_tokens: int = 3000,
+    ) -> None:
+        self.client = client
+        self.suite = suite
+        self.forced_mode = mode
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self._conversations: dict[str, list[dict[str, str]]] = {}
+
+    # --- Backend protocol ------------------------------------------------------------
+    def make(
+        self, leaf: Leaf, difficulty: Difficulty, seed: int, task_id: str
+    ) -> tuple[TaskSpec, LlmUsage]:
+        mode = self._mode(leaf)
+        persona, scenario = persona_and_scenario(leaf, seed)
+        context = {
+            "difficulty": difficulty.value,
+            "domain": leaf.domain.name,
+            "category": leaf.category.name,
+            "category_description": leaf.category.description,
+            "skill": leaf.skill.name,
+            "skill_description": leaf.skill.description,
+            "topic": leaf.skill.params.get("topic", ""),
+            "persona": persona,
+            "scenario": scenario,
+            "seed": seed,
+        }
+        prompt = HIDDEN_FLAG_PROMPT if mode == MODE_HIDDEN_FLAG else TASK_PROMPT
+        messages = [
+            {"role": "system", "content": render(f"prompts/{SYSTEM_PROMPT}.j2")},
+            {"role": "user", "content": render(f"prompts/{prompt}.j2", **context)},
+        ]
+        origin = Origin(
+            suite=self.suite,
+            taxonomy_path=leaf.path,
+            category=leaf.category.name,
+            seed=seed,
+            generator="llm",
+            prompt_version=prompt,
+            model=self.client.settings.model,
+            persona=persona,
+            scenario=scenario,
+        )
+        return self._ask(task_id, messages, mode, difficulty, origin, seed)
+
+    def repair(
+        self, leaf: Leaf, spec: TaskSpec, certificate: Certificate
+    ) -> tuple[TaskSpec, LlmUsage]:
+        history = self._conversations.get(spec.id)
+        if history is None:
+            raise GenerationError("no conversation to repair")
+        messages = [
+            *history,
+            {
+                "role": "user",
+                "content": render(
+                    f"prompts/{REPAIR_PROMPT}.j2",
+                    outcome=certificate.outcome,
+                    reason=certificate.reason,
+                    log_tail=certificate.log_tail[-1500:],
+                ),
+            },
+        ]
+        p = spec.config.provenance
+        origin = Origin(
+            suite=self.suite,
+            taxonomy_path=leaf.path,
+            category=leaf.category.name,
+            seed=p.seed or 0,
+            generator="llm",
+            prompt_version=f"{p.prompt_version}+{REPAIR_PROMPT}",
+            model=self.client.settings.model,
+        )
+        difficulty = Difficulty(spec.config.metadata.get("difficulty", "medium"))
+        return self._ask(
+            spec.id, messages, self._mode(leaf), difficulty, origin, (p.seed or 0) + len(messages)
+        )
+
+    # --- internals ----------------------------------------------------------------------
+    def _mode(self, leaf: Leaf) -> str:
+        if self.forced_mode:
+            return self.forced_mode
+        if (
+            leaf.skill.params.get("mode") == MODE_HIDDEN_FLAG
+            or leaf.skill.generator == "ctf-hidden-flag"
+        ):
+            return MODE_HIDDEN_FLAG
+        return MODE_FREE
+
+    def _ask(
+        self,
+        task_id: str,
+        messages: list[dict[str, str]],
+        mode: str,
+        difficulty: Difficulty,
+        origin: Origin,
+        seed: int,
+    ) -> tuple[TaskSpec, LlmUsage]:
+        model_cls = LlmHiddenFlag if mode == MODE_HIDDEN_FLAG else LlmTask
+        try:
+            completion = self.client.complete(
+                messages,
+                schema=model_cls.model_json_schema(),
+                temperature=self.temperature,
+                max_tokens=self.max_tokens,
+                seed=seed,
+            )
+        except BudgetExceededError as exc:
+            raise GenerationError(str(exc)) from None
+        except LlmError as exc:
+            raise GenerationError(f"the endpoint failed: {exc}") from None
+        usage = _usage(completion)
+        self._conversations[task_id] = [
+            *messages,
+            {"role": "assistant", "content": completion.text},
+        ]
+        try:
+            parsed = model_cls.model_validate(extract_json(completion.text))
+        except (ValueError, ValidationError) as exc:
+            message = _first_error(exc)
+            truncated = (
+                " (the reply was cut off at max_tokens)"
+                if completion.finish_reason == "length"
+                else ""
+            )
+            raise GenerationError(
+                f"unparseable reply: {message}{truncated}", QualityOutcome.UNPARSEABLE, usage
+            ) from None
+        if isinstance(parsed, LlmHiddenFlag):
+            return self._hidden_flag_spec(parsed, task_id, difficulty, origin, seed), usage
+        return self._free_spec(parsed, task_id, difficulty, origin), usage
+
+    def _config(
+        self, task_id: str, difficulty: Difficulty, origin: Origin, description: str
+    ) -> TaskConfig:
+        config = TaskConfig(
+            schema_version="1.1",
+            task=TaskSection(name=f"{self.suite}/{task_id}", description=description[:200]),
+            metadata={
+                "difficulty": difficulty.value,
+                "category": origin.category,
+                "tags": ["llm-generated"],
+            },
+            verifier=VerifierConfig(timeout_sec=120.0),
+            agent=AgentConfig(timeout_sec=600.0),
+            environment=EnvironmentConfig(
+                network_mode=NetworkMode.NO_NETWORK, cpus=1, memory_mb=1024
+            ),
+        )
+        config.set_provenance(provenance(origin))
+        return config
+
+    def _free_spec(
+        self, task: LlmTask, task_id: str, difficulty: Difficulty, origin: Origin
+    ) -> TaskSpec:
+        runner = render("families/_shared/pytest_test.sh.j2")
+        files: dict[str, bytes] = {
+            "instruction.md": task.instruction.encode(),
+            "environment/Dockerfile": task.dockerfile.encode(),
+            "solution/solve.sh": _shell(task.solution_sh).encode(),
+            "tests/test.sh": runner.encode(),
+            "tests/test_outputs.py": task.test_py.encode(),
+        }
+        for item in task.environment_files:
+            files[f"environment/{item.path}"] = item.content.encode()
+        first_line = task.instruction.strip().splitlines()[0]
+        return TaskSpec(
+            id=task_id,
+            files=files,
+            config=self._config(task_id, difficulty, origin, first_line),
+            outputs=tuple(p for p in task.outputs if p.startswith("/")),
+        )
+
+    def _hidden_flag_spec(
+        self, task: LlmHiddenFlag, task_id: str, difficulty: Difficulty, origin: Origin, seed: int
+    ) -> TaskSpec:
+        rng = random.Random(seed)
+        flag = "FLAG{" + "".join(rng.choice("abcdef0123456789") for _ in range(24)) + "}"
+        skeleton = templates_dir() / "llm" / MODE_HIDDEN_FLAG
+        context = {"flag": flag, "difficulty": difficulty.value}
+        files: dict[str, bytes] = {}
+        for path in sorted(p for p in skeleton.rglob("*.j2")):
+            rel = path.relative_to(skeleton).as_posix()[: -len(".j2")]
+            files[rel] = render(
+                f"llm/{MODE_HIDDEN_FLAG}/{Path(rel).as_posix()}.j2", **context
+            ).encode()
+        files["environment/hide.sh"] = _shell(task.hide_sh).encode()
+        files["solution/solve.sh"] = _shell(task.find_sh).encode()
+        config = self._config(task_id, difficulty, origin, "Find a hidden flag")
+        config.metadata["technique"] = task.technique[:300]
+        return TaskSpec(
+            id=task_id,
+            files=files,
+            config=config,
+            secrets=(flag,),
+            outputs=("/app/flag.txt",),
+            forbidden_strings=(flag,),
+        )
+
+
+def _first_error(exc: Exception) -> str:
+    if isinstance(exc, ValidationError):
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first.get("loc", ())) or "(top level)"
+        return f"{loc}: {first.get('msg')}"
+    return str(exc)[:300]

@@ -1,0 +1,457 @@
+"""`factory generate`: taxonomy -> candidates -> certification -> a suite of verified tasks.
+
+Suite folder::
+
+    suite.json          manifest: every accepted task, coverage per leaf, totals
+    taxonomy.yaml       the taxonomy the suite was generated from
+    tasks/<id>/         accepted tasks (Harbor layout)
+    rejected/<id>/      rejected candidates, with rejection.json (outcome, reason)
+    results/<id>.json   the journal: one record per finished candidate
+    validation/logs/    phase logs of every validation and probe
+
+Candidates are deterministic: candidate ``a`` of a leaf has id ``<category>-<skill>-<a:03d>``
+and seed ``H(suite seed, leaf path, a)``. A rerun reads the journal, skips finished candidates
+and redoes unfinished ones, so a killed run continues where it stopped and never duplicates a
+task.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import shutil
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from pydantic import ValidationError
+
+from factory import __version__
+from factory.errors import FactoryError
+from factory.fsutil import write_text_atomic
+from factory.generate.certify import Certificate, certify
+from factory.generate.results import (
+    ACCEPTED,
+    REJECTED,
+    CandidateResult,
+    LeafCoverage,
+    LlmUsage,
+    QualityOutcome,
+    SuiteManifest,
+    SuiteTask,
+)
+from factory.generate.spec import TaskSpec
+from factory.generate.taxonomy import Difficulty, Leaf, Taxonomy
+from factory.quality.dedup import DedupIndex
+from factory.runtime import DockerRuntime
+from factory.tasks.hashing import hash_tree
+from factory.tasks.model import load_task_config
+from factory.validate.outcome import Outcome
+from factory.validate.validator import Validator
+
+
+class Backend(Protocol):
+    """Makes candidates for a leaf (procedural families, or an LLM)."""
+
+    def make(
+        self, leaf: Leaf, difficulty: Difficulty, seed: int, task_id: str
+    ) -> tuple[TaskSpec, LlmUsage]: ...
+
+    def repair(
+        self, leaf: Leaf, spec: TaskSpec, certificate: Certificate
+    ) -> tuple[TaskSpec, LlmUsage] | None:
+        """A fixed candidate, or None when this backend does not repair."""
+        ...
+
+
+class GenerationError(FactoryError):
+    """A backend could not produce a candidate (the reason becomes the rejection reason)."""
+
+    def __init__(
+        self,
+        message: str,
+        outcome: QualityOutcome = QualityOutcome.GENERATION_ERROR,
+        usage: LlmUsage | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.outcome = outcome
+        self.usage = usage or LlmUsage()
+
+
+def candidate_seed(suite_seed: int, leaf_path: str, attempt: int) -> int:
+    digest = hashlib.sha256(f"{suite_seed}:{leaf_path}:{attempt}".encode()).digest()
+    return int.from_bytes(digest[:6], "big")
+
+
+def candidate_id(leaf: Leaf, attempt: int) -> str:
+    return f"{leaf.category.name}-{leaf.skill.name}-{attempt:03d}"
+
+
+@dataclass
+class LeafState:
+    leaf: Leaf
+    plan: list[Difficulty]
+    results: dict[int, CandidateResult] = field(default_factory=dict)
+    inflight: set[int] = field(default_factory=set)
+
+    @property
+    def valid(self) -> int:
+        return sum(r.status == ACCEPTED for r in self.results.values())
+
+    def next_attempt(self) -> int | None:
+        if self.valid + len(self.inflight) >= self.leaf.quota:
+            return None
+        for attempt in range(self.leaf.attempt_budget):
+            if attempt not in self.results and attempt not in self.inflight:
+                return attempt
+        return None
+
+
+class SuiteGenerator:
+    """Runs a taxonomy to a suite. Thread-safe across ``jobs`` candidate workers."""
+
+    def __init__(
+        self,
+        taxonomy: Taxonomy,
+        taxonomy_text: str,
+        out: Path,
+        runtime: DockerRuntime,
+        backends: Callable[[Leaf], Backend],
+        *,
+        jobs: int = 2,
+        repair_rounds: int = 0,
+        on_result: Callable[[CandidateResult], None] | None = None,
+    ) -> None:
+        self.taxonomy = taxonomy
+        self.taxonomy_text = taxonomy_text
+        self.out = out
+        self.runtime = runtime
+        self.backend_for = backends
+        self.jobs = jobs
+        self.repair_rounds = repair_rounds
+        self.on_result = on_result or (lambda _r: None)
+        self.validator = Validator(
+            runtime, out / "validation", jobs=jobs, force=True, repeats=taxonomy.defaults.repeats
+        )
+        self.dedup = DedupIndex()
+        self.states = {
+            leaf.path: LeafState(leaf, leaf.difficulty_plan()) for leaf in taxonomy.leaves()
+        }
+        self._lock = threading.Lock()
+        self._cancel = threading.Event()
+
+    # --- public -------------------------------------------------------------------
+    def run(self) -> SuiteManifest:
+        self._prepare()
+        pool = ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="generate")
+        running: dict[Future, tuple[LeafState, int]] = {}
+        try:
+            while True:
+                self._submit(pool, running)
+                if not running:
+                    break
+                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in done:
+                    state, attempt = running.pop(future)
+                    state.inflight.discard(attempt)
+                    result = future.result()
+                    state.results[attempt] = result
+                    self.on_result(result)
+                    self.write_manifest()
+        except BaseException:
+            self._cancel.set()
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        finally:
+            self.write_manifest()
+        pool.shutdown(wait=True)
+        return self.manifest()
+
+    def manifest(self) -> SuiteManifest:
+        tasks: list[SuiteTask] = []
+        coverage: list[LeafCoverage] = []
+        with self._lock:
+            states = list(self.states.values())
+        for state in states:
+            results = sorted(state.results.values(), key=lambda r: r.attempt)
+            usage = LlmUsage()
+            for result in results:
+                usage.add(result.llm)
+            accepted = [r for r in results if r.status == ACCEPTED]
+            coverage.append(
+                LeafCoverage(
+                    taxonomy_path=state.leaf.path,
+                    generator=state.leaf.skill.generator,
+                    quota=state.leaf.quota,
+                    candidates=len(results),
+                    valid=len(accepted),
+                    distinct=len(accepted),
+                    yield_=len(accepted) / len(results) if results else 0.0,
+                    outcomes=dict(Counter(r.outcome for r in results)),
+                    seconds=sum(r.timings.get("total", 0.0) for r in results),
+                    llm=usage,
+                    complete=len(accepted) >= state.leaf.quota,
+                )
+            )
+            tasks += [
+                SuiteTask(
+                    id=r.id,
+                    path=r.path,
+                    taxonomy_path=r.taxonomy_path,
+                    family=r.generator,
+                    difficulty=r.difficulty,
+                    seed=r.seed,
+                    generator=r.generator,
+                    prompt_version=r.prompt_version,
+                    model=r.model,
+                    content_hash=r.content_hash,
+                    verifier_strength=r.verifier_strength,
+                    timings=r.timings,
+                )
+                for r in accepted
+            ]
+        candidates = sum(c.candidates for c in coverage)
+        valid = sum(c.valid for c in coverage)
+        totals = {
+            "quota": sum(c.quota for c in coverage),
+            "candidates": candidates,
+            "valid": valid,
+            "yield": valid / candidates if candidates else 0.0,
+            "seconds": sum(c.seconds for c in coverage),
+            "llm_tokens": sum(c.llm.prompt_tokens + c.llm.completion_tokens for c in coverage),
+            "llm_cost_usd": sum(c.llm.cost_usd for c in coverage),
+            "leaves_complete": sum(c.complete for c in coverage),
+            "leaves": len(coverage),
+        }
+        return SuiteManifest(
+            suite=self.taxonomy.suite,
+            factory_version=__version__,
+            seed=self.taxonomy.seed,
+            taxonomy="taxonomy.yaml",
+            tasks=sorted(tasks, key=lambda t: t.id),
+            coverage=coverage,
+            totals=totals,
+        )
+
+    def write_manifest(self) -> None:
+        write_text_atomic(
+            self.out / "suite.json", self.manifest().model_dump_json(indent=2, by_alias=True)
+        )
+
+    # --- set-up and resume --------------------------------------------------------
+    def _prepare(self) -> None:
+        for folder in ("tasks", "rejected", "results", "candidates"):
+            (self.out / folder).mkdir(parents=True, exist_ok=True)
+        write_text_atomic(self.out / "taxonomy.yaml", self.taxonomy_text)
+        shutil.rmtree(self.out / "candidates", ignore_errors=True)  # unfinished: redone
+        (self.out / "candidates").mkdir()
+        by_id = {
+            candidate_id(state.leaf, attempt): (state, attempt)
+            for state in self.states.values()
+            for attempt in range(state.leaf.attempt_budget)
+        }
+        for path in sorted((self.out / "results").glob("*.json")):
+            try:
+                result = CandidateResult.model_validate_json(path.read_text())
+            except (ValidationError, ValueError, OSError):
+                path.unlink()  # a torn write: the candidate is redone
+                continue
+            if result.id not in by_id or not (self.out / result.path).is_dir():
+                continue
+            state, attempt = by_id[result.id]
+            state.results[attempt] = result
+            if result.status == ACCEPTED:
+                self._index(
+                    result.id,
+                    result.content_hash or "",
+                    self.out / result.path,
+                    self._threshold(state.leaf),
+                )
+        # Folders without a journal entry were left by a kill between move and record.
+        for folder in ("tasks", "rejected"):
+            for path in (self.out / folder).iterdir():
+                if (
+                    path.name in by_id
+                    and not (self.out / "results" / f"{path.name}.json").is_file()
+                ):
+                    shutil.rmtree(path, ignore_errors=True)
+
+    def _submit(
+        self, pool: ThreadPoolExecutor, running: dict[Future, tuple[LeafState, int]]
+    ) -> None:
+        while len(running) < self.jobs * 2 and not self._cancel.is_set():
+            picked = None
+            for state in self.states.values():
+                attempt = state.next_attempt()
+                if attempt is not None:
+                    picked = (state, attempt)
+                    break
+            if picked is None:
+                return
+            state, attempt = picked
+            state.inflight.add(attempt)
+            running[pool.submit(self._candidate, state.leaf, state.plan, attempt)] = picked
+
+    # --- one candidate --------------------------------------------------------------
+    def _candidate(self, leaf: Leaf, plan: list[Difficulty], attempt: int) -> CandidateResult:
+        started = time.monotonic()
+        task_id = candidate_id(leaf, attempt)
+        seed = candidate_seed(self.taxonomy.seed, leaf.path, attempt)
+        difficulty = plan[attempt % len(plan)]
+        backend = self.backend_for(leaf)
+        usage = LlmUsage()
+        staging = self.out / "candidates" / task_id
+        record = dict(
+            id=task_id,
+            taxonomy_path=leaf.path,
+            generator=leaf.skill.generator,
+            difficulty=difficulty.value,
+            seed=seed,
+            attempt=attempt,
+        )
+        try:
+            spec, used = backend.make(leaf, difficulty, seed, task_id)
+            usage.add(used)
+        except GenerationError as exc:
+            usage.add(exc.usage)
+            return self._finish(record, None, exc.outcome.value, str(exc), usage, started, {})
+        provenance = spec.config.provenance
+        record.update(prompt_version=provenance.prompt_version, model=provenance.model)
+        timings = {"generate": time.monotonic() - started}
+        rounds = 0
+        while True:
+            spec.write(staging)
+            cert = self._certify(leaf, spec, staging)
+            if cert.valid or rounds >= self.repair_rounds or self._cancel.is_set():
+                break
+            try:
+                repaired = backend.repair(leaf, spec, cert)
+            except GenerationError as exc:
+                usage.add(exc.usage)
+                break
+            if repaired is None:
+                break
+            spec, used = repaired
+            usage.add(used)
+            rounds += 1
+        for key, value in cert.timings.items():
+            timings[key] = timings.get(key, 0.0) + value
+        record["repair_rounds"] = rounds
+        outcome, reason = cert.outcome, cert.reason
+        if cert.valid:
+            self._stamp(staging, cert)
+            duplicate = self._index(task_id, hash_tree(staging), staging, self._threshold(leaf))
+            if duplicate:
+                other, similarity = duplicate
+                outcome = QualityOutcome.DUPLICATE.value
+                reason = f"{'same content as' if similarity >= 1 else f'{similarity:.2f} similar to'} {other}"
+                record["duplicate_of"] = other
+        record.update(
+            verifier_strength=cert.verifier_strength, probes=[p.model_dump() for p in cert.probes]
+        )
+        return self._finish(record, staging, outcome, reason, usage, started, timings)
+
+    def _certify(self, leaf: Leaf, spec: TaskSpec, staging: Path) -> Certificate:
+        return certify(
+            staging,
+            self.validator,
+            secrets=spec.secrets,
+            outputs=spec.outputs,
+            mutations=dict(spec.mutations),
+            forbidden_strings=spec.forbidden_strings,
+            min_verifier_strength=leaf.setting("min_verifier_strength"),
+        )
+
+    @staticmethod
+    def _threshold(leaf: Leaf) -> float:
+        return leaf.setting("dedup_threshold")
+
+    def _index(
+        self, task_id: str, content_hash: str, folder: Path, threshold: float
+    ) -> tuple[str, float] | None:
+        return self.dedup.check_and_add(task_id, content_hash, _dedup_text(folder), threshold)
+
+    @staticmethod
+    def _stamp(folder: Path, cert: Certificate) -> None:
+        """Record the probes' verdicts in the accepted task's own metadata."""
+        config = load_task_config(folder / "task.toml")
+        provenance = config.provenance.model_copy(
+            update={
+                "verifier_strength": cert.verifier_strength,
+                "probes": {f"{p.kind}:{p.name}": p.rejected for p in cert.probes},
+            }
+        )
+        config.set_provenance(provenance)
+        (folder / "task.toml").write_text(config.to_toml())
+
+    def _finish(
+        self,
+        record: dict,
+        staging: Path | None,
+        outcome: str,
+        reason: str,
+        usage: LlmUsage,
+        started: float,
+        timings: dict[str, float],
+    ) -> CandidateResult:
+        accepted = outcome == Outcome.VALID.value
+        task_id = record["id"]
+        target = self.out / ("tasks" if accepted else "rejected") / task_id
+        timings["total"] = time.monotonic() - started
+        result = CandidateResult(
+            **record,
+            status=ACCEPTED if accepted else REJECTED,
+            outcome=outcome,
+            reason=reason,
+            llm=usage,
+            timings=timings,
+            path=str(target.relative_to(self.out)),
+            content_hash=hash_tree(staging) if staging is not None and staging.is_dir() else None,
+        )
+        if target.exists():
+            shutil.rmtree(target)
+        if staging is not None and staging.is_dir():
+            staging.rename(target)
+        else:
+            target.mkdir(parents=True)
+        if not accepted:
+            (target / "rejection.json").write_text(result.model_dump_json(indent=2))
+        write_text_atomic(
+            self.out / "results" / f"{task_id}.json", result.model_dump_json(indent=2)
+        )
+        return result
+
+
+def _dedup_text(folder: Path) -> str:
+    parts = []
+    for rel in ("instruction.md",):
+        path = folder / rel
+        if path.is_file():
+            parts.append(path.read_text(errors="replace"))
+    tests = folder / "tests"
+    if tests.is_dir():
+        for path in sorted(p for p in tests.rglob("*") if p.is_file()):
+            parts.append(path.read_text(errors="replace"))
+    return "\n".join(parts)
+
+
+def load_suite_manifest(suite: Path) -> SuiteManifest:
+    path = suite / "suite.json"
+    if not path.is_file():
+        raise FactoryError(f"{path}: no suite here (run `factory generate` first)")
+    try:
+        return SuiteManifest.model_validate_json(path.read_text())
+    except (ValidationError, ValueError) as exc:
+        raise FactoryError(f"{path}: not a suite manifest ({str(exc).splitlines()[0]})") from None
+
+
+def persona_and_scenario(leaf: Leaf, seed: int) -> tuple[str | None, str | None]:
+    rng = random.Random(seed ^ 0x5CE7A)
+    persona = rng.choice(leaf.skill.personas) if leaf.skill.personas else None
+    scenario = rng.choice(leaf.skill.scenarios) if leaf.skill.scenarios else None
+    return persona, scenario

@@ -1,0 +1,247 @@
+"""The one module that talks to an LLM endpoint (any OpenAI-compatible server: vLLM,
+llama.cpp's server, hosted APIs), through the `openai` client.
+
+What it adds on top of a bare chat call:
+
+* a concurrency limit (a semaphore shared by all threads);
+* retries with exponential backoff and jitter on 429, 5xx, timeouts and dropped connections;
+* a run-wide budget of tokens and of cost (estimated from per-1k-token prices);
+* an on-disk response cache keyed by (model, messages, parameters): a rerun costs nothing;
+* structured output: a JSON schema is passed as ``response_format`` in the OpenAI
+  ``json_schema`` form, falling back to the ``json_object`` + ``schema`` form (llama.cpp) and
+  then to plain text, whichever the server accepts first.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import random
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from factory.errors import FactoryError
+from factory.fsutil import write_text_atomic
+
+log = logging.getLogger(__name__)
+
+
+class LlmError(FactoryError):
+    """The endpoint failed for good (after retries), or refused the request."""
+
+
+class BudgetExceededError(LlmError):
+    """The run's token or cost budget is spent."""
+
+
+@dataclass
+class LlmSettings:
+    base_url: str
+    """OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1."""
+    model: str
+    api_key: str = "not-needed"
+    concurrency: int = 4
+    timeout_sec: float = 300.0
+    max_retries: int = 4
+    max_tokens_budget: int | None = None
+    """Prompt + completion tokens the whole run may use."""
+    max_cost_usd: float | None = None
+    price_prompt_per_1k: float = 0.0
+    price_completion_per_1k: float = 0.0
+    cache_dir: Path | None = None
+    extra_body: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Completion:
+    text: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    cached: bool = False
+    finish_reason: str | None = None
+
+
+_RESPONSE_FORMATS = ("json_schema", "json_object", "none")
+
+
+class LlmClient:
+    """Thread-safe chat completions with retries, budget and cache."""
+
+    def __init__(self, settings: LlmSettings) -> None:
+        import openai  # lazily: only the LLM backend needs it
+
+        self.settings = settings
+        self._openai = openai
+        self._client = openai.OpenAI(
+            base_url=settings.base_url,
+            api_key=settings.api_key,
+            timeout=settings.timeout_sec,
+            max_retries=0,
+        )
+        self._slots = threading.Semaphore(max(1, settings.concurrency))
+        self._lock = threading.Lock()
+        self.tokens_used = 0
+        self.cost_used = 0.0
+        self._format = 0  # index into _RESPONSE_FORMATS: the first form the server accepted
+
+    # --- public ---------------------------------------------------------------------
+    def complete(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        schema: dict[str, Any] | None = None,
+        temperature: float = 0.7,
+        max_tokens: int = 2048,
+        seed: int | None = None,
+    ) -> Completion:
+        params = {"temperature": temperature, "max_tokens": max_tokens, "seed": seed}
+        key = self._cache_key(messages, schema, params)
+        cached = self._cache_get(key)
+        if cached is not None:
+            return cached
+        self._check_budget()
+        with self._slots:
+            completion = self._call_with_retries(messages, schema, params)
+        with self._lock:
+            self.tokens_used += completion.prompt_tokens + completion.completion_tokens
+            self.cost_used += completion.cost_usd
+        self._cache_put(key, completion)
+        return completion
+
+    # --- internals --------------------------------------------------------------------
+    def _check_budget(self) -> None:
+        s = self.settings
+        with self._lock:
+            if s.max_tokens_budget is not None and self.tokens_used >= s.max_tokens_budget:
+                raise BudgetExceededError(f"token budget of {s.max_tokens_budget} is spent")
+            if s.max_cost_usd is not None and self.cost_used >= s.max_cost_usd:
+                raise BudgetExceededError(f"cost budget of ${s.max_cost_usd:.2f} is spent")
+
+    def _call_with_retries(self, messages, schema, params) -> Completion:
+        openai = self._openai
+        transient = (
+            openai.RateLimitError,
+            openai.APITimeoutError,
+            openai.APIConnectionError,
+            openai.InternalServerError,
+        )
+        for attempt in range(self.settings.max_retries + 1):
+            try:
+                return self._call(messages, schema, params)
+            except transient as exc:
+                if attempt == self.settings.max_retries:
+                    raise LlmError(
+                        f"{self.settings.base_url}: gave up after {attempt + 1} tries: {exc}"
+                    ) from None
+                delay = min(30.0, 0.5 * 2**attempt) * (0.5 + random.random())  # noqa: S311
+                log.warning("LLM request failed (%s); retrying in %.1fs", type(exc).__name__, delay)
+                time.sleep(delay)
+            except openai.APIStatusError as exc:
+                raise LlmError(
+                    f"{self.settings.base_url}: {exc.status_code}: {exc.message}"
+                ) from None
+        raise AssertionError("unreachable")
+
+    def _call(self, messages, schema, params) -> Completion:
+        openai = self._openai
+        while True:
+            form = _RESPONSE_FORMATS[self._format] if schema else "none"
+            kwargs: dict[str, Any] = {
+                "model": self.settings.model,
+                "messages": messages,
+                "temperature": params["temperature"],
+                "max_tokens": params["max_tokens"],
+            }
+            if params["seed"] is not None:
+                kwargs["seed"] = params["seed"]
+            if form == "json_schema":
+                kwargs["response_format"] = {
+                    "type": "json_schema",
+                    "json_schema": {"name": "response", "schema": schema, "strict": False},
+                }
+            elif form == "json_object":
+                kwargs["response_format"] = {"type": "json_object", "schema": schema}
+            if self.settings.extra_body:
+                kwargs["extra_body"] = self.settings.extra_body
+            try:
+                response = self._client.chat.completions.create(**kwargs)
+            except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
+                if form != "none" and self._format + 1 < len(_RESPONSE_FORMATS):
+                    log.info(
+                        "server refused response_format %s (%s); trying the next form", form, exc
+                    )
+                    self._format += 1
+                    continue
+                raise
+            return self._completion(response)
+
+    def _completion(self, response) -> Completion:
+        choice = response.choices[0] if response.choices else None
+        text = (choice.message.content or "") if choice is not None else ""
+        usage = getattr(response, "usage", None)
+        prompt = getattr(usage, "prompt_tokens", 0) or 0
+        completion = getattr(usage, "completion_tokens", 0) or 0
+        cost = (
+            prompt * self.settings.price_prompt_per_1k
+            + completion * self.settings.price_completion_per_1k
+        ) / 1000
+        return Completion(
+            text, prompt, completion, cost, False, getattr(choice, "finish_reason", None)
+        )
+
+    def _cache_key(self, messages, schema, params) -> str:
+        blob = json.dumps(
+            {
+                "model": self.settings.model,
+                "messages": messages,
+                "schema": schema,
+                "params": params,
+                "extra": self.settings.extra_body,
+            },
+            sort_keys=True,
+        )
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+    def _cache_get(self, key: str) -> Completion | None:
+        if self.settings.cache_dir is None:
+            return None
+        path = self.settings.cache_dir / key[:2] / f"{key}.json"
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError):
+            return None
+        return Completion(
+            data["text"],
+            data.get("prompt_tokens", 0),
+            data.get("completion_tokens", 0),
+            0.0,
+            True,
+            data.get("finish_reason"),
+        )
+
+    def _cache_put(self, key: str, completion: Completion) -> None:
+        if self.settings.cache_dir is None:
+            return
+        path = self.settings.cache_dir / key[:2] / f"{key}.json"
+        write_text_atomic(
+            path,
+            json.dumps(
+                {
+                    "text": completion.text,
+                    "prompt_tokens": completion.prompt_tokens,
+                    "completion_tokens": completion.completion_tokens,
+                    "finish_reason": completion.finish_reason,
+                }
+            ),
+        )
+
+
+def api_key_from_env(variable: str) -> str:
+    """The API key from ``variable``; local servers accept any, so a placeholder otherwise."""
+    return os.environ.get(variable) or "not-needed"
