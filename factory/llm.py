@@ -151,7 +151,8 @@ class LlmClient:
     def _call(self, messages, schema, params) -> Completion:
         openai = self._openai
         while True:
-            form = _RESPONSE_FORMATS[self._format] if schema else "none"
+            index = self._format
+            form = _RESPONSE_FORMATS[index] if schema else "none"
             kwargs: dict[str, Any] = {
                 "model": self.settings.model,
                 "messages": messages,
@@ -171,8 +172,10 @@ class LlmClient:
                 kwargs["extra_body"] = self.settings.extra_body
             try:
                 response = self._client.chat.completions.create(**kwargs)
-            except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
-                if form != "none" and self._format + 1 < len(_RESPONSE_FORMATS):
+            except openai.APIStatusError as exc:
+                # Servers refuse an unknown response_format with 400, 422 or even 500 (llama.cpp).
+                refused = exc.status_code in (400, 422) or "response_format" in str(exc)
+                if refused and form != "none" and self._format + 1 < len(_RESPONSE_FORMATS):
                     log.info(
                         "server refused response_format %s (%s); trying the next form", form, exc
                     )

@@ -101,20 +101,22 @@ class LlmHiddenFlag(BaseModel):
 
 
 def extract_json(text: str) -> Any:
-    """The JSON object in a model reply (bare, fenced, or wrapped in prose)."""
-    candidates = [text]
-    fenced = re.findall(r"```(?:json)?\s*(.*?)```", text, re.DOTALL)
-    candidates += fenced
-    start, end = text.find("{"), text.rfind("}")
-    if 0 <= start < end:
-        candidates.append(text[start : end + 1])
+    """The first JSON object in a model reply (bare, fenced, wrapped in prose, or followed by
+    trailing text)."""
+    decoder = json.JSONDecoder()
     error: Exception | None = None
-    for candidate in candidates:
-        try:
-            return json.loads(candidate)
-        except ValueError as exc:
-            error = exc
-    raise ValueError(f"no JSON object in the reply ({error})")
+    fenced = re.findall(r"```(?:json)?\s*(.*?)```", text, re.DOTALL)
+    for candidate in [text, *fenced]:
+        start = candidate.find("{")
+        while start != -1:
+            try:
+                value, _end = decoder.raw_decode(candidate, start)
+                if isinstance(value, dict):
+                    return value
+            except ValueError as exc:
+                error = error or exc
+            start = candidate.find("{", start + 1)
+    raise ValueError(f"no JSON object in the reply ({error or 'no opening brace'})")
 
 
 def _shell(script: str) -> str:

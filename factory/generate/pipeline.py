@@ -323,26 +323,28 @@ class SuiteGenerator:
         provenance = spec.config.provenance
         record.update(prompt_version=provenance.prompt_version, model=provenance.model)
         timings = {"generate": time.monotonic() - started}
-        rounds = 0
+        rounds, repair_note = 0, ""
         while True:
             spec.write(staging)
             cert = self._certify(leaf, spec, staging)
             if cert.valid or rounds >= self.repair_rounds or self._cancel.is_set():
                 break
+            rounds += 1
             try:
                 repaired = backend.repair(leaf, spec, cert)
             except GenerationError as exc:
                 usage.add(exc.usage)
+                repair_note = f" (repair round {rounds} failed: {exc})"
                 break
             if repaired is None:
+                rounds -= 1
                 break
             spec, used = repaired
             usage.add(used)
-            rounds += 1
         for key, value in cert.timings.items():
             timings[key] = timings.get(key, 0.0) + value
         record["repair_rounds"] = rounds
-        outcome, reason = cert.outcome, cert.reason
+        outcome, reason = cert.outcome, cert.reason + repair_note
         if cert.valid:
             self._stamp(staging, cert)
             duplicate = self._index(task_id, hash_tree(staging), staging, self._threshold(leaf))

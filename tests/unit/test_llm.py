@@ -1,0 +1,258 @@
+"""The LLM client against a stub OpenAI-compatible server on loopback, and the LLM backend's
+parsing with recorded replies."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from factory.generate.llm_backend import LlmBackend, extract_json
+from factory.generate.pipeline import GenerationError
+from factory.generate.results import QualityOutcome
+from factory.generate.taxonomy import Difficulty, parse_taxonomy
+from factory.llm import BudgetExceededError, LlmClient, LlmError, LlmSettings
+
+
+def reply(text: str, prompt: int = 10, completion: int = 5) -> tuple[int, dict]:
+    return 200, {
+        "id": "x",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "m",
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+        ],
+        "usage": {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+        },
+    }
+
+
+class Stub:
+    """Serves queued (status, json) replies and records the request bodies."""
+
+    def __init__(self) -> None:
+        self.queue: list[tuple[int, dict]] = []
+        self.requests: list[dict] = []
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                stub.requests.append(body)
+                status, payload = stub.queue.pop(0) if stub.queue else reply("{}")
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, args=(0.02,), daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+
+@pytest.fixture
+def stub():
+    server = Stub()
+    yield server
+    server.server.shutdown()
+
+
+def client(stub: Stub, **extra) -> LlmClient:
+    return LlmClient(LlmSettings(base_url=stub.url, model="m", max_retries=3, **extra))
+
+
+MESSAGES = [{"role": "user", "content": "hi"}]
+
+
+def test_retries_on_429_and_5xx(stub, monkeypatch):
+    monkeypatch.setattr("factory.llm.time.sleep", lambda _s: None)
+    stub.queue = [
+        (429, {"error": {"message": "slow down"}}),
+        (503, {"error": {"message": "busy"}}),
+        reply("ok"),
+    ]
+    result = client(stub).complete(MESSAGES)
+    assert result.text == "ok" and len(stub.requests) == 3
+
+
+def test_gives_up_after_retries(stub, monkeypatch):
+    monkeypatch.setattr("factory.llm.time.sleep", lambda _s: None)
+    stub.queue = [(503, {"error": {"message": "down"}})] * 4
+    with pytest.raises(LlmError, match="gave up after 4 tries"):
+        client(stub).complete(MESSAGES)
+
+
+def test_response_format_falls_back(stub):
+    schema = {"type": "object", "properties": {"a": {"type": "string"}}}
+    stub.queue = [
+        (500, {"error": {"message": "body.response_format.type: Input should be 'json_object'"}}),
+        reply('{"a": "x"}'),
+    ]
+    c = client(stub)
+    assert c.complete(MESSAGES, schema=schema).text == '{"a": "x"}'
+    first, second = stub.requests
+    assert first["response_format"]["type"] == "json_schema"
+    assert second["response_format"] == {"type": "json_object", "schema": schema}
+    c.complete([{"role": "user", "content": "again"}], schema=schema)
+    assert stub.requests[-1]["response_format"]["type"] == "json_object"  # remembered
+
+
+def test_cache_makes_reruns_free(stub, tmp_path):
+    stub.queue = [reply("first")]
+    assert client(stub, cache_dir=tmp_path).complete(MESSAGES, seed=1).text == "first"
+    again = client(stub, cache_dir=tmp_path).complete(MESSAGES, seed=1)
+    assert again.text == "first" and again.cached and len(stub.requests) == 1
+
+
+def test_token_budget(stub):
+    stub.queue = [reply("a", 60, 50), reply("b")]
+    c = client(stub, max_tokens_budget=100)
+    c.complete(MESSAGES)
+    with pytest.raises(BudgetExceededError, match="token budget"):
+        c.complete([{"role": "user", "content": "more"}])
+
+
+def test_cost_is_estimated(stub):
+    stub.queue = [reply("a", 1000, 2000)]
+    result = client(stub, price_prompt_per_1k=0.5, price_completion_per_1k=1.0).complete(MESSAGES)
+    assert result.cost_usd == pytest.approx(2.5)
+
+
+# --- the backend with recorded replies ---------------------------------------------------
+
+TAXONOMY = parse_taxonomy(
+    {
+        "suite": "s",
+        "domains": [
+            {
+                "name": "terminal",
+                "categories": [
+                    {"name": "text", "skills": [{"name": "count", "generator": "llm"}]},
+                    {
+                        "name": "sec",
+                        "skills": [
+                            {"name": "flag", "generator": "llm", "params": {"mode": "hidden-flag"}}
+                        ],
+                    },
+                ],
+            }
+        ],
+    }
+)
+COUNT, FLAG = list(TAXONOMY.leaves())
+
+GOOD_TASK = {
+    "instruction": "Count the lines of /data/in.txt and write the number to /app/count.txt.",
+    "dockerfile": "FROM python:3.12-slim-bookworm\nCOPY in.txt /data/in.txt\n",
+    "environment_files": [{"path": "in.txt", "content": "a\nb\nc\n"}],
+    "solution_sh": "wc -l < /data/in.txt > /app/count.txt",
+    "test_py": "def test_count():\n    assert open('/app/count.txt').read().strip() == '3'\n",
+    "outputs": ["/app/count.txt"],
+}
+
+
+def backend(stub: Stub) -> LlmBackend:
+    return LlmBackend(client(stub), "s")
+
+
+def test_free_form_reply_becomes_a_task(stub):
+    stub.queue = [reply("Here it is:\n```json\n" + json.dumps(GOOD_TASK) + "\n```")]
+    spec, usage = backend(stub).make(COUNT, Difficulty.EASY, 7, "text-count-000")
+    assert spec.files["environment/in.txt"] == b"a\nb\nc\n"
+    assert spec.files["solution/solve.sh"].startswith(b"#!/bin/bash\n")
+    assert b"pytest" in spec.files["tests/test.sh"]
+    assert spec.outputs == ("/app/count.txt",)
+    provenance = spec.config.provenance
+    assert (provenance.generator, provenance.prompt_version, provenance.model) == (
+        "llm",
+        "task_v1",
+        "m",
+    )
+    assert spec.config.environment.network_enabled is False
+    assert usage.calls == 1 and usage.prompt_tokens == 10
+    prompt = stub.requests[0]["messages"][1]["content"]
+    assert "easy" in prompt and "count" in prompt
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("I cannot do that.", "no JSON object"),
+        (json.dumps({**GOOD_TASK, "dockerfile": "RUN echo hi"}), "must start with FROM"),
+        (json.dumps({**GOOD_TASK, "test_py": "assert True  # no test function"}), "no pytest test"),
+        (
+            json.dumps(
+                {**GOOD_TASK, "environment_files": [{"path": "../../etc/x", "content": ""}]}
+            ),
+            "must be relative",
+        ),
+        (json.dumps({"instruction": "short"}), "instruction"),
+    ],
+)
+def test_bad_replies_are_rejected_with_the_reason(stub, text, needle):
+    stub.queue = [reply(text)]
+    with pytest.raises(GenerationError) as info:
+        backend(stub).make(COUNT, Difficulty.MEDIUM, 1, "text-count-001")
+    assert info.value.outcome is QualityOutcome.UNPARSEABLE
+    assert needle in str(info.value)
+    assert info.value.usage.calls == 1
+
+
+def test_hidden_flag_mode_fills_only_the_open_parts(stub):
+    stub.queue = [
+        reply(
+            json.dumps(
+                {
+                    "technique": "base64 in a config file",
+                    "hide_sh": 'mkdir -p /etc/app && printf %s "$FLAG" | base64 > /etc/app/token',
+                    "find_sh": "base64 -d /etc/app/token > /app/flag.txt; echo >> /app/flag.txt",
+                }
+            )
+        )
+    ]
+    spec, _ = backend(stub).make(FLAG, Difficulty.HARD, 3, "sec-flag-000")
+    flag = spec.secrets[0]
+    assert flag.startswith("FLAG{") and spec.forbidden_strings == (flag,)
+    assert flag.encode() in spec.files["tests/test_outputs.py"]
+    assert flag.encode() not in spec.files["instruction.md"]
+    assert b"base64" in spec.files["environment/hide.sh"]
+    assert spec.config.provenance.prompt_version == "hidden_flag_v1"
+    assert flag not in json.dumps(stub.requests[0])  # the model never sees the flag
+
+
+def test_repair_sends_the_verdict_back(stub):
+    from factory.generate.certify import Certificate
+
+    stub.queue = [reply(json.dumps(GOOD_TASK)), reply(json.dumps(GOOD_TASK))]
+    b = backend(stub)
+    spec, _ = b.make(COUNT, Difficulty.EASY, 7, "text-count-000")
+    cert = Certificate(
+        "passes_without_solution",
+        "the tests score 1 on the untouched environment",
+        log_tail="1 passed",
+    )
+    repaired, _ = b.repair(COUNT, spec, cert)
+    messages = stub.requests[1]["messages"]
+    assert messages[2]["role"] == "assistant"
+    assert (
+        "passes_without_solution" in messages[3]["content"] and "1 passed" in messages[3]["content"]
+    )
+    assert repaired.config.provenance.prompt_version == "task_v1+repair_v1"
+
+
+def test_extract_json_variants():
+    assert extract_json('{"a": 1} trailing') == {"a": 1}
+    assert extract_json('prose {"a": {"b": 2}} more {"c": 3}') == {"a": {"b": 2}}
+    with pytest.raises(ValueError):
+        extract_json("[1, 2]")
