@@ -59,6 +59,9 @@ _KEEP_ALIVE = ["sh", "-c", "trap 'exit 0' TERM; while :; do sleep 3600 & wait $!
 
 
 def new_run_id(prefix: str = "run") -> str:
+    """A fresh run id; ``FACTORY_RUN_PREFIX`` (set by the test suite) is put in front."""
+    outer = os.environ.get("FACTORY_RUN_PREFIX")
+    prefix = f"{outer}-{prefix}" if outer else prefix
     return f"{prefix}-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 
 import pytest
 
@@ -10,6 +11,7 @@ from factory.runtime import (
     KIND_TASK_IMAGE,
     LABEL_KIND,
     LABEL_MANAGED,
+    LABEL_RUN,
     DockerRuntime,
     new_run_id,
     owner_alive,
@@ -23,8 +25,15 @@ def runtime():
     rt.close()
 
 
+RUN_PREFIX = "pytest"
+
+
 def _task_images(api) -> set[str]:
-    return {i["Id"] for i in api.images(filters={"label": f"{LABEL_KIND}={KIND_TASK_IMAGE}"})}
+    """Task images built by this test session's processes (their run ids start with pytest-)."""
+    found = api.images(filters={"label": f"{LABEL_KIND}={KIND_TASK_IMAGE}"})
+    return {
+        i["Id"] for i in found if (i.get("Labels") or {}).get(LABEL_RUN, "").startswith(RUN_PREFIX)
+    }
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -38,6 +47,7 @@ def no_leaks(request):
         yield
         return
     api = DockerRuntime("pytest-session").api
+    os.environ["FACTORY_RUN_PREFIX"] = RUN_PREFIX  # subprocesses inherit it
     before = _task_images(api)
     yield
     # Containers of other live processes (a concurrent `factory validate`) are not ours.
