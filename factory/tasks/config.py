@@ -238,7 +238,9 @@ class TaskConfig(_Section):
 
     def set_provenance(self, provenance: FactoryProvenance) -> None:
         metadata = dict(self.metadata)
-        metadata["factory"] = provenance.model_dump(mode="json", exclude_none=True, exclude_defaults=True)
+        metadata["factory"] = provenance.model_dump(
+            mode="json", exclude_none=True, exclude_defaults=True
+        )
         self.metadata = metadata
 
     @property
