@@ -8,6 +8,7 @@ after the run's containers are removed.
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import sys
 from pathlib import Path
@@ -323,6 +324,8 @@ def generate(
     llm_max_cost: Annotated[
         float | None, typer.Option(help="LLM: cost budget in USD for the whole run.")
     ] = None,
+    llm_max_output: Annotated[int, typer.Option(help="LLM: max tokens of one reply.")] = 3000,
+    llm_temperature: Annotated[float, typer.Option(help="LLM: sampling temperature.")] = 0.7,
 ) -> None:
     """Generate a suite of verified tasks from a taxonomy (every candidate is certified in
     containers; only valid ones enter SUITE/tasks)."""
@@ -340,14 +343,18 @@ def generate(
         choice = BackendChoice(backend) if backend else None
     except ValueError:
         raise FactoryError(f"--backend must be procedural or llm, not {backend!r}") from None
-    llm = LlmOptions.from_cli(
-        base_url=llm_base_url,
-        model=llm_model,
-        api_key_env=llm_api_key_env,
+    from factory.llm import api_key_from_env
+
+    llm = LlmOptions(
+        base_url=llm_base_url or os.environ.get("FACTORY_LLM_BASE_URL"),
+        model=llm_model or os.environ.get("FACTORY_LLM_MODEL"),
+        api_key=api_key_from_env(llm_api_key_env),
         concurrency=llm_concurrency,
         max_tokens=llm_max_tokens,
         max_cost_usd=llm_max_cost,
         cache_dir=out / "llm-cache",
+        max_output_tokens=llm_max_output,
+        temperature=llm_temperature,
     )
     backends = backend_factory(taxonomy, choice, llm)
     runtime = DockerRuntime(new_run_id("generate"), pool_size=max(16, 4 * jobs))

@@ -691,7 +691,12 @@ def collect_garbage(
     label_filter = [f"{LABEL_MANAGED}=1"] + ([f"{LABEL_RUN}={run_id}"] if run_id else [])
     for item in api.containers(all=True, filters={"label": label_filter}):
         labels = item.get("Labels") or {}
-        if not force and owner_alive(labels):
+        if LABEL_RUN not in labels:
+            # Not started by a run: it inherited the label from one of our images. Only a
+            # stopped one (an interrupted build's intermediate container) is garbage.
+            if item.get("State") == "running":
+                continue
+        elif not force and owner_alive(labels):
             report.skipped_live.append(item["Id"][:12])
             continue
         try:

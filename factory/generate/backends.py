@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
@@ -21,6 +20,8 @@ class BackendChoice(str, Enum):
 
 @dataclass
 class LlmOptions:
+    """The LLM settings of a run (CLI flags, with FACTORY_LLM_* environment fallbacks)."""
+
     base_url: str | None
     model: str | None
     api_key: str
@@ -28,30 +29,8 @@ class LlmOptions:
     max_tokens: int | None = None
     max_cost_usd: float | None = None
     cache_dir: Path | None = None
-
-    @classmethod
-    def from_cli(
-        cls,
-        *,
-        base_url: str | None,
-        model: str | None,
-        api_key_env: str,
-        concurrency: int,
-        max_tokens: int | None,
-        max_cost_usd: float | None,
-        cache_dir: Path | None,
-    ) -> LlmOptions:
-        from factory.llm import api_key_from_env
-
-        return cls(
-            base_url=base_url or os.environ.get("FACTORY_LLM_BASE_URL"),
-            model=model or os.environ.get("FACTORY_LLM_MODEL"),
-            api_key=api_key_from_env(api_key_env),
-            concurrency=concurrency,
-            max_tokens=max_tokens,
-            max_cost_usd=max_cost_usd,
-            cache_dir=cache_dir,
-        )
+    max_output_tokens: int = 3000
+    temperature: float = 0.7
 
 
 def backend_factory(
@@ -91,7 +70,9 @@ def backend_factory(
                 cache_dir=llm.cache_dir,
             )
         )
-        llm_backend = LlmBackend(client, taxonomy.suite)
+        llm_backend = LlmBackend(
+            client, taxonomy.suite, temperature=llm.temperature, max_tokens=llm.max_output_tokens
+        )
 
     def pick(leaf: Leaf) -> Backend:
         if llm_backend is not None and (

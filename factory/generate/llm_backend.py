@@ -243,6 +243,7 @@ class LlmBackend:
         seed: int,
     ) -> tuple[TaskSpec, LlmUsage]:
         model_cls = LlmHiddenFlag if mode == MODE_HIDDEN_FLAG else LlmTask
+        known = {"prompt_version": origin.prompt_version, "model": origin.model}
         try:
             completion = self.client.complete(
                 messages,
@@ -252,9 +253,9 @@ class LlmBackend:
                 seed=seed,
             )
         except BudgetExceededError as exc:
-            raise GenerationError(str(exc)) from None
+            raise GenerationError(str(exc), **known) from None
         except LlmError as exc:
-            raise GenerationError(f"the endpoint failed: {exc}") from None
+            raise GenerationError(f"the endpoint failed: {exc}", **known) from None
         usage = _usage(completion)
         self._conversations[task_id] = [
             *messages,
@@ -270,7 +271,10 @@ class LlmBackend:
                 else ""
             )
             raise GenerationError(
-                f"unparseable reply: {message}{truncated}", QualityOutcome.UNPARSEABLE, usage
+                f"unparseable reply: {message}{truncated}",
+                QualityOutcome.UNPARSEABLE,
+                usage,
+                **known,
             ) from None
         if isinstance(parsed, LlmHiddenFlag):
             return self._hidden_flag_spec(parsed, task_id, difficulty, origin, seed), usage

@@ -77,10 +77,15 @@ class GenerationError(FactoryError):
         message: str,
         outcome: QualityOutcome = QualityOutcome.GENERATION_ERROR,
         usage: LlmUsage | None = None,
+        *,
+        prompt_version: str | None = None,
+        model: str | None = None,
     ) -> None:
         super().__init__(message)
         self.outcome = outcome
         self.usage = usage or LlmUsage()
+        self.prompt_version = prompt_version
+        self.model = model
 
 
 def candidate_seed(suite_seed: int, leaf_path: str, attempt: int) -> int:
@@ -319,6 +324,7 @@ class SuiteGenerator:
             usage.add(used)
         except GenerationError as exc:
             usage.add(exc.usage)
+            record.update(prompt_version=exc.prompt_version, model=exc.model)
             return self._finish(record, None, exc.outcome.value, str(exc), usage, started, {})
         provenance = spec.config.provenance
         record.update(prompt_version=provenance.prompt_version, model=provenance.model)

