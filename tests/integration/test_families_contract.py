@@ -1,0 +1,29 @@
+"""The registry-wide contract, container side: every family at every difficulty goes through
+the real certifier (validation, leak checks, cheat and mutation probes) and comes out valid
+with full verifier strength."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from factory.families import registry
+from factory.generate.taxonomy import Difficulty
+from factory.generate.trial import certify_trial, render_trial
+from factory.validate.validator import Validator
+
+pytestmark = pytest.mark.docker
+
+
+def test_every_family_at_every_difficulty(runtime, tmp_path):
+    trials = [render_trial(name, d, 1, tmp_path / "tasks") for name in registry.names() for d in Difficulty]
+    validator = Validator(runtime, tmp_path / "validation", jobs=2, force=True)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        done = list(pool.map(lambda t: certify_trial(t, validator), trials))
+    failures = {
+        f"{t.family}/{t.difficulty.value}": f"{t.certificate.outcome}: {t.certificate.reason}"
+        for t in done
+        if not t.certificate.valid or (t.certificate.verifier_strength or 0) < 1.0
+    }
+    assert not failures, failures
