@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from factory import __version__
 from factory.errors import TaskFormatError
 from factory.fsutil import staged_directory
+from factory.resources import templates_dir
 from factory.tasks.config import (
     AgentConfig,
     EnvironmentConfig,
@@ -40,11 +41,20 @@ from factory.tasks.config import (
 )
 from factory.tasks.hashing import hash_tree
 from factory.tasks.model import Task, load_harbor_task, pydantic_error_field
-from factory.tasks.offline import scan_test_script, with_build_time_installs
+from factory.tasks.offline import merge_scans, scan_test_script, with_build_time_installs
 from factory.tasks.paths import TaskPaths, TB1Paths
 from factory.templating import render
 
 SOURCE_TB1 = "import:terminal-bench-1"
+TB1_SHARED_SCRIPTS = ("setup-uv-pytest.sh", "run-uv-pytest.sh")
+"""Scripts Terminal-Bench's harness puts into $TEST_DIR next to a task's own tests."""
+
+
+def render_text(name: str) -> str:
+    """A verbatim (not templated) file from templates/."""
+    return (templates_dir() / name).read_text(encoding="utf-8")
+
+
 _TB1_META_FILES = {
     "task.yaml",
     "solution.sh",
@@ -271,19 +281,34 @@ def convert_tb1(src: Path, dest: Path) -> Task:
                 shutil.copytree(entry, target, symlinks=True)
             else:
                 shutil.copy2(entry, target, follow_symlinks=False)
-        run_tests = paths.run_tests.read_text(encoding="utf-8", errors="replace")
-        scan = scan_test_script(run_tests, name="run-tests.sh", requirement_root=paths.tests_dir)
-        dockerfile = dockerfile_path.read_text(encoding="utf-8", errors="replace")
-        out.dockerfile.write_text(with_build_time_installs(dockerfile, scan))
-        notes += scan.notes
-        # tests/: the TB1 tests, the rewritten run-tests.sh, and our test.sh around them.
+        # tests/: the TB1 tests, the rewritten run-tests.sh (and the shell helpers it calls),
+        # and our test.sh around them.
         if paths.tests_dir.is_dir():
             shutil.copytree(paths.tests_dir, out.tests_dir, symlinks=True)
         out.tests_dir.mkdir(exist_ok=True)
+        run_tests = paths.run_tests.read_text(encoding="utf-8", errors="replace")
+        for helper in TB1_SHARED_SCRIPTS:
+            if helper in run_tests and not (out.tests_dir / helper).is_file():
+                (out.tests_dir / helper).write_text(render_text(f"import/tb1/{helper}"))
+                notes.append(f"tests/{helper} (Terminal-Bench's shared script) supplied offline")
+        scans = [scan_test_script(run_tests, name="run-tests.sh", requirement_root=paths.tests_dir)]
+        for script in sorted(out.tests_dir.glob("*.sh")):
+            scan = scan_test_script(
+                script.read_text(encoding="utf-8", errors="replace"),
+                name=f"tests/{script.name}",
+                requirement_root=paths.tests_dir,
+            )
+            if scan.notes:
+                script.write_text(scan.text)
+                scans.append(scan)
+        scan = merge_scans(scans)
+        dockerfile = dockerfile_path.read_text(encoding="utf-8", errors="replace")
+        out.dockerfile.write_text(with_build_time_installs(dockerfile, scan))
+        notes += scan.notes
         if out.test_script.exists():
             out.test_script.rename(out.tests_dir / "test.tb1-original.sh")
             notes.append("tests/test.sh of the original was renamed test.tb1-original.sh")
-        (out.tests_dir / "run-tests.sh").write_text(scan.text)
+        (out.tests_dir / "run-tests.sh").write_text(scans[0].text)
         out.test_script.write_text(render("import/test-tb1.sh.j2", task_name=src.name))
         out.test_script.chmod(0o755)
         notes.append(

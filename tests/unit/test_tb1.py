@@ -151,3 +151,13 @@ def test_build_context_outside_the_task_is_explained(tmp_path):
     with pytest.raises(TaskFormatError) as info:
         convert_tb1(src, tmp_path / "out")
     assert info.value.field == "services.client.build.context"
+
+
+def test_shared_terminal_bench_scripts_are_supplied(tmp_path):
+    task = convert_tb1(TB1 / "word-frequency", tmp_path / "out")
+    tests = task.root / "tests"
+    assert (tests / "setup-uv-pytest.sh").is_file() and (tests / "run-uv-pytest.sh").is_file()
+    assert "astral.sh" not in (tests / "setup-uv-pytest.sh").read_text()
+    dockerfile = (task.root / "environment" / "Dockerfile").read_text()
+    assert "requests==2.32.4" in dockerfile and "pytest==8.4.1" in dockerfile
+    assert any("shared script" in note for note in task.notes)
