@@ -83,7 +83,7 @@ def run_phase(
         solution = solution_dir or task.paths.solution_dir
         if kind is PhaseKind.ORACLE and not _solve(task, box, result, log_dir, solution):
             return result
-        _verify(task, box, result, log_dir)
+        verify(task, box, result, log_dir)
     except ContainerDiedError as exc:
         message = str(exc)
         state = box.state()
@@ -130,7 +130,9 @@ def _solve(task: Task, box: Sandbox, result: PhaseResult, log_dir: Path, solutio
     return True
 
 
-def _verify(task: Task, box: Sandbox, result: PhaseResult, log_dir: Path) -> None:
+def verify(task: Task, box: Sandbox, result: PhaseResult, log_dir: Path) -> None:
+    """Install the tests, run tests/test.sh, read the reward into ``result`` (also used by the
+    agent harness after an episode)."""
     timings = result.timings
     verifier = task.config.verifier
     mark = time.monotonic()

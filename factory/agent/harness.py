@@ -1,0 +1,273 @@
+"""The agent harness: a multi-turn episode of a policy in a task's own container, then the
+task's verifier in that same container. Shared by training (batched, many episodes in step)
+and evaluation; torch-free.
+
+An :class:`Episode` is a small state machine so a trainer can drive many at once:
+``start()`` (fresh container), then ``observe(reply)`` per policy turn (runs the commands,
+returns the observation), until ``done``; then ``finish()`` runs the verifier and removes the
+container. Infrastructure failures (the container died, the engine failed) are recorded as
+``infra_error`` — such episodes are dropped by training, not scored 0.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from factory.agent.actions import Action, ActionFormat, parse_action
+from factory.errors import CancelledError, ContainerDiedError, FactoryError
+from factory.runtime import DockerRuntime, Sandbox
+from factory.tasks.model import Task
+from factory.validate.outcome import PhaseKind, PhaseResult
+from factory.validate.phases import container_spec, verify
+
+SYSTEM_FENCED = """You are an expert Linux user working in a terminal inside a container.
+Solve the task by running shell commands. To run a command, reply with one fenced block:
+
+```bash
+<command>
+```
+
+You will see its output. Run one command per reply. Each command runs in a fresh bash shell in
+the working directory (use && to chain). When the task is complete, reply with DONE."""
+
+SYSTEM_TOOLS = """You are an expert Linux user working in a terminal inside a container.
+Solve the task by calling the bash tool; you will see each command's output. Each command runs
+in a fresh bash shell in the working directory. When the task is complete, reply without a
+tool call."""
+
+
+@dataclass
+class HarnessConfig:
+    max_turns: int = 8
+    """Policy turns before the episode is cut off."""
+    command_timeout_sec: float = 30.0
+    """Each command is killed (with its children) after this long."""
+    max_observation_chars: int = 2000
+    """Command output shown to the policy is truncated to this (head and tail kept)."""
+    action_format: ActionFormat = ActionFormat.FENCED
+    system_prompt: str | None = None
+    """Override the system prompt."""
+
+
+@dataclass
+class Turn:
+    reply: str
+    commands: list[str]
+    observation: str
+    seconds: float
+
+
+@dataclass
+class EpisodeResult:
+    task_id: str
+    reward: float | None
+    """None when the episode failed for infrastructure reasons."""
+    turns: int
+    infra_error: str | None = None
+    verifier: PhaseResult | None = None
+    transcript: list[dict] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def success(self) -> bool:
+        return (self.reward or 0.0) >= 1.0
+
+
+def truncate(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]}\n... [{len(text) - limit} characters cut] ...\n{text[-half:]}"
+
+
+class Episode:
+    """One episode of one task in one fresh container."""
+
+    def __init__(
+        self,
+        runtime: DockerRuntime,
+        task: Task,
+        image: str,
+        config: HarnessConfig,
+        log_dir: Path | None = None,
+    ) -> None:
+        self.runtime = runtime
+        self.task = task
+        self.image = image
+        self.config = config
+        self.log_dir = log_dir
+        self.box: Sandbox | None = None
+        self.messages: list[dict] = []
+        self.turns: list[Turn] = []
+        self.done = False
+        self.infra_error: str | None = None
+        self._started = time.monotonic()
+
+    # --- lifecycle --------------------------------------------------------------------
+    def start(self) -> list[dict]:
+        """Start the container; return the opening messages (system + instruction)."""
+        system = self.config.system_prompt or (
+            SYSTEM_TOOLS if self.config.action_format is ActionFormat.TOOLS else SYSTEM_FENCED
+        )
+        self.messages = [
+            {"role": "system", "content": system},
+            {"role": "user", "content": self.task.instruction.strip()},
+        ]
+        try:
+            self.box = self.runtime.start(container_spec(self.task, self.image))
+        except (ContainerDiedError, CancelledError) as exc:
+            self._fail(str(exc))
+        return self.messages
+
+    def observe(self, reply: str, tool_calls: list[dict] | None = None) -> str | None:
+        """Take the policy's reply; run its commands; return the observation (None when the
+        episode ends here)."""
+        if self.done:
+            return None
+        self.messages.append(
+            {
+                "role": "assistant",
+                "content": reply,
+                **({"tool_calls": tool_calls} if tool_calls else {}),
+            }
+        )
+        action = parse_action(reply, tool_calls)
+        if action.done and not action.error:
+            self.done = True
+            return None
+        started = time.monotonic()
+        observation = self._run(action)
+        self.turns.append(Turn(reply, action.commands, observation, time.monotonic() - started))
+        if action.tool_call_ids:
+            for call_id in action.tool_call_ids:
+                self.messages.append(
+                    {"role": "tool", "tool_call_id": call_id, "content": observation}
+                )
+        else:
+            self.messages.append({"role": "user", "content": observation})
+        if len(self.turns) >= self.config.max_turns or self.infra_error:
+            self.done = True
+        return observation
+
+    def finish(self) -> EpisodeResult:
+        """Run the verifier in the episode's container and remove it."""
+        self.done = True
+        verdict = PhaseResult(kind=PhaseKind.ORACLE, repeat=1)
+        try:
+            if self.box is not None and not self.infra_error:
+                log_dir = self.log_dir or Path("/tmp")
+                log_dir.mkdir(parents=True, exist_ok=True)
+                try:
+                    verify(self.task, self.box, verdict, log_dir)
+                except FactoryError as exc:
+                    self._fail(f"verifier: {exc}")
+        finally:
+            if self.box is not None:
+                self.box.close()
+        reward = None if self.infra_error else (verdict.reward or 0.0)
+        if verdict.timed_out:
+            reward = 0.0
+        result = EpisodeResult(
+            task_id=self.task.id,
+            reward=reward,
+            turns=len(self.turns),
+            infra_error=self.infra_error,
+            verifier=verdict,
+            transcript=list(self.messages),
+            seconds=time.monotonic() - self._started,
+        )
+        if self.log_dir is not None:
+            self._save(result)
+        return result
+
+    # --- internals ----------------------------------------------------------------------
+    def _fail(self, message: str) -> None:
+        self.infra_error = self.infra_error or message
+        self.done = True
+
+    def _run(self, action: Action) -> str:
+        if action.error:
+            return f"error: {action.error}"
+        if self.box is None:
+            return "error: no environment"
+        outputs = []
+        for command in action.commands:
+            limit = self.config.command_timeout_sec
+            wrapped = f"timeout -k 2 {limit:g} bash -c {shlex.quote(command)}"
+            try:
+                result = self.box.exec(
+                    ["bash", "-c", wrapped],
+                    timeout_sec=limit + 15,
+                    user=self.task.config.agent.user,
+                    max_output=4 * self.config.max_observation_chars,
+                    what="agent command",
+                )
+            except ContainerDiedError as exc:
+                self._fail(str(exc))
+                return f"error: the environment failed ({exc})"
+            if result.timed_out:
+                self._fail("a command outlived its timeout and the container was killed")
+                return "error: the command hung and the environment was lost"
+            note = ""
+            if result.exit_code == 124:
+                note = f"\n[command timed out after {limit:g}s]"
+            elif result.exit_code:
+                note = f"\n[exit code {result.exit_code}]"
+            shown = truncate(result.output, self.config.max_observation_chars) or "(no output)"
+            outputs.append(shown + note)
+        return "\n".join(outputs) if outputs else "(no output)"
+
+    def _save(self, result: EpisodeResult) -> None:
+        assert self.log_dir is not None
+        record = {
+            "task_id": result.task_id,
+            "reward": result.reward,
+            "turns": result.turns,
+            "infra_error": result.infra_error,
+            "seconds": round(result.seconds, 3),
+            "messages": result.transcript,
+        }
+        with (self.log_dir / "transcript.jsonl").open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps(record) + "\n")
+
+
+class ReplyPolicy:
+    """A policy that answers a conversation (for evaluation and scripted tests)."""
+
+    def reply(self, messages: list[dict]) -> tuple[str, list[dict] | None]:  # pragma: no cover
+        raise NotImplementedError
+
+
+def run_episode(
+    runtime: DockerRuntime,
+    task: Task,
+    image: str,
+    policy: ReplyPolicy,
+    config: HarnessConfig,
+    log_dir: Path | None = None,
+) -> EpisodeResult:
+    """One whole episode with a policy that answers one conversation at a time."""
+    episode = Episode(runtime, task, image, config, log_dir)
+    messages = episode.start()
+    while not episode.done:
+        text, tool_calls = policy.reply(messages)
+        episode.observe(text, tool_calls)
+        messages = episode.messages
+    return episode.finish()
+
+
+class ScriptedPolicy(ReplyPolicy):
+    """Replies with a fixed list of commands (fenced), then DONE. For tests and smoke runs."""
+
+    def __init__(self, commands: list[str]) -> None:
+        self.commands = commands
+
+    def reply(self, messages: list[dict]) -> tuple[str, list[dict] | None]:
+        turn = sum(1 for m in messages if m["role"] == "assistant")
+        if turn < len(self.commands):
+            return f"```bash\n{self.commands[turn]}\n```", None
+        return "DONE", None
