@@ -396,6 +396,99 @@ def suite_show(
     print_coverage(load_suite_manifest(suite), Console(width=None if sys.stdout.isatty() else 160))
 
 
+# --- train / eval -----------------------------------------------------------------------
+
+
+def _trainer_modules():
+    try:
+        import factory_train.trainer  # noqa: F401 - torch lives behind this import
+    except ImportError as exc:
+        raise FactoryError(
+            f"the trainer needs its extra ({exc.name} is missing): pip install -e '.[train]'"
+        ) from None
+
+
+@app.command("train")
+def train(
+    suite: Annotated[
+        Path, typer.Argument(help="A suite folder (SUITE/tasks/...) or a folder of tasks.")
+    ],
+    model: Annotated[
+        str | None, typer.Option(help="Local checkpoint folder, .gguf file or known local name.")
+    ] = None,
+    config: Annotated[Path | None, typer.Option("--config", "-c", help="train.yaml")] = None,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Run folder.")] = None,
+    resume: Annotated[
+        bool, typer.Option(help="Continue from the run folder's last checkpoint.")
+    ] = False,
+    steps: Annotated[int | None, typer.Option(help="Override config.steps.")] = None,
+    seed: Annotated[int | None, typer.Option(help="Override config.seed.")] = None,
+) -> None:
+    """GRPO on a suite: multi-turn rollouts in the tasks' containers, reward from the verifier."""
+    _trainer_modules()
+    from factory_train.config import load_train_config
+    from factory_train.trainer import Trainer
+
+    settings = load_train_config(config, model=model, steps=steps, seed=seed)
+    out = out or Path("runs") / f"train-{suite.resolve().name}"
+    if out.exists() and any(out.iterdir()) and not resume and (out / "checkpoints").exists():
+        raise FactoryError(
+            f"{out} holds an earlier run: pass --resume to continue it, or another --out"
+        )
+    trainer = Trainer(
+        suite, settings, out, resume=resume, say=lambda m: console.print(m, highlight=False)
+    )
+    try:
+        trainer.setup()
+        trainer.train()
+    except KeyboardInterrupt:
+        console.print("[yellow]interrupted: resume with --resume[/]")
+        trainer.close()
+        raise typer.Exit(130) from None
+    console.print(f"run: {out} (metrics.jsonl, reward.png, checkpoints/)")
+
+
+@app.command("eval")
+def evaluate(
+    suite: Annotated[Path, typer.Argument(help="A suite folder or a folder of tasks.")],
+    model: Annotated[
+        str, typer.Option(help="Local checkpoint folder, .gguf file or known local name.")
+    ] = "SmolLM2-135M-Instruct",
+    split: Annotated[str, typer.Option(help="test (held-out families), train, or all.")] = "test",
+    k: Annotated[int, typer.Option("--k", help="Episodes per task (pass@k).")] = 4,
+    config: Annotated[
+        Path | None, typer.Option("--config", "-c", help="train.yaml (split, harness).")
+    ] = None,
+    out: Annotated[Path, typer.Option("--out", "-o")] = Path("runs/eval"),
+) -> None:
+    """pass@1 and pass@k per family of a model on a suite's tasks."""
+    _trainer_modules()
+    from factory_train.config import load_train_config
+    from factory_train.run_eval import run_evaluation
+    from rich.table import Table
+
+    if split not in ("test", "train", "all"):
+        raise FactoryError(f"--split must be test, train or all, not {split!r}")
+    settings = load_train_config(config, model=model)
+    summary = run_evaluation(
+        suite, settings, split=split, k=k, out=out, say=lambda m: console.print(m, highlight=False)
+    )
+    table = Table(title=f"{model} on {suite} ({split}, k={k})")
+    for column in ("family", "tasks", "pass@1", f"pass@{k}"):
+        table.add_column(column)
+    for family, row in summary["families"].items():
+        table.add_row(
+            family, str(row["tasks"]), f"{row['pass_at_1']:.3f}", f"{row[f'pass_at_{k}']:.3f}"
+        )
+    table.add_row(
+        "all",
+        str(summary["tasks"]),
+        f"{summary['pass_at_1']:.3f}",
+        f"{summary[f'pass_at_{k}']:.3f}",
+    )
+    Console().print(table)
+
+
 # --- validate ---------------------------------------------------------------------------
 
 

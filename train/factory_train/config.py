@@ -1,0 +1,101 @@
+"""Training configuration (`factory train --config train.yaml`), one field per knob."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from factory.errors import TaskFormatError
+
+
+class LoraConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = False
+    """Train LoRA adapters (peft) instead of all weights."""
+    r: int = Field(default=16, ge=1)
+    alpha: int = Field(default=32, ge=1)
+    dropout: float = Field(default=0.0, ge=0, lt=1)
+    target_modules: list[str] = Field(
+        default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj"]
+    )
+
+
+class TrainConfig(BaseModel):
+    """GRPO over a suite, with rollouts in the tasks' own containers."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str = "SmolLM2-135M-Instruct"
+    """Local path (HF folder or .gguf) or a known local name; never downloaded."""
+    seed: int = 0
+    steps: int = Field(default=20, ge=1)
+    """Optimizer steps (each one: tasks_per_step x group_size episodes, then an update)."""
+    tasks_per_step: int = Field(default=4, ge=1)
+    group_size: int = Field(default=4, ge=2)
+    """G: episodes per task; advantages are normalised within the group."""
+    max_turns: int = Field(default=3, ge=1)
+    max_new_tokens: int = Field(default=96, ge=8)
+    """Tokens the policy may generate per turn."""
+    max_episode_tokens: int = Field(default=2048, ge=64)
+    """Prompt + all turns; an episode that reaches it ends."""
+    temperature: float = Field(default=1.0, gt=0)
+    top_p: float = Field(default=1.0, gt=0, le=1)
+    learning_rate: float = Field(default=1e-5, gt=0)
+    weight_decay: float = Field(default=0.0, ge=0)
+    lora: LoraConfig = Field(default_factory=LoraConfig)
+    clip_epsilon: float = Field(default=0.2, gt=0)
+    kl_coef: float = Field(default=0.0, ge=0)
+    """KL penalty to the initial policy (0 = no reference model)."""
+    ppo_epochs: int = Field(default=1, ge=1)
+    """Passes over each batch of rollouts (ratio clipping matters from the second on)."""
+    micro_batch_size: int = Field(default=4, ge=1)
+    """Sequences per forward/backward; gradients accumulate over the batch."""
+    grad_clip: float = Field(default=1.0, gt=0)
+    scale_rewards: bool = True
+    """Divide advantages by the group's reward std (GRPO); False: only subtract the mean."""
+    dtype: str = "auto"
+    """auto (bf16 where supported), bf16 or fp32."""
+    backend: str = "auto"
+    """Generation: auto (vLLM on GPU when installed, else transformers), hf or vllm."""
+    action_format: str = "fenced"
+    """fenced (```bash blocks, for small models) or tools (OpenAI tool calls)."""
+    reply_prefix: str = ""
+    """Text each policy turn starts with, given rather than generated: "```bash\n" lets a small
+    model that rarely opens a fenced block still act (it only completes the command)."""
+    command_timeout_sec: float = Field(default=20.0, gt=0)
+    max_observation_chars: int = Field(default=1500, ge=100)
+    concurrency: int = Field(default=8, ge=1)
+    """Containers started / commands run in parallel."""
+    split: str = "family"
+    """How to hold out evaluation tasks: 'family' (generalisation) or 'task' (one-family suites)."""
+    test_families: list[str] = Field(default_factory=list)
+    """Families held out for evaluation (default: test_fraction of them, by a seeded draw)."""
+    test_fraction: float = Field(default=0.25, ge=0, lt=1)
+    max_resample: int = Field(default=3, ge=0)
+    """Dynamic sampling: extra rounds of tasks when every group had zero reward variance."""
+    checkpoint_every: int = Field(default=5, ge=1)
+    eval_every: int = Field(default=0, ge=0)
+    """Evaluate on held-out tasks every N steps (0: never during training)."""
+
+
+def load_train_config(path: Path | None, **overrides: object) -> TrainConfig:
+    data: dict = {}
+    if path is not None:
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        except (OSError, yaml.YAMLError) as exc:
+            raise TaskFormatError(path, f"cannot read the training config ({exc})") from None
+        if not isinstance(data, dict):
+            raise TaskFormatError(path, "must be a mapping of settings")
+    data.update({k: v for k, v in overrides.items() if v is not None})
+    try:
+        return TrainConfig.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first.get("loc", ()))
+        raise TaskFormatError(
+            path or "train config", first.get("msg", ""), field=loc or None
+        ) from None
