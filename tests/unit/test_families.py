@@ -20,7 +20,9 @@ def render(name: str, difficulty: Difficulty, seed: int):
     family = registry.get(name)
     draft = family.draft(random.Random(seed), difficulty, dict(family.default_params))
     origin = Origin("contract", f"terminal/x/{name}", family.category, seed, name)
-    return render_family(family, draft, task_id=f"{name}-{seed}", difficulty=difficulty, origin=origin)
+    return render_family(
+        family, draft, task_id=f"{name}-{seed}", difficulty=difficulty, origin=origin
+    )
 
 
 def test_registry_is_complete():
@@ -34,7 +36,12 @@ def test_registry_is_complete():
 @pytest.mark.parametrize(("name", "difficulty"), CASES)
 def test_family_contract(name, difficulty, tmp_path):
     spec = render(name, difficulty, 1)
-    for required in ("instruction.md", "environment/Dockerfile", "solution/solve.sh", "tests/test.sh"):
+    for required in (
+        "instruction.md",
+        "environment/Dockerfile",
+        "solution/solve.sh",
+        "tests/test.sh",
+    ):
         assert required in spec.files, f"{name}: no {required}"
     assert spec.mutations, f"{name}: at least one near-miss wrong solution (mutations/)"
     # deterministic by seed

@@ -1,0 +1,78 @@
+"""The agent harness against real containers, driven by scripted policies."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from factory.agent.harness import Episode, HarnessConfig, ScriptedPolicy, run_episode
+from factory.images.task_image import TaskImageBuilder
+from factory.tasks.model import load_task
+
+pytestmark = pytest.mark.docker
+TASK = Path(__file__).resolve().parents[2] / "examples" / "broken" / "fails-with-solution"
+
+
+@pytest.fixture
+def task_and_image(runtime):
+    task = load_task(TASK)
+    return task, TaskImageBuilder(runtime).ensure(task).ref
+
+
+def test_scripted_policy_solves_the_task(runtime, task_and_image, tmp_path):
+    task, image = task_and_image
+    result = run_episode(
+        runtime,
+        task,
+        image,
+        ScriptedPolicy(["ls /app", "echo 42 > /app/answer.txt"]),
+        HarnessConfig(),
+        tmp_path,
+    )
+    assert result.reward == 1.0 and result.turns == 2 and result.infra_error is None
+    observations = [m["content"] for m in result.transcript if m["role"] == "user"][1:]
+    assert observations[0] == "(no output)"
+    assert (tmp_path / "transcript.jsonl").is_file()
+
+
+def test_wrong_answer_scores_zero(runtime, task_and_image, tmp_path):
+    task, image = task_and_image
+    result = run_episode(
+        runtime,
+        task,
+        image,
+        ScriptedPolicy(["echo 41 > /app/answer.txt"]),
+        HarnessConfig(),
+        tmp_path,
+    )
+    assert result.reward == 0.0 and result.infra_error is None
+
+
+def test_command_timeout_kills_only_the_command(runtime, task_and_image, tmp_path):
+    task, image = task_and_image
+    policy = ScriptedPolicy(["sleep 60 & sleep 60", "echo 42 > /app/answer.txt"])
+    result = run_episode(
+        runtime, task, image, policy, HarnessConfig(command_timeout_sec=2), tmp_path
+    )
+    first = [m["content"] for m in result.transcript if m["role"] == "user"][1]
+    assert "timed out after 2s" in first
+    assert result.reward == 1.0  # the episode went on in the same container
+
+
+def test_turn_limit(runtime, task_and_image, tmp_path):
+    task, image = task_and_image
+    result = run_episode(
+        runtime, task, image, ScriptedPolicy(["true"] * 10), HarnessConfig(max_turns=3), tmp_path
+    )
+    assert result.turns == 3
+
+
+def test_container_death_is_an_infra_failure(runtime, task_and_image, tmp_path):
+    task, image = task_and_image
+    episode = Episode(runtime, task, image, HarnessConfig(), tmp_path)
+    episode.start()
+    runtime.api.kill(episode.box.id)
+    episode.observe("```bash\necho 42 > /app/answer.txt\n```")
+    result = episode.finish()
+    assert result.infra_error and result.reward is None
