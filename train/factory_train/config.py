@@ -74,6 +74,8 @@ class TrainConfig(BaseModel):
     test_families: list[str] = Field(default_factory=list)
     """Families held out for evaluation (default: test_fraction of them, by a seeded draw)."""
     test_fraction: float = Field(default=0.25, ge=0, lt=1)
+    skip_zero_variance: bool = True
+    """Dynamic sampling: groups whose rewards are all equal are left out of the update."""
     max_resample: int = Field(default=3, ge=0)
     """Dynamic sampling: extra rounds of tasks when every group had zero reward variance."""
     checkpoint_every: int = Field(default=5, ge=1)

@@ -268,7 +268,7 @@ class Trainer:
             healthy = [r for r in members if r.episode.infra_error is None]
             counts["infra"] += len(members) - len(healthy)
             rewards = [r.episode.reward for r in healthy]
-            if len(healthy) < 2 or not has_signal(rewards):
+            if len(healthy) < 2 or (self.config.skip_zero_variance and not has_signal(rewards)):
                 counts["groups_skipped"] += 1
                 continue
             counts["groups_used"] += 1
