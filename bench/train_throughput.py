@@ -67,10 +67,9 @@ def run_ours(suite: Path, out: Path, steps: int, dtype: str) -> list[dict]:
 
 
 def run_trl(suite: Path, out: Path, steps: int, model_path: str, bf16: bool) -> list[float]:
+    from factory_train.trl_adapter import SuiteReward, suite_dataset
     from transformers import TrainerCallback
     from trl import GRPOConfig, GRPOTrainer
-
-    from factory_train.trl_adapter import SuiteReward, suite_dataset
 
     reward = SuiteReward(
         suite, harness=HarnessConfig(max_turns=1), reply_prefix=PREFIX, concurrency=COMPLETIONS

@@ -108,15 +108,19 @@ class Episode:
         self._started = time.monotonic()
 
     # --- lifecycle --------------------------------------------------------------------
-    def start(self) -> list[dict]:
-        """Start the container; return the opening messages (system + instruction)."""
+    def opening(self) -> list[dict]:
+        """The conversation before the policy's first turn: system prompt and instruction."""
         system = self.config.system_prompt or (
             SYSTEM_TOOLS if self.config.action_format is ActionFormat.TOOLS else SYSTEM_FENCED
         )
-        self.messages = [
+        return [
             {"role": "system", "content": system},
             {"role": "user", "content": self.task.instruction.strip()},
         ]
+
+    def start(self) -> list[dict]:
+        """Start the container; return the opening messages (system + instruction)."""
+        self.messages = self.opening()
         try:
             self.box = self.runtime.start(container_spec(self.task, self.image))
         except (ContainerDiedError, CancelledError) as exc:
