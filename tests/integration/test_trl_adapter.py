@@ -9,8 +9,9 @@ import pytest
 
 pytest.importorskip("datasets")
 
-from factory.agent.harness import HarnessConfig  # noqa: E402
 from factory_train.trl_adapter import SuiteReward, suite_dataset  # noqa: E402
+
+from factory.agent.harness import HarnessConfig  # noqa: E402
 
 pytestmark = pytest.mark.docker
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "broken" / "fails-with-solution"
