@@ -47,5 +47,6 @@ def certify_trial(trial: Trial, validator: Validator) -> Trial:
         secrets=trial.spec.secrets,
         outputs=trial.spec.outputs,
         mutations=dict(trial.spec.mutations),
+        forbidden_strings=trial.spec.forbidden_strings,
     )
     return trial
