@@ -319,7 +319,7 @@ class Trainer:
                     kl_coef=config.kl_coef,
                 )
                 (loss_sum / total_tokens).backward()
-                loss_value += float(loss_sum) / total_tokens
+                loss_value += float(loss_sum.detach()) / total_tokens
                 kl_sum += stats["kl_sum"]
                 clip_sum += stats["clip_frac_sum"]
             torch.nn.utils.clip_grad_norm_(
