@@ -27,7 +27,3 @@ def environments_dir() -> Path:
 
 def templates_dir() -> Path:
     return data_dir("templates")
-
-
-def verifiers_dir() -> Path:
-    return data_dir("verifiers")
