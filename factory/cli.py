@@ -355,6 +355,7 @@ def generate(
         cache_dir=out / "llm-cache",
         max_output_tokens=llm_max_output,
         temperature=llm_temperature,
+        parse_repairs=repair_rounds,
     )
     backends = backend_factory(taxonomy, choice, llm)
     runtime = DockerRuntime(new_run_id("generate"), pool_size=max(16, 4 * jobs))

@@ -31,6 +31,8 @@ class LlmOptions:
     cache_dir: Path | None = None
     max_output_tokens: int = 3000
     temperature: float = 0.7
+    parse_repairs: int = 1
+    """Times a reply that does not parse goes back to the model with the parse error."""
 
 
 def backend_factory(
@@ -71,7 +73,11 @@ def backend_factory(
             )
         )
         llm_backend = LlmBackend(
-            client, taxonomy.suite, temperature=llm.temperature, max_tokens=llm.max_output_tokens
+            client,
+            taxonomy.suite,
+            temperature=llm.temperature,
+            max_tokens=llm.max_output_tokens,
+            parse_repairs=llm.parse_repairs,
         )
 
     def pick(leaf: Leaf) -> Backend:

@@ -9,8 +9,9 @@ Two modes:
   the parts the skeleton leaves open (the hiding and the finding step of a CTF); image,
   layout, flag and grader stay fixed (``templates/llm/hidden-flag``).
 
-Output that does not parse is a rejected candidate carrying the parse error, never a crash. A
-candidate that fails certification goes back to the model with the verdict, the reason and
+Output that does not parse goes back to the model with the parse error (``parse_repairs``
+times); if it still does not parse, it is a rejected candidate carrying the error, never a
+crash. A candidate that fails certification goes back to the model with the verdict, the reason and
 the end of the log, up to ``repair_rounds`` times (the pipeline drives that loop).
 """
 
@@ -145,12 +146,15 @@ class LlmBackend:
         mode: str | None = None,
         temperature: float = 0.7,
         max_tokens: int = 3000,
+        parse_repairs: int = 1,
     ) -> None:
         self.client = client
         self.suite = suite
         self.forced_mode = mode
         self.temperature = temperature
         self.max_tokens = max_tokens
+        self.parse_repairs = parse_repairs
+        """Times a reply that does not parse goes back to the model with the parse error."""
         self._conversations: dict[str, list[dict[str, str]]] = {}
 
     # --- Backend protocol ------------------------------------------------------------
@@ -242,40 +246,54 @@ class LlmBackend:
         origin: Origin,
         seed: int,
     ) -> tuple[TaskSpec, LlmUsage]:
+        """Ask; a reply that does not parse goes back with the parse error (``parse_repairs``
+        times) before the candidate is rejected as unparseable."""
         model_cls = LlmHiddenFlag if mode == MODE_HIDDEN_FLAG else LlmTask
         known = {"prompt_version": origin.prompt_version, "model": origin.model}
-        try:
-            completion = self.client.complete(
-                messages,
-                schema=model_cls.model_json_schema(),
-                temperature=self.temperature,
-                max_tokens=self.max_tokens,
-                seed=seed,
-            )
-        except BudgetExceededError as exc:
-            raise GenerationError(str(exc), **known) from None
-        except LlmError as exc:
-            raise GenerationError(f"the endpoint failed: {exc}", **known) from None
-        usage = _usage(completion)
-        self._conversations[task_id] = [
-            *messages,
-            {"role": "assistant", "content": completion.text},
-        ]
-        try:
-            parsed = model_cls.model_validate(extract_json(completion.text))
-        except (ValueError, ValidationError) as exc:
-            message = _first_error(exc)
-            truncated = (
-                " (the reply was cut off at max_tokens)"
-                if completion.finish_reason == "length"
-                else ""
-            )
+        usage = LlmUsage()
+        for attempt in range(self.parse_repairs + 1):
+            try:
+                completion = self.client.complete(
+                    messages,
+                    schema=model_cls.model_json_schema(),
+                    temperature=self.temperature,
+                    max_tokens=self.max_tokens,
+                    seed=seed + attempt,
+                )
+            except BudgetExceededError as exc:
+                raise GenerationError(str(exc), usage=usage, **known) from None
+            except LlmError as exc:
+                raise GenerationError(f"the endpoint failed: {exc}", usage=usage, **known) from None
+            usage.add(_usage(completion))
+            messages = [*messages, {"role": "assistant", "content": completion.text}]
+            self._conversations[task_id] = messages
+            try:
+                parsed = model_cls.model_validate(extract_json(completion.text))
+                break
+            except (ValueError, ValidationError) as exc:
+                cut = completion.finish_reason == "length"
+                error = _first_error(exc) + (
+                    " (the reply was cut off at max_tokens)" if cut else ""
+                )
+                messages = [
+                    *messages,
+                    {
+                        "role": "user",
+                        "content": render(
+                            f"prompts/{REPAIR_PROMPT}.j2",
+                            outcome="unparseable",
+                            reason=f"the reply is not the requested JSON object: {error}",
+                            log_tail="",
+                        ),
+                    },
+                ]
+        else:
             raise GenerationError(
-                f"unparseable reply: {message}{truncated}",
+                f"unparseable reply after {self.parse_repairs + 1} tries: {error}",
                 QualityOutcome.UNPARSEABLE,
                 usage,
                 **known,
-            ) from None
+            )
         if isinstance(parsed, LlmHiddenFlag):
             return self._hidden_flag_spec(parsed, task_id, difficulty, origin, seed), usage
         return self._free_spec(parsed, task_id, difficulty, origin), usage

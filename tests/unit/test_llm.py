@@ -162,8 +162,8 @@ GOOD_TASK = {
 }
 
 
-def backend(stub: Stub) -> LlmBackend:
-    return LlmBackend(client(stub), "s")
+def backend(stub: Stub, parse_repairs: int = 0) -> LlmBackend:
+    return LlmBackend(client(stub), "s", parse_repairs=parse_repairs)
 
 
 def test_free_form_reply_becomes_a_task(stub):
@@ -207,6 +207,18 @@ def test_bad_replies_are_rejected_with_the_reason(stub, text, needle):
     assert info.value.outcome is QualityOutcome.UNPARSEABLE
     assert needle in str(info.value)
     assert info.value.usage.calls == 1
+
+
+def test_unparseable_reply_goes_back_with_the_error(stub):
+    stub.queue = [reply("Sure, here is a task!"), reply(json.dumps(GOOD_TASK))]
+    spec, usage = backend(stub, parse_repairs=1).make(COUNT, Difficulty.EASY, 7, "text-count-002")
+    assert spec.outputs == ("/app/count.txt",) and usage.calls == 2
+    retry = stub.requests[1]["messages"]
+    assert retry[2] == {"role": "assistant", "content": "Sure, here is a task!"}
+    assert "no JSON object" in retry[3]["content"]
+    stub.queue = [reply("nope"), reply("still nope")]
+    with pytest.raises(GenerationError, match="after 2 tries"):
+        backend(stub, parse_repairs=1).make(COUNT, Difficulty.EASY, 8, "text-count-003")
 
 
 def test_hidden_flag_mode_fills_only_the_open_parts(stub):
