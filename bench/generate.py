@@ -149,6 +149,7 @@ def main() -> None:
                     "not-needed",
                     cache_dir=None,
                     max_output_tokens=args.llm_max_output,
+                    parse_repairs=rounds,
                 )
                 backends = backend_factory(llm_tax, BackendChoice.LLM, options)
                 manifest, wall = run_suite(
