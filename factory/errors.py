@@ -69,6 +69,10 @@ class ContainerDiedError(FactoryError):
     """The container stopped while we still needed it."""
 
 
+class EnvironmentUnhealthyError(FactoryError):
+    """The environment's healthcheck did not pass within its retries."""
+
+
 class CancelledError(FactoryError):
     """The run is shutting down (Ctrl-C / SIGTERM); no new containers are started."""
 

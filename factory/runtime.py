@@ -18,6 +18,7 @@ import io
 import logging
 import os
 import queue
+import shlex
 import socket
 import tarfile
 import threading
@@ -32,6 +33,7 @@ from factory.errors import (
     CancelledError,
     ContainerDiedError,
     DockerUnavailableError,
+    EnvironmentUnhealthyError,
     ExecTimeoutError,
     ImageBuildError,
 )
@@ -99,6 +101,20 @@ class ContainerSpec:
     workdir: str | None = None
     task_id: str = ""
     labels: Mapping[str, str] = field(default_factory=dict)
+    readiness: Readiness | None = None
+    """A check to pass before the container is used (see :meth:`Sandbox.wait_ready`)."""
+
+
+@dataclass(frozen=True)
+class Readiness:
+    """A readiness check run inside the container (Harbor's ``[environment.healthcheck]``)."""
+
+    command: str
+    interval_sec: float = 1.0
+    timeout_sec: float = 10.0
+    retries: int = 30
+    start_period_sec: float = 0.0
+    start_interval_sec: float = 0.2
 
 
 class _CappedBuffer:
@@ -223,6 +239,43 @@ class Sandbox:
         return ExecResult(
             exit_code, buffer.text(), time.monotonic() - started, False, buffer.dropped > 0
         )
+
+    def wait_ready(self) -> float:
+        """Run the spec's readiness check until it passes; returns the seconds waited.
+
+        Attempts during the start period are free; after it, ``retries`` failures raise
+        :class:`EnvironmentUnhealthyError`. Each attempt is bounded inside the container by
+        coreutils ``timeout`` (where present), so a hung check never kills the container.
+        """
+        check = self.spec.readiness
+        if check is None:
+            return 0.0
+        started = time.monotonic()
+        quoted = shlex.quote(check.command)
+        limit = f"{check.timeout_sec:g}"
+        script = (
+            f"if command -v timeout >/dev/null 2>&1; then exec timeout -k 1 {limit} sh -c {quoted};"
+            f" else exec sh -c {quoted}; fi"
+        )
+        failures = 0
+        last: list[str] = []
+        while True:
+            result = self.exec(
+                ["sh", "-c", script], timeout_sec=check.timeout_sec + 5, what="healthcheck"
+            )
+            if result.exit_code == 0:
+                return time.monotonic() - started
+            last = result.output.strip().splitlines()[-1:] if result.output.strip() else []
+            in_grace = time.monotonic() - started < check.start_period_sec
+            if not in_grace:
+                failures += 1
+                if failures >= check.retries:
+                    detail = f" (last output: {last[0][:200]})" if last else ""
+                    raise EnvironmentUnhealthyError(
+                        f"healthcheck `{check.command}` still failing after "
+                        f"{time.monotonic() - started:.1f}s and {failures} retries{detail}"
+                    )
+            time.sleep(check.start_interval_sec if in_grace else check.interval_sec)
 
     def exec_checked(self, command: list[str], *, timeout_sec: float, what: str) -> ExecResult:
         """Run a harness command that must succeed (raise otherwise)."""

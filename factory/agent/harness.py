@@ -18,7 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from factory.agent.actions import Action, ActionFormat, parse_action
-from factory.errors import CancelledError, ContainerDiedError, FactoryError
+from factory.errors import (
+    CancelledError,
+    ContainerDiedError,
+    EnvironmentUnhealthyError,
+    FactoryError,
+)
 from factory.runtime import DockerRuntime, Sandbox
 from factory.tasks.model import Task
 from factory.validate.outcome import PhaseKind, PhaseResult
@@ -123,7 +128,8 @@ class Episode:
         self.messages = self.opening()
         try:
             self.box = self.runtime.start(container_spec(self.task, self.image))
-        except (ContainerDiedError, CancelledError) as exc:
+            self.box.wait_ready()
+        except (ContainerDiedError, CancelledError, EnvironmentUnhealthyError) as exc:
             self._fail(str(exc))
         return self.messages
 

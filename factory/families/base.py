@@ -46,6 +46,14 @@ class Draft:
     verifier_timeout_sec: float = 120.0
     memory_mb: int = 1024
     tags: list[str] = field(default_factory=list)
+    healthcheck: dict[str, Any] | None = None
+    """``[environment.healthcheck]`` for tasks whose environment runs a service."""
+    mcp_servers: list[dict[str, Any]] = field(default_factory=list)
+    """``[[environment.mcp_servers]]`` entries (tool environments)."""
+    env: dict[str, str] = field(default_factory=dict)
+    """Environment variables of the task container."""
+    mutations: dict[str, str] = field(default_factory=dict)
+    """Extra near-miss wrong solutions (name -> solve.sh text), besides the templates' own."""
 
 
 class Family:

@@ -72,6 +72,7 @@ def render_family(
             files[rel] = content
     for rel, content in draft.files.items():
         files[rel] = content.encode() if isinstance(content, str) else content
+    mutations.update(draft.mutations)
     files["instruction.md"] = _framing(origin).encode() + files["instruction.md"]
     config = TaskConfig(
         schema_version="1.1",
@@ -91,6 +92,9 @@ def render_family(
             network_mode=NetworkMode.PUBLIC if draft.allow_internet else NetworkMode.NO_NETWORK,
             cpus=1,
             memory_mb=draft.memory_mb,
+            **({"healthcheck": draft.healthcheck} if draft.healthcheck else {}),
+            **({"mcp_servers": draft.mcp_servers} if draft.mcp_servers else {}),
+            **({"env": draft.env} if draft.env else {}),
         ),
     )
     config.set_provenance(provenance(origin))

@@ -113,6 +113,39 @@ def parse_size_mb(text: str) -> int:
     return max(1, int(number * factor))
 
 
+class HealthcheckConfig(_Section):
+    """``[environment.healthcheck]``: a command that succeeds once the environment's services
+    (a web app, a tool server) are up. Phases and episodes start only after it passes."""
+
+    command: str
+    """Shell command run inside the container; exit 0 means healthy."""
+    interval_sec: float = Field(default=1.0, gt=0)
+    """Pause between attempts while the check still fails."""
+    timeout_sec: float = Field(default=10.0, gt=0)
+    """Limit for one attempt."""
+    retries: int = Field(default=30, ge=1)
+    """Failed attempts (after the start period) before the environment counts as broken."""
+    start_period_sec: float = Field(default=0.0, ge=0)
+    """Grace period: failures during it do not count as retries."""
+    start_interval_sec: float | None = Field(default=None, gt=0)
+    """Pause between attempts during the start period (default: 0.2 s, factory polls fast)."""
+
+
+class McpServerConfig(_Section):
+    """One ``[[environment.mcp_servers]]`` entry: an MCP server the agent may use."""
+
+    name: str
+    """Server identifier (agents prefix tool names with it)."""
+    transport: str = "streamable-http"
+    """``streamable-http``, ``http``, ``sse`` or ``stdio``."""
+    url: str | None = None
+    """Endpoint for the HTTP transports, as seen from inside the task container."""
+    command: str | None = None
+    """Command for the stdio transport."""
+    args: list[str] = Field(default_factory=list)
+    """Arguments of ``command``."""
+
+
 class EnvironmentConfig(_Section):
     """``[environment]``: the container the agent works in."""
 
@@ -145,6 +178,10 @@ class EnvironmentConfig(_Section):
     """Working directory for the agent, solution and tests (default: the image's WORKDIR)."""
     pids_limit: int | None = Field(default=None, gt=0)
     """factory extension: cap on processes in the container (default 1024)."""
+    healthcheck: HealthcheckConfig | None = None
+    """Readiness check for services the environment starts (see :class:`HealthcheckConfig`)."""
+    mcp_servers: list[McpServerConfig] = Field(default_factory=list)
+    """MCP servers the environment offers to the agent."""
 
     _env = field_validator("env", mode="before")(_coerce_env)
 

@@ -28,6 +28,8 @@ class Outcome(str, Enum):
     """The solution, the tests or the build ran past their time limit."""
     INFRA_ERROR = "infra_error"
     """The harness or the engine failed (container died, engine error)."""
+    UNHEALTHY = "unhealthy"
+    """The environment's healthcheck never passed (its app or tool server did not come up)."""
 
 
 class PhaseKind(str, Enum):
@@ -57,6 +59,8 @@ class PhaseResult(BaseModel):
     timeout_sec: float | None = None
     infra_error: str | None = None
     """Engine/harness failure, if any."""
+    unhealthy: str | None = None
+    """Why the environment's healthcheck never passed, if it did not."""
     timings: dict[str, float] = Field(default_factory=dict)
     """Seconds: start, solve, upload, test, collect, total."""
     log_dir: str | None = None
@@ -171,7 +175,7 @@ def _tail(text: str, lines: int = 3) -> str:
 def classify(phases: list[PhaseResult]) -> tuple[Outcome, str]:
     """Turn the phases of one task into an outcome and a one-line reason.
 
-    Precedence: infra_error > timeout > flaky > passes_without_solution > fails_with_solution.
+    Precedence: infra_error > unhealthy > timeout > flaky > passes_without_solution > fails_with_solution.
     A nop phase without a readable reward counts as 0 (the tests failed before writing one).
     """
     for phase in phases:
@@ -179,6 +183,12 @@ def classify(phases: list[PhaseResult]) -> tuple[Outcome, str]:
             return (
                 Outcome.INFRA_ERROR,
                 f"{phase.kind.value} run {phase.repeat}: {phase.infra_error}",
+            )
+    for phase in phases:
+        if phase.unhealthy:
+            return Outcome.UNHEALTHY, (
+                f"{phase.kind.value} run {phase.repeat}: {phase.unhealthy}; check the "
+                "entrypoint that starts the service and environment.healthcheck in task.toml"
             )
     for phase in phases:
         if phase.timed_out:

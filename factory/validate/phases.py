@@ -12,8 +12,13 @@ import uuid
 from concurrent.futures import Future
 from pathlib import Path
 
-from factory.errors import CancelledError, ContainerDiedError, ExecTimeoutError
-from factory.runtime import ContainerSpec, DockerRuntime, ExecResult, Sandbox
+from factory.errors import (
+    CancelledError,
+    ContainerDiedError,
+    EnvironmentUnhealthyError,
+    ExecTimeoutError,
+)
+from factory.runtime import ContainerSpec, DockerRuntime, ExecResult, Readiness, Sandbox
 from factory.tasks.model import Task
 from factory.tasks.paths import (
     CONTAINER_SOLUTION_DIR,
@@ -31,6 +36,17 @@ def container_spec(
     task: Task, image: str, *, labels: dict[str, str] | None = None
 ) -> ContainerSpec:
     env = task.config.environment
+    check = env.healthcheck
+    readiness = None
+    if check is not None:
+        readiness = Readiness(
+            command=check.command,
+            interval_sec=check.interval_sec,
+            timeout_sec=check.timeout_sec,
+            retries=check.retries,
+            start_period_sec=check.start_period_sec,
+            start_interval_sec=check.start_interval_sec or 0.2,
+        )
     return ContainerSpec(
         image=image,
         cpus=env.effective_cpus,
@@ -43,6 +59,7 @@ def container_spec(
         workdir=env.workdir,
         task_id=task.id,
         labels=labels or {},
+        readiness=readiness,
     )
 
 
@@ -80,6 +97,11 @@ def run_phase(
         return result
     try:
         timings["start"] = time.monotonic() - started
+        try:
+            timings["ready"] = box.wait_ready()
+        except EnvironmentUnhealthyError as exc:
+            result.unhealthy = str(exc)
+            return result
         solution = solution_dir or task.paths.solution_dir
         if kind is PhaseKind.ORACLE and not _solve(task, box, result, log_dir, solution):
             return result

@@ -1,0 +1,1 @@
+"""One module per tool domain; each defines ``DOMAIN`` (a :class:`toolenv.core.Domain`)."""
