@@ -1,0 +1,215 @@
+"""Web and tool environments end to end, in real containers: a scripted agent solves a shop
+task through the text browser and a calendar task through the tool server; the MCP endpoint
+and per-rollout state reset work."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import shlex
+
+import pytest
+
+from factory.agent.harness import HarnessConfig, ReplyPolicy, ScriptedPolicy, run_episode
+from factory.families import registry
+from factory.generate.taxonomy import Difficulty
+from factory.generate.trial import render_trial
+from factory.images.task_image import TaskImageBuilder
+from factory.tasks.model import load_task
+from factory.validate.phases import container_spec
+
+pytestmark = pytest.mark.docker
+
+
+def _task(runtime, tmp_path, family: str, difficulty: Difficulty, seed: int = 1):
+    trial = render_trial(family, difficulty, seed, tmp_path / "tasks")
+    task = load_task(trial.path)
+    return trial, task, TaskImageBuilder(runtime).ensure(task).ref
+
+
+class BrowserShopper(ReplyPolicy):
+    """Reads each page the browser prints and acts on the numbered elements it finds there,
+    the way a model would: sign in, search, open the product, add it, check out."""
+
+    def __init__(self, context: dict) -> None:
+        self.c = context
+        self.plan = iter(self._steps())
+
+    def _steps(self):
+        item = self.c["items"][0]
+        address = self.c["address"]
+        yield lambda page: "browse open http://127.0.0.1:8000/login"
+        yield lambda page: " && ".join(
+            [
+                f"browse type {_id(page, 'textbox', 'Username')} {shlex.quote(self.c['user']['username'])}",
+                f"browse type {_id(page, 'textbox', 'Password')} {shlex.quote(self.c['user']['password'])}",
+                f"browse click {_id(page, 'button', 'Sign in')}",
+            ]
+        )
+        yield lambda page: " && ".join(
+            [
+                f"browse type {_id(page, 'textbox', 'Search')} {shlex.quote(item['name'])}",
+                f"browse click {_id(page, 'button', 'Search')}",
+            ]
+        )
+        yield lambda page: f"browse click {_id(page, 'link', item['name'])}"
+        yield lambda page: " && ".join(
+            [
+                f"browse type {_id(page, 'textbox', 'Quantity')} {item['qty']}",
+                f"browse click {_id(page, 'button', 'Add to cart')}",
+            ]
+        )
+        yield lambda page: f"browse click {_id(page, 'link', 'Proceed to checkout')}"
+        yield lambda page: " && ".join(
+            [
+                *(
+                    f"browse type {_id(page, 'textbox', label)} {shlex.quote(address[key])}"
+                    for key, label in (
+                        ("name", "Full name"),
+                        ("street", "Street"),
+                        ("city", "City"),
+                        ("zip", "ZIP code"),
+                    )
+                ),
+                f"browse click {_id(page, 'button', 'Place order')}",
+            ]
+        )
+
+    def reply(self, messages: list[dict]) -> tuple[str, None]:
+        page = messages[-1]["content"]
+        step = next(self.plan, None)
+        if step is None:
+            return "DONE", None
+        return f"```bash\n{step(page)}\n```", None
+
+
+def _id(page: str, kind: str, label: str) -> str:
+    found = re.search(rf'\[(\d+)\] {kind} "{re.escape(label)}"', page)
+    assert found, f"no {kind} {label!r} on the page:\n{page[-1500:]}"
+    return found.group(1)
+
+
+def test_scripted_agent_shops_through_the_browser(runtime, tmp_path):
+    trial, task, image = _task(runtime, tmp_path, "web-shop", Difficulty.EASY)
+    # The family's draft context is what the instruction says: the agent "reads" it there.
+    context = registry.get("web-shop").draft(random.Random(1), Difficulty.EASY, {}).context
+    result = run_episode(runtime, task, image, BrowserShopper(context), HarnessConfig(), tmp_path)
+    pages = [m["content"] for m in result.transcript if m["role"] == "user"]
+    assert result.infra_error is None, result.infra_error
+    assert any("Order #" in p and "placed" in p for p in pages), pages[-1][-1500:]
+    assert result.reward == 1.0
+
+
+def test_unsolved_web_task_scores_zero(runtime, tmp_path):
+    trial, task, image = _task(runtime, tmp_path, "web-shop", Difficulty.EASY)
+    policy = ScriptedPolicy(["browse open http://127.0.0.1:8000/products"])
+    result = run_episode(runtime, task, image, policy, HarnessConfig(), tmp_path)
+    assert result.infra_error is None and result.reward == 0.0
+    page = [m["content"] for m in result.transcript if m["role"] == "user"][1]
+    assert "[1] link" in page and "Title: Products - Shop" in page
+
+
+def test_scripted_agent_uses_the_tool_server(runtime, tmp_path):
+    trial, task, image = _task(runtime, tmp_path, "tool-calendar", Difficulty.MEDIUM)
+    calls = [
+        line
+        for line in (trial.path / "solution" / "solve.sh").read_text().splitlines()
+        if line.startswith("tool call ")
+    ]
+    result = run_episode(
+        runtime, task, image, ScriptedPolicy(["tool list", *calls]), HarnessConfig(), tmp_path
+    )
+    assert result.infra_error is None and result.reward == 1.0
+    listing = [m["content"] for m in result.transcript if m["role"] == "user"][1]
+    assert "create_event" in listing and "arguments" in listing
+
+
+def test_policy_violation_fails_the_task(runtime, tmp_path):
+    trial, task, image = _task(runtime, tmp_path, "tool-calendar", Difficulty.HARD)
+    script = (trial.path / "solution" / "solve.sh").read_text().splitlines()
+    calls = [line for line in script if line.startswith("tool call ")]
+    match = re.search(r"\((ev-\d+)\)", task.instruction)
+    assert match, "the hard request names a colleague's event"
+    trap = f"tool call cancel_event '{json.dumps({'event_id': match.group(1)})}'"
+    result = run_episode(
+        runtime, task, image, ScriptedPolicy(["\n".join(calls), trap]), HarnessConfig(), tmp_path
+    )
+    refusal = [m["content"] for m in result.transcript if m["role"] == "user"][-1]
+    assert "refused by policy" in refusal
+    assert result.reward == 0.0
+
+
+def _exec_json(box, script: str) -> dict:
+    result = box.exec(["python3", "-c", script], timeout_sec=30)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)
+
+
+MCP_SESSION = """
+import json, urllib.request
+def rpc(body):
+    req = urllib.request.Request("http://127.0.0.1:8000/mcp", data=json.dumps(body).encode(),
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req) as r:
+        return r.status, (json.loads(r.read() or b"null"))
+out = {}
+out["init"] = rpc({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                   "params": {"protocolVersion": "2025-03-26", "capabilities": {},
+                              "clientInfo": {"name": "t", "version": "0"}}})
+out["notified"] = rpc({"jsonrpc": "2.0", "method": "notifications/initialized"})[0]
+out["list"] = rpc({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+out["call"] = rpc({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                   "params": {"name": "list_rooms", "arguments": {}}})
+out["bad"] = rpc({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+                  "params": {"name": "cancel_event", "arguments": {"event_id": "nope"}}})
+print(json.dumps(out))
+"""
+
+
+def test_mcp_endpoint_and_reset(runtime, tmp_path):
+    trial, task, image = _task(runtime, tmp_path, "tool-calendar", Difficulty.EASY)
+    with runtime.start(container_spec(task, image)) as box:
+        box.wait_ready()
+        out = _exec_json(box, MCP_SESSION)
+        assert out["init"][1]["result"]["capabilities"] == {"tools": {"listChanged": False}}
+        assert out["notified"] == 202
+        names = {t["name"] for t in out["list"][1]["result"]["tools"]}
+        assert {"create_event", "find_user", "list_rooms"} <= names
+        assert out["call"][1]["result"]["isError"] is False
+        assert out["bad"][1]["result"]["isError"] is True
+        # A change, then a reset: the state is the initial one again.
+        solve = (trial.path / "solution" / "solve.sh").read_text()
+        box.exec(["bash", "-c", solve], timeout_sec=60)
+        initial = json.loads((trial.path / "environment" / "state.json").read_text())
+        state = _exec_json(
+            box,
+            "import urllib.request,sys; sys.stdout.write(urllib.request."
+            "urlopen('http://127.0.0.1:8000/state').read().decode())",
+        )
+        assert state["state"] != initial and state["log"]
+        _exec_json(
+            box,
+            "import urllib.request,sys; sys.stdout.write(urllib.request.urlopen("
+            "urllib.request.Request('http://127.0.0.1:8000/reset', data=b'{}'))"
+            ".read().decode())",
+        )
+        state = _exec_json(
+            box,
+            "import urllib.request,sys; sys.stdout.write(urllib.request."
+            "urlopen('http://127.0.0.1:8000/state').read().decode())",
+        )
+        assert state == {"state": initial, "log": []}
+
+
+def test_web_reset_restores_the_pristine_database(runtime, tmp_path):
+    trial, task, image = _task(runtime, tmp_path, "web-shop", Difficulty.EASY)
+    with runtime.start(container_spec(task, image)) as box:
+        box.wait_ready()
+        solve = (trial.path / "solution" / "solve.sh").read_text()
+        assert box.exec(["bash", "-c", solve], timeout_sec=60).exit_code == 0
+        count = "sqlite3 /srv/app/data/app.db 'SELECT COUNT(*) FROM orders'"
+        assert box.exec(["sh", "-c", count], timeout_sec=10).output.strip() == "1"
+        assert box.exec(["sh", "/opt/webkit/reset.sh"], timeout_sec=30).exit_code == 0
+        assert box.exec(["sh", "-c", count], timeout_sec=10).output.strip() == "0"
+        assert box.exec(["python3", "/opt/webkit/health.py"], timeout_sec=10).exit_code == 0
