@@ -1,0 +1,153 @@
+"""Per-rollout state for web and tool environments: reset time and parallel isolation.
+
+    .venv/bin/python bench/reset.py [--rounds 5] [--parallel 4]
+
+For one web task (web-shop) and one tool task (tool-calendar), images already built, it
+measures side by side, interleaved round by round (medians, these machines are noisy):
+
+* fresh container: create + start + healthcheck passes (what every rollout gets by default);
+* in-place reset of a used container: web - ``/opt/webkit/reset.sh`` (stop the app, copy the
+  pristine sqlite file back, restart, healthy); tool - ``POST /reset`` on the tool server;
+* both after the reference solution changed the state, and checked: after the reset the state
+  equals the initial one.
+
+Parallel isolation: ``--parallel`` containers of the same task start together; the reference
+solution runs in the first only; every other one must still show the initial state, and the
+first must show the solved state. Reported as leaks (must be 0) and the wall time to get all
+of them ready.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from factory.generate.taxonomy import Difficulty  # noqa: E402
+from factory.generate.trial import render_trial  # noqa: E402
+from factory.images.task_image import TaskImageBuilder  # noqa: E402
+from factory.runtime import DockerRuntime, Sandbox, new_run_id  # noqa: E402
+from factory.tasks.model import load_task  # noqa: E402
+from factory.validate.phases import container_spec  # noqa: E402
+
+WEB_STATE = (
+    "sqlite3 /srv/app/data/app.db 'SELECT COUNT(*) FROM orders; SELECT SUM(stock) FROM products'"
+)
+TOOL_STATE = (
+    'python3 -c "import urllib.request,json;'
+    "print(json.dumps(json.loads(urllib.request.urlopen('http://127.0.0.1:8000/state').read())"
+    "['state'], sort_keys=True))\""
+)
+TOOL_RESET = (
+    'python3 -c "import urllib.request;urllib.request.urlopen(urllib.request.Request('
+    "'http://127.0.0.1:8000/reset', data=b'{}'))\""
+)
+
+
+class Subject:
+    def __init__(self, runtime: DockerRuntime, family: str, root: Path) -> None:
+        trial = render_trial(family, Difficulty.EASY, 1, root)
+        self.family = family
+        self.task = load_task(trial.path)
+        self.image = TaskImageBuilder(runtime).ensure(self.task).ref
+        self.solve = (trial.path / "solution" / "solve.sh").read_text()
+        self.web = family.startswith("web-")
+        self.runtime = runtime
+
+    def fresh(self) -> tuple[Sandbox, float]:
+        started = time.perf_counter()
+        box = self.runtime.start(container_spec(self.task, self.image))
+        box.wait_ready()
+        return box, time.perf_counter() - started
+
+    def state(self, box: Sandbox) -> str:
+        out = box.exec(["sh", "-c", WEB_STATE if self.web else TOOL_STATE], timeout_sec=30)
+        assert out.exit_code == 0, out.output
+        return out.output.strip()
+
+    def solve_in(self, box: Sandbox) -> None:
+        result = box.exec(["bash", "-c", self.solve], timeout_sec=120)
+        assert result.exit_code == 0, result.output
+
+    def reset(self, box: Sandbox) -> float:
+        started = time.perf_counter()
+        command = ["sh", "/opt/webkit/reset.sh"] if self.web else ["sh", "-c", TOOL_RESET]
+        result = box.exec(command, timeout_sec=30)
+        assert result.exit_code == 0, result.output
+        return time.perf_counter() - started
+
+
+def measure(subject: Subject, rounds: int) -> dict[str, float]:
+    fresh, reset = [], []
+    for _ in range(rounds):
+        box, seconds = subject.fresh()
+        fresh.append(seconds)
+        with box:
+            initial = subject.state(box)
+            subject.solve_in(box)
+            assert subject.state(box) != initial, "the solution changed nothing"
+            reset.append(subject.reset(box))
+            assert subject.state(box) == initial, "reset did not restore the initial state"
+    return {
+        "fresh": statistics.median(fresh),
+        "reset": statistics.median(reset),
+        "reset_max": max(reset),
+    }
+
+
+def isolation(subject: Subject, parallel: int) -> tuple[int, float]:
+    started = time.perf_counter()
+    with ThreadPoolExecutor(parallel) as pool:
+        boxes = [box for box, _ in pool.map(lambda _: subject.fresh(), range(parallel))]
+    ready = time.perf_counter() - started
+    leaks = 0
+    try:
+        initial = [subject.state(box) for box in boxes]
+        subject.solve_in(boxes[0])
+        after = [subject.state(box) for box in boxes]
+        leaks += sum(1 for a, b in zip(initial[1:], after[1:], strict=True) if a != b)
+        leaks += int(after[0] == initial[0])  # the solved one must have changed
+    finally:
+        for box in boxes:
+            box.close()
+    return leaks, ready
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--parallel", type=int, default=4)
+    args = parser.parse_args()
+    runtime = DockerRuntime(new_run_id("bench-reset"))
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            subjects = [Subject(runtime, f, Path(tmp)) for f in ("web-shop", "tool-calendar")]
+            print(
+                "| environment | fresh container (start + healthy) | in-place reset (median / max) "
+                "| reset / fresh | parallel containers | ready (wall) | state leaks |"
+            )
+            print("|---|---|---|---|---|---|---|")
+            for subject in subjects:
+                numbers = measure(subject, args.rounds)
+                leaks, ready = isolation(subject, args.parallel)
+                print(
+                    f"| {subject.family} | {numbers['fresh']:.2f} s | {numbers['reset']:.3f} s / "
+                    f"{numbers['reset_max']:.3f} s | {numbers['reset'] / numbers['fresh']:.2f} | "
+                    f"{args.parallel} | {ready:.2f} s | {leaks} |"
+                )
+            print(
+                f"\n{args.rounds} rounds each, medians; a WebArena-style full reset takes ~120 s."
+            )
+    finally:
+        runtime.close()
+
+
+if __name__ == "__main__":
+    main()
