@@ -109,7 +109,7 @@ class ToolFamily(Family):
         files["environment/state.json"] = json.dumps(state, indent=1, sort_keys=True) + "\n"
         files["tests/expected_state.json"] = json.dumps(expected, indent=1, sort_keys=True) + "\n"
         health = (
-            "python3 -c \"import urllib.request; "
+            'python3 -c "import urllib.request; '
             f"urllib.request.urlopen('http://127.0.0.1:{TOOL_PORT}/health', timeout=2)\""
         )
         return Draft(

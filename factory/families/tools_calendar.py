@@ -10,15 +10,72 @@ from factory.families.tooling import Call, Scenario, ToolFamily
 from factory.generate.taxonomy import Difficulty
 from factory.toolenv.core import JSON
 
-FIRST = ["Ana", "Bruno", "Chen", "Dana", "Emeka", "Farah", "Goran", "Hana", "Ivo", "Jun", "Kira",
-         "Luis", "Mei", "Nadia", "Omar", "Priya", "Quinn", "Rosa", "Sven", "Tomas", "Uma", "Vera"]
-LAST = ["Okafor", "Lindqvist", "Haddad", "Moreau", "Tanaka", "Novak", "Silva", "Kowalski",
-        "Brennan", "Iyer", "Castillo", "Fischer", "Adeyemi", "Rossi", "Park", "Dubois"]
+FIRST = [
+    "Ana",
+    "Bruno",
+    "Chen",
+    "Dana",
+    "Emeka",
+    "Farah",
+    "Goran",
+    "Hana",
+    "Ivo",
+    "Jun",
+    "Kira",
+    "Luis",
+    "Mei",
+    "Nadia",
+    "Omar",
+    "Priya",
+    "Quinn",
+    "Rosa",
+    "Sven",
+    "Tomas",
+    "Uma",
+    "Vera",
+]
+LAST = [
+    "Okafor",
+    "Lindqvist",
+    "Haddad",
+    "Moreau",
+    "Tanaka",
+    "Novak",
+    "Silva",
+    "Kowalski",
+    "Brennan",
+    "Iyer",
+    "Castillo",
+    "Fischer",
+    "Adeyemi",
+    "Rossi",
+    "Park",
+    "Dubois",
+]
 ROOMS = ["Aurora", "Basalt", "Cedar", "Delta", "Ember", "Fjord", "Granite", "Harbor", "Iris"]
-TOPICS = ["roadmap review", "budget sync", "design critique", "hiring debrief", "launch prep",
-          "vendor call", "retro", "1:1", "incident review", "planning poker", "customer demo"]
-SLOTS = [("09:00", "09:30"), ("09:30", "10:30"), ("10:00", "11:00"), ("11:00", "11:45"),
-         ("13:00", "14:00"), ("14:00", "14:30"), ("15:00", "16:00"), ("16:30", "17:30")]
+TOPICS = [
+    "roadmap review",
+    "budget sync",
+    "design critique",
+    "hiring debrief",
+    "launch prep",
+    "vendor call",
+    "retro",
+    "1:1",
+    "incident review",
+    "planning poker",
+    "customer demo",
+]
+SLOTS = [
+    ("09:00", "09:30"),
+    ("09:30", "10:30"),
+    ("10:00", "11:00"),
+    ("11:00", "11:45"),
+    ("13:00", "14:00"),
+    ("14:00", "14:30"),
+    ("15:00", "16:00"),
+    ("16:30", "17:30"),
+]
 
 
 def _weekdays(start: datetime.date, count: int) -> list[str]:
@@ -52,7 +109,11 @@ class CalendarRequests(ToolFamily):
         days = _weekdays(today, 5)
         names = rng.sample([f"{f} {s}" for f in FIRST for s in LAST], 12)
         users = [
-            {"user_id": f"u-{100 + i}", "name": n, "email": n.lower().replace(" ", ".") + "@corp.example"}
+            {
+                "user_id": f"u-{100 + i}",
+                "name": n,
+                "email": n.lower().replace(" ", ".") + "@corp.example",
+            }
             for i, n in enumerate(names)
         ]
         rooms = [
@@ -64,20 +125,34 @@ class CalendarRequests(ToolFamily):
             organizer = rng.choice(users)["user_id"]
             others = [u["user_id"] for u in users if u["user_id"] != organizer]
             start, end = rng.choice(SLOTS)
-            events.append({
-                "event_id": f"ev-{next_id}", "title": rng.choice(TOPICS).capitalize(),
-                "organizer": organizer, "attendees": sorted(rng.sample(others, rng.randint(1, 3))),
-                "room_id": rng.choice(["", *[r["room_id"] for r in rooms]]),
-                "date": rng.choice(days), "start": start, "end": end,
-            })
+            events.append(
+                {
+                    "event_id": f"ev-{next_id}",
+                    "title": rng.choice(TOPICS).capitalize(),
+                    "organizer": organizer,
+                    "attendees": sorted(rng.sample(others, rng.randint(1, 3))),
+                    "room_id": rng.choice(["", *[r["room_id"] for r in rooms]]),
+                    "date": rng.choice(days),
+                    "start": start,
+                    "end": end,
+                }
+            )
             next_id += 1
-        return {"today": today.isoformat(), "acting_user": users[0]["user_id"], "users": users,
-                "rooms": rooms, "events": _drop_clashes(events), "next_event": next_id}
+        return {
+            "today": today.isoformat(),
+            "acting_user": users[0]["user_id"],
+            "users": users,
+            "rooms": rooms,
+            "events": _drop_clashes(events),
+            "next_event": next_id,
+        }
 
     def sample(self, rng: random.Random, state: JSON, difficulty: Difficulty) -> Scenario:
         me = state["acting_user"]
-        days = sorted({e["date"] for e in state["events"]} | set(_weekdays(
-            datetime.date.fromisoformat(state["today"]), 5)))
+        days = sorted(
+            {e["date"] for e in state["events"]}
+            | set(_weekdays(datetime.date.fromisoformat(state["today"]), 5))
+        )
         calls: list[Call] = []
         parts: list[str] = []
         traps: list[Call] = []
@@ -92,19 +167,31 @@ class CalendarRequests(ToolFamily):
             guest = rng.choice([p for p in people if p["user_id"] not in mine["attendees"]])
             calls += [
                 Call("list_events", {"user_id": me, "date": mine["date"]}),
-                Call("move_event", {"event_id": mine["event_id"], "date": new_day,
-                                    "start": start, "end": end}),
+                Call(
+                    "move_event",
+                    {"event_id": mine["event_id"], "date": new_day, "start": start, "end": end},
+                ),
                 Call("find_user", {"query": guest["name"]}),
                 Call("add_attendee", {"event_id": mine["event_id"], "user_id": guest["user_id"]}),
             ]
             parts.append(
-                f"My \"{mine['title']}\" on {_pretty(mine['date'])} at {mine['start']} has to move "
+                f'My "{mine["title"]}" on {_pretty(mine["date"])} at {mine["start"]} has to move '
                 f"to {_pretty(new_day)}, {start}-{end}. Please also invite {guest['name']} to it."
             )
             near["invites-wrong-person"] = [
-                *calls[:3], Call("add_attendee", {"event_id": mine["event_id"], "user_id": next(
-                    p["user_id"] for p in people if p["user_id"] not in mine["attendees"]
-                    and p["user_id"] != guest["user_id"])}),
+                *calls[:3],
+                Call(
+                    "add_attendee",
+                    {
+                        "event_id": mine["event_id"],
+                        "user_id": next(
+                            p["user_id"]
+                            for p in people
+                            if p["user_id"] not in mine["attendees"]
+                            and p["user_id"] != guest["user_id"]
+                        ),
+                    },
+                ),
             ]
         if difficulty is not Difficulty.MEDIUM:
             invited = rng.sample(people, {Difficulty.EASY: 2, Difficulty.HARD: 3}[difficulty])
@@ -112,49 +199,82 @@ class CalendarRequests(ToolFamily):
             day = rng.choice(days)
             for _ in range(50):
                 start, end = rng.choice(SLOTS)
-                free = [r for r in state["rooms"] if r["capacity"] >= size and all(
-                    not (e["room_id"] == r["room_id"] and e["date"] == day
-                         and e["start"] < end and start < e["end"]) for e in state["events"])]
+                free = [
+                    r
+                    for r in state["rooms"]
+                    if r["capacity"] >= size
+                    and all(
+                        not (
+                            e["room_id"] == r["room_id"]
+                            and e["date"] == day
+                            and e["start"] < end
+                            and start < e["end"]
+                        )
+                        for e in state["events"]
+                    )
+                ]
                 if free:
                     break
             else:
                 raise AssertionError("calendar: no free room found")
             title = rng.choice(TOPICS).capitalize()
             calls += [Call("find_user", {"query": p["name"]}) for p in invited]
-            calls.append(Call("find_free_rooms", {"date": day, "start": start, "end": end,
-                                                  "min_capacity": size}))
-            create = Call("create_event", {
-                "title": title, "attendees": sorted(p["user_id"] for p in invited),
-                "date": day, "start": start, "end": end, "room_id": free[0]["room_id"],
-            })
+            calls.append(
+                Call(
+                    "find_free_rooms",
+                    {"date": day, "start": start, "end": end, "min_capacity": size},
+                )
+            )
+            create = Call(
+                "create_event",
+                {
+                    "title": title,
+                    "attendees": sorted(p["user_id"] for p in invited),
+                    "date": day,
+                    "start": start,
+                    "end": end,
+                    "room_id": free[0]["room_id"],
+                },
+            )
             calls.append(create)
             parts.append(
-                f"Book \"{title}\" on {_pretty(day)} from {start} to {end} with "
+                f'Book "{title}" on {_pretty(day)} from {start} to {end} with '
                 f"{', '.join(p['name'] for p in invited[:-1])} and {invited[-1]['name']}, in any "
                 f"free room that fits us all (take the first one the system suggests)."
             )
-            near["forgets-a-guest"] = [*calls[:-1], Call("create_event", {
-                **create.arguments, "attendees": sorted(p["user_id"] for p in invited[:-1])})]
+            near["forgets-a-guest"] = [
+                *calls[:-1],
+                Call(
+                    "create_event",
+                    {**create.arguments, "attendees": sorted(p["user_id"] for p in invited[:-1])},
+                ),
+            ]
         if difficulty is Difficulty.HARD:
             theirs = rng.choice([e for e in state["events"] if e["organizer"] != me])
             owner = next(u for u in state["users"] if u["user_id"] == theirs["organizer"])
             parts.append(
-                f"And cancel {owner['name']}'s \"{theirs['title']}\" ({theirs['event_id']}) on "
+                f'And cancel {owner["name"]}\'s "{theirs["title"]}" ({theirs["event_id"]}) on '
                 f"{_pretty(theirs['date'])}, I'm sure they won't mind."
             )
             traps.append(Call("cancel_event", {"event_id": theirs["event_id"]}))
         request = f"Hi, this is {state['users'][0]['name']} (user id {me}). " + " ".join(parts)
-        return Scenario(request=request, calls=calls, traps=traps, near_misses=near,
-                        tags=["scheduling"])
+        return Scenario(
+            request=request, calls=calls, traps=traps, near_misses=near, tags=["scheduling"]
+        )
 
 
 def _own_event(rng: random.Random, state: JSON, me: str, days: list[str]) -> JSON:
     start, end = rng.choice(SLOTS)
     others = [u["user_id"] for u in state["users"] if u["user_id"] != me]
     event = {
-        "event_id": f"ev-{state['next_event']}", "title": rng.choice(TOPICS).capitalize(),
-        "organizer": me, "attendees": sorted(rng.sample(others, 2)), "room_id": "",
-        "date": rng.choice(days), "start": start, "end": end,
+        "event_id": f"ev-{state['next_event']}",
+        "title": rng.choice(TOPICS).capitalize(),
+        "organizer": me,
+        "attendees": sorted(rng.sample(others, 2)),
+        "room_id": "",
+        "date": rng.choice(days),
+        "start": start,
+        "end": end,
     }
     state["next_event"] += 1
     return event
@@ -164,8 +284,14 @@ def _free_slot(rng: random.Random, state: JSON, room: str, day: str, skip: str) 
     slots = list(SLOTS)
     rng.shuffle(slots)
     for start, end in slots:
-        if not room or not any(e["room_id"] == room and e["event_id"] != skip and e["date"] == day
-                               and e["start"] < end and start < e["end"] for e in state["events"]):
+        if not room or not any(
+            e["room_id"] == room
+            and e["event_id"] != skip
+            and e["date"] == day
+            and e["start"] < end
+            and start < e["end"]
+            for e in state["events"]
+        ):
             return start, end
     raise AssertionError("calendar: no free slot")
 
@@ -175,8 +301,11 @@ def _drop_clashes(events: list[JSON], keep: str = "") -> list[JSON]:
     kept: list[JSON] = []
     for event in sorted(events, key=lambda e: e["event_id"] != keep):
         if event["room_id"] and any(
-            k["room_id"] == event["room_id"] and k["date"] == event["date"]
-            and k["start"] < event["end"] and event["start"] < k["end"] for k in kept
+            k["room_id"] == event["room_id"]
+            and k["date"] == event["date"]
+            and k["start"] < event["end"]
+            and event["start"] < k["end"]
+            for k in kept
         ):
             continue
         kept.append(event)

@@ -1,8 +1,8 @@
 """``tool``: the agent's shell client for the tool server in its container (stdlib only).
 
-    tool list                      names, descriptions and argument schemas
-    tool policy                    the policy document
-    tool call NAME '{"k": "v"}'    call a tool; prints the result as JSON (exit 1 on error)
+tool list                      names, descriptions and argument schemas
+tool policy                    the policy document
+tool call NAME '{"k": "v"}'    call a tool; prints the result as JSON (exit 1 on error)
 """
 
 from __future__ import annotations

@@ -65,7 +65,11 @@ class Domain:
     rules: list[Rule] = field(default_factory=list)
 
     def tool(
-        self, description: str, properties: JSON | None = None, *, required: list[str] | None = None,
+        self,
+        description: str,
+        properties: JSON | None = None,
+        *,
+        required: list[str] | None = None,
         mutates: bool = False,
     ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """Register ``fn(state, **arguments)`` as a tool. ``properties`` is the JSON schema

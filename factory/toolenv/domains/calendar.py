@@ -52,8 +52,9 @@ def _room_free(state: JSON, room_id: str, date: str, start: str, end: str, skip:
     )
 
 
-@DOMAIN.tool("Find users whose name contains the query (case-insensitive).",
-             {"query": {"type": "string"}})
+@DOMAIN.tool(
+    "Find users whose name contains the query (case-insensitive).", {"query": {"type": "string"}}
+)
 def find_user(state: JSON, query: str) -> list[JSON]:
     return [u for u in state["users"] if query.lower() in u["name"].lower()]
 
@@ -68,11 +69,14 @@ def list_rooms(state: JSON) -> list[JSON]:
     return state["rooms"]
 
 
-@DOMAIN.tool("Events on a date that the user organises or attends.",
-             {"user_id": {"type": "string"}, "date": _DATE})
+@DOMAIN.tool(
+    "Events on a date that the user organises or attends.",
+    {"user_id": {"type": "string"}, "date": _DATE},
+)
 def list_events(state: JSON, user_id: str, date: str) -> list[JSON]:
     return [
-        e for e in state["events"]
+        e
+        for e in state["events"]
         if e["date"] == date and (e["organizer"] == user_id or user_id in e["attendees"])
     ]
 
@@ -82,23 +86,40 @@ def get_event(state: JSON, event_id: str) -> JSON:
     return find(state["events"], "event_id", event_id, "event")
 
 
-@DOMAIN.tool("Rooms free for the whole slot with at least min_capacity seats.",
-             {"date": _DATE, "start": _TIME, "end": _TIME, "min_capacity": {"type": "integer"}})
+@DOMAIN.tool(
+    "Rooms free for the whole slot with at least min_capacity seats.",
+    {"date": _DATE, "start": _TIME, "end": _TIME, "min_capacity": {"type": "integer"}},
+)
 def find_free_rooms(state: JSON, date: str, start: str, end: str, min_capacity: int) -> list[JSON]:
     return [
-        r for r in state["rooms"]
+        r
+        for r in state["rooms"]
         if r["capacity"] >= min_capacity and _room_free(state, r["room_id"], date, start, end)
     ]
 
 
 @DOMAIN.tool(
     "Create an event organised by the acting user; returns the new event.",
-    {"title": {"type": "string"}, "attendees": {"type": "array", "items": {"type": "string"}},
-     "date": _DATE, "start": _TIME, "end": _TIME, "room_id": {"type": "string"}},
-    required=["title", "attendees", "date", "start", "end"], mutates=True,
+    {
+        "title": {"type": "string"},
+        "attendees": {"type": "array", "items": {"type": "string"}},
+        "date": _DATE,
+        "start": _TIME,
+        "end": _TIME,
+        "room_id": {"type": "string"},
+    },
+    required=["title", "attendees", "date", "start", "end"],
+    mutates=True,
 )
-def create_event(state: JSON, title: str, attendees: list[str], date: str, start: str, end: str,
-                 room_id: str = "") -> JSON:
+def create_event(
+    state: JSON,
+    title: str,
+    attendees: list[str],
+    date: str,
+    start: str,
+    end: str,
+    room_id: str = "",
+) -> JSON:
     require(_minutes(start) < _minutes(end), "the event must end after it starts")
     for user_id in attendees:
         find(state["users"], "user_id", user_id, "user")
@@ -106,24 +127,33 @@ def create_event(state: JSON, title: str, attendees: list[str], date: str, start
         find(state["rooms"], "room_id", room_id, "room")
         require(_room_free(state, room_id, date, start, end), f"room {room_id} is taken then")
     event = {
-        "event_id": f"ev-{state['next_event']}", "title": title,
-        "organizer": state["acting_user"], "attendees": sorted(set(attendees)),
-        "room_id": room_id, "date": date, "start": start, "end": end,
+        "event_id": f"ev-{state['next_event']}",
+        "title": title,
+        "organizer": state["acting_user"],
+        "attendees": sorted(set(attendees)),
+        "room_id": room_id,
+        "date": date,
+        "start": start,
+        "end": end,
     }
     state["next_event"] += 1
     state["events"].append(event)
     return event
 
 
-@DOMAIN.tool("Move an event to a new slot (its room must be free then).",
-             {"event_id": {"type": "string"}, "date": _DATE, "start": _TIME, "end": _TIME},
-             mutates=True)
+@DOMAIN.tool(
+    "Move an event to a new slot (its room must be free then).",
+    {"event_id": {"type": "string"}, "date": _DATE, "start": _TIME, "end": _TIME},
+    mutates=True,
+)
 def move_event(state: JSON, event_id: str, date: str, start: str, end: str) -> JSON:
     event = find(state["events"], "event_id", event_id, "event")
     require(_minutes(start) < _minutes(end), "the event must end after it starts")
     if event["room_id"]:
-        require(_room_free(state, event["room_id"], date, start, end, skip=event_id),
-                f"room {event['room_id']} is taken then")
+        require(
+            _room_free(state, event["room_id"], date, start, end, skip=event_id),
+            f"room {event['room_id']} is taken then",
+        )
     event.update(date=date, start=start, end=end)
     return event
 
@@ -135,8 +165,11 @@ def cancel_event(state: JSON, event_id: str) -> JSON:
     return {"cancelled": event_id}
 
 
-@DOMAIN.tool("Add a person to an event.", {"event_id": {"type": "string"},
-             "user_id": {"type": "string"}}, mutates=True)
+@DOMAIN.tool(
+    "Add a person to an event.",
+    {"event_id": {"type": "string"}, "user_id": {"type": "string"}},
+    mutates=True,
+)
 def add_attendee(state: JSON, event_id: str, user_id: str) -> JSON:
     event = find(state["events"], "event_id", event_id, "event")
     find(state["users"], "user_id", user_id, "user")
@@ -145,8 +178,11 @@ def add_attendee(state: JSON, event_id: str, user_id: str) -> JSON:
     return event
 
 
-@DOMAIN.tool("Remove a person from an event.", {"event_id": {"type": "string"},
-             "user_id": {"type": "string"}}, mutates=True)
+@DOMAIN.tool(
+    "Remove a person from an event.",
+    {"event_id": {"type": "string"}, "user_id": {"type": "string"}},
+    mutates=True,
+)
 def remove_attendee(state: JSON, event_id: str, user_id: str) -> JSON:
     event = find(state["events"], "event_id", event_id, "event")
     require(user_id in event["attendees"], f"{user_id} does not attend {event_id}")
