@@ -76,6 +76,7 @@ class Page(HTMLParser):
         self._textarea: dict | None = None
         self._label_for: str | None = None
         self._label_text = ""
+        self._label_elements: list[dict] = []
         self._in_title = False
         self._skip = 0
 
@@ -96,6 +97,8 @@ class Page(HTMLParser):
     def _add(self, kind: str, **fields: object) -> dict:
         element = {"id": len(self.elements) + 1, "kind": kind, "form": self._form(), **fields}
         self.elements.append(element)
+        if "label" in self._stack:
+            self._label_elements.append(element)
         return element
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
@@ -122,6 +125,7 @@ class Page(HTMLParser):
         elif tag == "label":
             self._label_for = a.get("for")
             self._label_text = ""
+            self._label_elements = []
         elif tag == "button":
             self._button = self._add(
                 "button",
@@ -203,6 +207,11 @@ class Page(HTMLParser):
             self._emit(f'[{self._button["id"]}] button "{self._button["text"].strip()}"')
             self._button = None
         elif tag == "label":
+            text = self._label_text.strip()
+            for element in self._label_elements:  # <label><input> text</label>
+                if text and element["kind"] in ("textbox", "checkbox", "radio", "select"):
+                    element["label"] = text
+            self._label_elements = []
             if self._label_for:
                 self.labels[self._label_for] = self._label_text.strip()
                 for element in self.elements:
@@ -266,6 +275,10 @@ def _describe(element: dict, typed: dict) -> str:
         return f'[{element["id"]}] {kind} "{label}" ({"checked" if checked else "unchecked"})'
     if kind == "select":
         chosen = typed.get(str(element["id"]))
+        if chosen is None and not any(o["selected"] for o in element["options"]):
+            first = element["options"][:1]
+            if first:  # browsers show the first option as chosen
+                chosen = first[0]["value"] if first[0]["value"] is not None else first[0]["text"]
         options = []
         for option in element["options"]:
             value = option["value"] if option["value"] is not None else option["text"]
