@@ -28,7 +28,7 @@ from factory.toolenv.core import JSON, Environment, load_domain
 
 TOOL_PORT = 8000
 TOOLENV_DIR = Path(__file__).resolve().parent.parent / "toolenv"
-_KIT_FILES = ("__init__.py", "core.py", "server.py", "cli.py", "domains/__init__.py")
+KIT_FILES = ("__init__.py", "core.py", "server.py", "cli.py", "domains/__init__.py")
 
 
 @dataclass
@@ -102,7 +102,7 @@ class ToolFamily(Family):
                 [*scenario.calls, trap], f"near miss: also tries the forbidden {trap.name}"
             )
         files: dict[str, str | bytes] = {
-            f"environment/toolenv/{rel}": (TOOLENV_DIR / rel).read_bytes() for rel in _KIT_FILES
+            f"environment/toolenv/{rel}": (TOOLENV_DIR / rel).read_bytes() for rel in KIT_FILES
         }
         module = f"domains/{self.toolenv_domain}.py"
         files[f"environment/toolenv/{module}"] = (TOOLENV_DIR / module).read_bytes()

@@ -58,10 +58,7 @@ class WebFamily(Family):
 
     def draft(self, rng: random.Random, difficulty: Difficulty, params: Mapping[str, Any]) -> Draft:
         scenario = self.scenario(rng, difficulty)
-        files: dict[str, str | bytes] = {
-            f"environment/webkit/{name}": (WEBENV_DIR / name).read_bytes() for name in _KIT_FILES
-        }
-        files["environment/app/seed.json"] = json.dumps(scenario.seed, indent=1, sort_keys=True)
+        files = web_environment_files(scenario.seed)
         context = {**scenario.context, "port": WEB_PORT, "difficulty": difficulty.value}
         solve = environment().get_template(f"{self.template_dir}/solution/solve.sh.j2")
         mutations = {
@@ -80,3 +77,12 @@ class WebFamily(Family):
             verifier_timeout_sec=60.0,
             tags=["web", *scenario.tags],
         )
+
+
+def web_environment_files(seed: Mapping[str, Any]) -> dict[str, str | bytes]:
+    """The webkit files and the app's seed data, as a web task's environment/ holds them."""
+    files: dict[str, str | bytes] = {
+        f"environment/webkit/{name}": (WEBENV_DIR / name).read_bytes() for name in _KIT_FILES
+    }
+    files["environment/app/seed.json"] = json.dumps(seed, indent=1, sort_keys=True)
+    return files

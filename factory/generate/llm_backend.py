@@ -8,6 +8,9 @@ Two modes:
 * **constrained** (``params: {mode: hidden-flag}``, as in unix-ctf) — the model writes only
   the parts the skeleton leaves open (the hiding and the finding step of a CTF); image,
   layout, flag and grader stay fixed (``templates/llm/hidden-flag``).
+* **web-app** / **tool-domain** (the default for leaves of the ``web`` / ``tool`` domains) —
+  the model writes an app on the shared webkit, or a tool domain on the toolenv core, plus
+  the task; the skeleton around it is fixed (see :mod:`factory.generate.llm_envs`).
 
 Output that does not parse goes back to the model with the parse error (``parse_repairs``
 times); if it still does not parse, it is a rejected candidate carrying the error, never a
@@ -27,6 +30,16 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from factory.generate.certify import Certificate
+from factory.generate.llm_envs import (
+    MODE_TOOL_DOMAIN,
+    MODE_WEB_APP,
+    TOOL_DOMAIN_PROMPT,
+    WEB_APP_PROMPT,
+    LlmToolDomain,
+    LlmWebApp,
+    tool_domain_spec,
+    web_app_spec,
+)
 from factory.generate.pipeline import GenerationError, persona_and_scenario
 from factory.generate.render import Origin, provenance
 from factory.generate.results import LlmUsage, QualityOutcome
@@ -99,6 +112,18 @@ class LlmHiddenFlag(BaseModel):
     technique: str = Field(min_length=3)
     hide_sh: str = Field(min_length=5)
     find_sh: str = Field(min_length=5)
+
+
+_PROMPTS = {
+    MODE_HIDDEN_FLAG: HIDDEN_FLAG_PROMPT,
+    MODE_WEB_APP: WEB_APP_PROMPT,
+    MODE_TOOL_DOMAIN: TOOL_DOMAIN_PROMPT,
+}
+_REPLY_MODELS: dict[str, type[BaseModel]] = {
+    MODE_HIDDEN_FLAG: LlmHiddenFlag,
+    MODE_WEB_APP: LlmWebApp,
+    MODE_TOOL_DOMAIN: LlmToolDomain,
+}
 
 
 def extract_json(text: str) -> Any:
@@ -175,7 +200,7 @@ class LlmBackend:
             "scenario": scenario,
             "seed": seed,
         }
-        prompt = HIDDEN_FLAG_PROMPT if mode == MODE_HIDDEN_FLAG else TASK_PROMPT
+        prompt = _PROMPTS.get(mode, TASK_PROMPT)
         messages = [
             {"role": "system", "content": render(f"prompts/{SYSTEM_PROMPT}.j2")},
             {"role": "user", "content": render(f"prompts/{prompt}.j2", **context)},
@@ -235,7 +260,10 @@ class LlmBackend:
             or leaf.skill.generator == "ctf-hidden-flag"
         ):
             return MODE_HIDDEN_FLAG
-        return MODE_FREE
+        mode = leaf.skill.params.get("mode")
+        if mode in (MODE_WEB_APP, MODE_TOOL_DOMAIN, MODE_FREE):
+            return mode
+        return {"web": MODE_WEB_APP, "tool": MODE_TOOL_DOMAIN}.get(leaf.domain.name, MODE_FREE)
 
     def _ask(
         self,
@@ -248,7 +276,7 @@ class LlmBackend:
     ) -> tuple[TaskSpec, LlmUsage]:
         """Ask; a reply that does not parse goes back with the parse error (``parse_repairs``
         times) before the candidate is rejected as unparseable."""
-        model_cls = LlmHiddenFlag if mode == MODE_HIDDEN_FLAG else LlmTask
+        model_cls = _REPLY_MODELS.get(mode, LlmTask)
         known = {"prompt_version": origin.prompt_version, "model": origin.model}
         usage = LlmUsage()
         for attempt in range(self.parse_repairs + 1):
@@ -296,6 +324,12 @@ class LlmBackend:
             )
         if isinstance(parsed, LlmHiddenFlag):
             return self._hidden_flag_spec(parsed, task_id, difficulty, origin, seed), usage
+        if isinstance(parsed, LlmWebApp):
+            config = self._config(task_id, difficulty, origin, parsed.title)
+            return web_app_spec(parsed, task_id, config), usage
+        if isinstance(parsed, LlmToolDomain):
+            config = self._config(task_id, difficulty, origin, parsed.title)
+            return tool_domain_spec(parsed, task_id, config), usage
         return self._free_spec(parsed, task_id, difficulty, origin), usage
 
     def _config(

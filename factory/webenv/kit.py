@@ -90,6 +90,12 @@ class WebApp:
         self.app.add_url_rule("/health", "health", lambda: {"ok": True, "app": title})
         self.app.add_url_rule("/login", "login", self._login, methods=["GET", "POST"])
         self.app.add_url_rule("/logout", "logout", self._logout, methods=["POST"])
+        self.app.register_error_handler(
+            404, lambda _e: self.page("Not found", "<p>There is no such page.</p>", status=404)
+        )
+        self.app.register_error_handler(
+            403, lambda _e: self.page("Forbidden", "<p>Your account may not do that.</p>", 403)
+        )
 
     # --- database -------------------------------------------------------------------------
     @staticmethod
@@ -207,8 +213,9 @@ class WebApp:
             if user and check_password(request.form.get("password", ""), user["password_hash"]):
                 session.clear()
                 session["user_id"] = user["id"]
-                target = request.args.get("next") or "/"
-                return redirect(target if target.startswith("/") else "/")
+                home = self.nav[0][1] if self.nav else "/"
+                target = request.args.get("next") or home
+                return redirect(target if target.startswith("/") else home)
             error = "Wrong username or password."
         body = (
             (f'<p class="flash error">{error}</p>' if error else "")
@@ -229,7 +236,7 @@ class WebApp:
         session.setdefault("flashes", []).append([kind, message])
         session.modified = True
 
-    def page(self, heading: str, body: str, *, status: int = 200) -> Any:
+    def page(self, heading: str, body: str, status: int = 200) -> Any:
         user = self.current_user()
         links = "".join(f'<a href="{esc(href)}">{esc(label)}</a>' for label, href in self.nav)
         if user:

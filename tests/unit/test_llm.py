@@ -4,61 +4,15 @@ parsing with recorded replies."""
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from fixtures.llm_stub import Stub, reply
 
 from factory.generate.llm_backend import LlmBackend, extract_json
 from factory.generate.pipeline import GenerationError
 from factory.generate.results import QualityOutcome
 from factory.generate.taxonomy import Difficulty, parse_taxonomy
 from factory.llm import BudgetExceededError, LlmClient, LlmError, LlmSettings
-
-
-def reply(text: str, prompt: int = 10, completion: int = 5) -> tuple[int, dict]:
-    return 200, {
-        "id": "x",
-        "object": "chat.completion",
-        "created": 0,
-        "model": "m",
-        "choices": [
-            {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
-        ],
-        "usage": {
-            "prompt_tokens": prompt,
-            "completion_tokens": completion,
-            "total_tokens": prompt + completion,
-        },
-    }
-
-
-class Stub:
-    """Serves queued (status, json) replies and records the request bodies."""
-
-    def __init__(self) -> None:
-        self.queue: list[tuple[int, dict]] = []
-        self.requests: list[dict] = []
-        stub = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                stub.requests.append(body)
-                status, payload = stub.queue.pop(0) if stub.queue else reply("{}")
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, args=(0.02,), daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
 
 
 @pytest.fixture
