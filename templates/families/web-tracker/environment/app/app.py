@@ -1,0 +1,366 @@
+"""Tracker: projects, issues (status, priority, assignee, labels), comments, search and filters
+with pages, issue creation with validation, and updates that need a comment to close."""
+
+from flask import abort, redirect, request
+from kit import WebApp, esc
+
+SCHEMA = """
+CREATE TABLE projects (id INTEGER PRIMARY KEY, key TEXT UNIQUE NOT NULL, name TEXT NOT NULL);
+CREATE TABLE issues (
+    id INTEGER PRIMARY KEY, project_id INTEGER NOT NULL REFERENCES projects(id),
+    title TEXT NOT NULL, description TEXT NOT NULL, status TEXT NOT NULL, priority TEXT NOT NULL,
+    assignee_id INTEGER REFERENCES users(id), reporter_id INTEGER NOT NULL REFERENCES users(id)
+);
+CREATE TABLE labels (id INTEGER PRIMARY KEY, name TEXT UNIQUE NOT NULL);
+CREATE TABLE issue_labels (
+    issue_id INTEGER NOT NULL REFERENCES issues(id), label_id INTEGER NOT NULL REFERENCES labels(id),
+    PRIMARY KEY (issue_id, label_id)
+);
+CREATE TABLE issue_comments (
+    id INTEGER PRIMARY KEY, issue_id INTEGER NOT NULL REFERENCES issues(id),
+    user_id INTEGER NOT NULL REFERENCES users(id), body TEXT NOT NULL
+);
+"""
+
+web = WebApp(
+    "Tracker",
+    schema=SCHEMA,
+    per_page=10,
+    nav=[
+        ("Issues", "/issues"),
+        ("New issue", "/issues/new"),
+    ],
+)
+app = web.app
+STATUSES = ("open", "in_progress", "closed")
+PRIORITIES = ("low", "medium", "high", "critical")
+
+
+def options(values, chosen, blank=None) -> str:
+    out = f'<option value="">{esc(blank)}</option>' if blank is not None else ""
+    for value in values:
+        v, text = value if isinstance(value, tuple) else (value, value)
+        out += f'<option value="{esc(v)}"{" selected" if str(v) == str(chosen) else ""}>{esc(text)}</option>'
+    return out
+
+
+def issue_or_404(issue_id: int):
+    row = web.one(
+        "SELECT i.*, p.key, p.name AS project, a.username AS assignee, a.display_name AS "
+        "assignee_name, r.display_name AS reporter FROM issues i JOIN projects p ON "
+        "p.id = i.project_id LEFT JOIN users a ON a.id = i.assignee_id JOIN users r ON "
+        "r.id = i.reporter_id WHERE i.id = ?",
+        (issue_id,),
+    )
+    if row is None:
+        abort(404)
+    return row
+
+
+def labels_of(issue_id: int) -> list[str]:
+    return [
+        r["name"]
+        for r in web.query(
+            "SELECT l.name FROM issue_labels il JOIN labels l ON l.id = il.label_id "
+            "WHERE il.issue_id = ? ORDER BY l.name",
+            (issue_id,),
+        )
+    ]
+
+
+def people():
+    return [
+        (u["username"], f"{u['display_name']} ({u['username']})")
+        for u in web.query("SELECT * FROM users ORDER BY display_name")
+    ]
+
+
+@app.route("/")
+def home():
+    return redirect("/issues")
+
+
+@app.route("/issues")
+@web.login_required
+def issues():
+    a = request.args
+    q, project, status = a.get("q", "").strip(), a.get("project", ""), a.get("status", "")
+    priority, assignee, label = a.get("priority", ""), a.get("assignee", ""), a.get("label", "")
+    sql = (
+        "SELECT i.*, p.key, u.username AS assignee FROM issues i JOIN projects p ON "
+        "p.id = i.project_id LEFT JOIN users u ON u.id = i.assignee_id WHERE 1=1"
+    )
+    args = []
+    if q:
+        sql += " AND (i.title LIKE ? OR i.description LIKE ?)"
+        args += [f"%{q}%", f"%{q}%"]
+    if project:
+        sql += " AND p.key = ?"
+        args.append(project)
+    if status in STATUSES:
+        sql += " AND i.status = ?"
+        args.append(status)
+    if priority in PRIORITIES:
+        sql += " AND i.priority = ?"
+        args.append(priority)
+    if assignee == "-":
+        sql += " AND i.assignee_id IS NULL"
+    elif assignee:
+        sql += " AND u.username = ?"
+        args.append(assignee)
+    if label:
+        sql += (
+            " AND i.id IN (SELECT il.issue_id FROM issue_labels il JOIN labels l ON "
+            "l.id = il.label_id WHERE l.name = ?)"
+        )
+        args.append(label)
+    rows, pager = web.paginate(sql + " ORDER BY i.id", tuple(args))
+    projects = [
+        (p["key"], f"{p['key']} - {p['name']}")
+        for p in web.query("SELECT * FROM projects ORDER BY key")
+    ]
+    labels = [r["name"] for r in web.query("SELECT name FROM labels ORDER BY name")]
+    body = (
+        '<form method="get" action="/issues">'
+        f'<label for="q">Search</label> <input id="q" name="q" value="{esc(q)}"> '
+        f'<label for="project">Project</label> <select id="project" name="project">'
+        f"{options(projects, project, 'Any')}</select> "
+        f'<label for="status">Status</label> <select id="status" name="status">'
+        f"{options(STATUSES, status, 'Any')}</select> "
+        f'<label for="priority">Priority</label> <select id="priority" name="priority">'
+        f"{options(PRIORITIES, priority, 'Any')}</select> "
+        f'<label for="assignee">Assignee</label> <select id="assignee" name="assignee">'
+        f"{options([('-', 'Unassigned'), *people()], assignee, 'Anyone')}</select> "
+        f'<label for="label">Label</label> <select id="label" name="label">'
+        f"{options(labels, label, 'Any')}</select> "
+        '<button type="submit">Filter</button></form>'
+        "<table><tr><th>Issue</th><th>Title</th><th>Status</th><th>Priority</th>"
+        "<th>Assignee</th><th>Labels</th></tr>"
+        + "".join(
+            f'<tr><td>{esc(r["key"])}-{r["id"]}</td><td><a href="/issues/{r["id"]}">'
+            f"{esc(r['title'])}</a></td><td>{esc(r['status'])}</td><td>{esc(r['priority'])}"
+            f"</td><td>{esc(r['assignee'] or '-')}</td><td>{esc(', '.join(labels_of(r['id'])))}"
+            "</td></tr>"
+            for r in rows
+        )
+        + f"</table>{pager}"
+    )
+    return web.page("Issues", body)
+
+
+@app.route("/issues/<int:issue_id>")
+@web.login_required
+def issue(issue_id: int):
+    row = issue_or_404(issue_id)
+    labels = labels_of(issue_id)
+    comments = web.query(
+        "SELECT c.*, u.display_name FROM issue_comments c JOIN users u ON "
+        "u.id = c.user_id WHERE c.issue_id = ? ORDER BY c.id",
+        (issue_id,),
+    )
+    all_labels = [r["name"] for r in web.query("SELECT name FROM labels ORDER BY name")]
+    body = (
+        f"<p>Project: {esc(row['key'])} - {esc(row['project'])}. Reported by "
+        f"{esc(row['reporter'])}.</p><p>Status: {esc(row['status'])}. Priority: "
+        f"{esc(row['priority'])}. Assignee: {esc(row['assignee'] or 'nobody')}.</p>"
+        f"<p>Labels: {esc(', '.join(labels)) if labels else '(none)'}</p>"
+        f"<div>{esc(row['description'])}</div>"
+        f"<h2>Comments ({len(comments)})</h2><ul>"
+        + "".join(f"<li>{esc(c['display_name'])}: {esc(c['body'])}</li>" for c in comments)
+        + "</ul><h2>Update</h2>"
+        f'<form method="post" action="/issues/{issue_id}/update">{web.csrf_field()}'
+        f'<label for="status">Status</label> <select id="status" name="status">'
+        f"{options(STATUSES, row['status'])}</select><br>"
+        f'<label for="priority">Priority</label> <select id="priority" name="priority">'
+        f"{options(PRIORITIES, row['priority'])}</select><br>"
+        f'<label for="assignee">Assignee</label> <select id="assignee" name="assignee">'
+        f"{options(people(), row['assignee'] or '', 'Unassigned')}</select><br>"
+        '<label for="comment">Comment (required when closing)</label> '
+        '<textarea id="comment" name="comment"></textarea><br>'
+        '<button type="submit">Save changes</button></form>'
+        "<h2>Labels</h2>"
+        + "".join(
+            f'<form method="post" action="/issues/{issue_id}/labels" style="display:inline">'
+            f'{web.csrf_field()}<input type="hidden" name="label" value="{esc(name)}">'
+            '<input type="hidden" name="op" value="remove">'
+            f'<button type="submit">Remove label {esc(name)}</button></form> '
+            for name in labels
+        )
+        + f'<form method="post" action="/issues/{issue_id}/labels">{web.csrf_field()}'
+        '<input type="hidden" name="op" value="add">'
+        '<label for="label">Add label</label> <select id="label" name="label">'
+        f"{options([n for n in all_labels if n not in labels], '')}</select> "
+        '<button type="submit">Add label</button></form>'
+    )
+    return web.page(f"{row['key']}-{issue_id}: {row['title']}", body)
+
+
+@app.route("/issues/<int:issue_id>/update", methods=["POST"])
+@web.login_required
+def update(issue_id: int):
+    user = web.current_user()
+    row = issue_or_404(issue_id)
+    f = request.form
+    status, priority = f.get("status", row["status"]), f.get("priority", row["priority"])
+    assignee, comment = f.get("assignee", ""), f.get("comment", "").strip()
+    target = web.one("SELECT id FROM users WHERE username = ?", (assignee,)) if assignee else None
+    if status not in STATUSES:
+        web.flash(f"Unknown status {status!r}.", "error")
+    elif priority not in PRIORITIES:
+        web.flash("Priority must be one of: " + ", ".join(PRIORITIES) + ".", "error")
+    elif assignee and target is None:
+        web.flash(f"No user {assignee!r}.", "error")
+    elif status == "closed" and row["status"] != "closed" and not comment:
+        web.flash("Closing an issue needs a comment saying why.", "error")
+    else:
+        new_assignee = target["id"] if target else None
+        changes = {}
+        if status != row["status"]:
+            changes["status"] = status
+        if priority != row["priority"]:
+            changes["priority"] = priority
+        if new_assignee != row["assignee_id"]:
+            changes["assignee"] = assignee or None
+        statements = [
+            (
+                "UPDATE issues SET status = ?, priority = ?, assignee_id = ? WHERE id = ?",
+                (status, priority, new_assignee, issue_id),
+            )
+        ]
+        if comment:
+            changes["comment"] = comment
+            statements.append(
+                (
+                    "INSERT INTO issue_comments (issue_id, user_id, body) VALUES (?, ?, ?)",
+                    (issue_id, user["id"], comment),
+                )
+            )
+        if changes:
+            web.change("issue_update", statements, issue_id=issue_id, **changes)
+            web.flash(f"{row['key']}-{issue_id} updated.")
+        else:
+            web.flash("Nothing to change.")
+    return redirect(f"/issues/{issue_id}")
+
+
+@app.route("/issues/<int:issue_id>/labels", methods=["POST"])
+@web.login_required
+def label(issue_id: int):
+    row = issue_or_404(issue_id)
+    name, op = request.form.get("label", ""), request.form.get("op", "add")
+    found = web.one("SELECT id FROM labels WHERE name = ?", (name,))
+    if found is None:
+        web.flash(f"No label {name!r}.", "error")
+    elif op == "remove":
+        web.change(
+            "label_remove",
+            [
+                (
+                    "DELETE FROM issue_labels WHERE issue_id = ? AND label_id = ?",
+                    (issue_id, found["id"]),
+                )
+            ],
+            issue_id=issue_id,
+            label=name,
+        )
+        web.flash(f"Label {name} removed from {row['key']}-{issue_id}.")
+    elif name in labels_of(issue_id):
+        web.flash(f"{row['key']}-{issue_id} already has the label {name}.", "error")
+    else:
+        web.change(
+            "label_add",
+            [
+                (
+                    "INSERT INTO issue_labels (issue_id, label_id) VALUES (?, ?)",
+                    (issue_id, found["id"]),
+                )
+            ],
+            issue_id=issue_id,
+            label=name,
+        )
+        web.flash(f"Label {name} added to {row['key']}-{issue_id}.")
+    return redirect(f"/issues/{issue_id}")
+
+
+@app.route("/issues/new", methods=["GET", "POST"])
+@web.login_required
+def new_issue():
+    user = web.current_user()
+    f = request.form if request.method == "POST" else {}
+    errors = []
+    if request.method == "POST":
+        project = web.one("SELECT * FROM projects WHERE key = ?", (f.get("project", ""),))
+        title = f.get("title", "").strip()
+        priority = f.get("priority", "").strip()
+        assignee = f.get("assignee", "")
+        target = (
+            web.one("SELECT id FROM users WHERE username = ?", (assignee,)) if assignee else None
+        )
+        wanted = [x for x in f.getlist("labels") if x]
+        known = {r["name"]: r["id"] for r in web.query("SELECT * FROM labels")}
+        if project is None:
+            errors.append("Choose a project.")
+        if not title:
+            errors.append("Title is required.")
+        elif len(title) > 100:
+            errors.append("Title must be at most 100 characters.")
+        if priority not in PRIORITIES:
+            errors.append("Priority must be one of: " + ", ".join(PRIORITIES) + ".")
+        if assignee and target is None:
+            errors.append(f"No user {assignee!r}.")
+        unknown = [x for x in wanted if x not in known]
+        if unknown:
+            errors.append("Unknown labels: " + ", ".join(unknown) + ".")
+        if not errors:
+            db = web.db()
+            with db:
+                cursor = db.execute(
+                    "INSERT INTO issues (project_id, title, description, status, priority, "
+                    "assignee_id, reporter_id) VALUES (?, ?, ?, 'open', ?, ?, ?)",
+                    (
+                        project["id"],
+                        title,
+                        f.get("description", "").strip(),
+                        priority,
+                        target["id"] if target else None,
+                        user["id"],
+                    ),
+                )
+                issue_id = cursor.lastrowid
+                for name in sorted(set(wanted)):
+                    db.execute("INSERT INTO issue_labels VALUES (?, ?)", (issue_id, known[name]))
+                web.audit("issue_create", issue_id=issue_id, title=title, priority=priority)
+            web.flash(f"Issue {project['key']}-{issue_id} created.")
+            return redirect(f"/issues/{issue_id}")
+    projects = [
+        (p["key"], f"{p['key']} - {p['name']}")
+        for p in web.query("SELECT * FROM projects ORDER BY key")
+    ]
+    labels = [r["name"] for r in web.query("SELECT name FROM labels ORDER BY name")]
+    chosen = f.getlist("labels") if f else []
+    boxes = "".join(
+        f'<input type="checkbox" id="lab-{esc(n)}" name="labels" value="{esc(n)}"'
+        f'{" checked" if n in chosen else ""}> <label for="lab-{esc(n)}">{esc(n)}</label> '
+        for n in labels
+    )
+    body = (
+        "".join(f'<p class="flash error">{esc(e)}</p>' for e in errors)
+        + f'<form method="post" action="/issues/new">{web.csrf_field()}'
+        f'<label for="project">Project</label> <select id="project" name="project">'
+        f"{options(projects, f.get('project', ''), 'Choose...')}</select><br>"
+        f'<label for="title">Title</label> <input id="title" name="title" '
+        f'value="{esc(f.get("title", ""))}"><br>'
+        '<label for="description">Description</label> <textarea id="description" '
+        f'name="description">{esc(f.get("description", ""))}</textarea><br>'
+        '<label for="priority">Priority (low, medium, high or critical)</label> '
+        f'<input id="priority" name="priority" value="{esc(f.get("priority", ""))}"><br>'
+        f'<label for="assignee">Assignee</label> <select id="assignee" name="assignee">'
+        f"{options(people(), f.get('assignee', ''), 'Unassigned')}</select><br>"
+        f"<p>Labels: {boxes}</p>"
+        '<button type="submit">Create issue</button></form>'
+    )
+    return web.page("New issue", body, status=400 if errors else 200)
+
+
+if __name__ == "__main__":
+    web.main()
