@@ -147,3 +147,37 @@ def test_provenance_round_trip():
 
 def test_network_mode_enum_values():
     assert {m.value for m in NetworkMode} == {"public", "no-network", "allowlist"}
+
+
+HARBOR_SERVICES = """
+[environment]
+cpus = 1
+
+[environment.healthcheck]
+command = "curl -sf http://127.0.0.1:3847/health"
+interval_sec = 2.0
+retries = 15
+start_period_sec = 15.0
+
+[[environment.mcp_servers]]
+name = "figma"
+transport = "streamable-http"
+url = "http://127.0.0.1:3847/mcp"
+"""
+
+
+def test_healthcheck_and_mcp_servers():
+    config = TaskConfig.from_toml(HARBOR_SERVICES)
+    check = config.environment.healthcheck
+    assert (check.command, check.interval_sec, check.retries, check.timeout_sec) == (
+        "curl -sf http://127.0.0.1:3847/health",
+        2.0,
+        15,
+        10.0,
+    )
+    assert config.environment.mcp_servers[0].url == "http://127.0.0.1:3847/mcp"
+    again = TaskConfig.from_toml(config.to_toml())
+    assert again.environment == config.environment
+    with pytest.raises(ValidationError) as info:
+        TaskConfig.model_validate({"environment": {"healthcheck": {"retries": 0}}})
+    assert {e["loc"][-1] for e in info.value.errors()} == {"command", "retries"}
