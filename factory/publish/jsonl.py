@@ -1,0 +1,68 @@
+"""The ``jsonl`` format: ``tasks.jsonl`` (one :class:`TaskRecord` per line) and the task
+directories under ``tasks/<id>/``, copied byte for byte (modes and links kept)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from factory.publish.errors import ExportFileError
+from factory.publish.items import ImportItem
+from factory.publish.models import TaskRecord
+from factory.publish.source import Source
+from factory.publish.tree import copy_task_dir, safe_relpath
+
+INDEX = "tasks.jsonl"
+TASKS_DIR = "tasks"
+
+
+def export_jsonl(source: Source, out: Path) -> list[str]:
+    lines = []
+    for task in source.tasks:
+        rel = f"{TASKS_DIR}/{task.id}"
+        copy_task_dir(task.dir, out / rel)
+        record = TaskRecord(**task.meta.model_dump(), path=rel)
+        lines.append(record.model_dump_json())
+    (out / INDEX).write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return [INDEX]
+
+
+def read_index(index: Path) -> list[TaskRecord]:
+    """The records of a ``tasks.jsonl``; errors name the line and the field."""
+    try:
+        text = index.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ExportFileError(index, f"cannot read file ({exc})") from None
+    records = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append(TaskRecord.model_validate_json(line))
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            loc = ".".join(str(p) for p in error.get("loc", ()))
+            field = f"line {number}" + (f": {loc}" if loc else "")
+            raise ExportFileError(index, error.get("msg", str(exc)), field) from None
+    return records
+
+
+def import_items(index: Path) -> Iterator[ImportItem]:
+    base = index.parent
+    for number, record in enumerate(read_index(index), start=1):
+        field = f"line {number}: path"
+        rel = safe_relpath(record.path, index, field)
+        src = base / rel
+        if not src.is_dir() or src.is_symlink():
+            raise ExportFileError(index, f"'{record.path}' is not a directory here", field)
+        if not src.resolve().is_relative_to(base.resolve()):
+            raise ExportFileError(index, f"'{record.path}' leads outside the export", field)
+        yield ImportItem(
+            id=record.id,
+            content_hash=record.content_hash,
+            where=index,
+            field=f"line {number}",
+            materialize=lambda dest, src=src: copy_task_dir(src, dest),
+        )
