@@ -550,6 +550,109 @@ def validate(
         raise typer.Exit(1)
 
 
+# --- publish ----------------------------------------------------------------------------
+
+
+@app.command("export")
+def export(
+    suite: Annotated[
+        Path, typer.Argument(help="A suite folder (suite.json) or a folder of task directories.")
+    ],
+    format_: Annotated[
+        str, typer.Option("--format", "-f", help="jsonl, harbor or hf (Hugging Face parquet).")
+    ],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the export.")],
+    name: Annotated[
+        str | None, typer.Option(help="Dataset name (default: the suite's name).")
+    ] = None,
+    version: Annotated[str, typer.Option(help="Dataset version.")] = "1.0",
+    description: Annotated[str | None, typer.Option(help="Dataset description.")] = None,
+    license_: Annotated[
+        str, typer.Option("--license", help="hf: license of the dataset card.")
+    ] = "apache-2.0",
+    git_url: Annotated[
+        str | None, typer.Option(help="harbor: repository the export folder will be pushed to.")
+    ] = None,
+    git_commit: Annotated[
+        str | None, typer.Option(help="harbor: commit of that repository (with --git-url).")
+    ] = None,
+    shard_rows: Annotated[int, typer.Option(help="hf: tasks per parquet file.", min=1)] = 1000,
+    force: Annotated[bool, typer.Option("--force", help="Replace a non-empty --out.")] = False,
+) -> None:
+    """Export a suite's tasks: a JSONL index with hashes, a Harbor registry dataset, or a
+    Hugging Face datasets parquet dataset with a dataset card. `factory import` reads it back."""
+    from factory.publish.api import export_suite
+
+    result = export_suite(
+        suite,
+        format_,
+        out,
+        name=name,
+        version=version,
+        description=description,
+        license=license_,
+        git_url=git_url,
+        git_commit=git_commit,
+        rows_per_shard=shard_rows,
+        force=force,
+    )
+    for warning in result.warnings:
+        console.print(f"[yellow]warning[/] {warning}", highlight=False, soft_wrap=True)
+    manifest = result.manifest
+    console.print(
+        f"exported {manifest.task_count} tasks ({manifest.format}) to {out}: "
+        f"{', '.join(manifest.index)}; content hash {manifest.content_hash[:16]}",
+        highlight=False,
+    )
+
+
+@app.command("import")
+def import_(
+    src: Annotated[
+        Path,
+        typer.Argument(
+            help="An export folder, or its tasks.jsonl, registry.json or a parquet file."
+        ),
+    ],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the task directories.")],
+    format_: Annotated[
+        str | None, typer.Option("--format", "-f", help="Expect this format (default: detect).")
+    ] = None,
+    dataset: Annotated[
+        str | None,
+        typer.Option(
+            help="harbor: the dataset (name or name@version) of a multi-dataset registry."
+        ),
+    ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace task directories that differ.")
+    ] = False,
+) -> None:
+    """Rebuild task directories from an export (jsonl, harbor or hf), checking every task
+    against the content hash the export recorded."""
+    from factory.publish.api import import_export
+
+    def show(task) -> None:
+        console.print(f"[green]{task.status}[/] {task.id} -> {task.dest}", highlight=False)
+
+    result = import_export(src, out, fmt=format_, dataset=dataset, force=force, on_task=show)
+    console.print(f"{len(result.tasks)} tasks from a {result.format} export into {out}")
+
+
+@app.command("report")
+def report(
+    suite: Annotated[Path, typer.Argument(help="A suite folder made by `factory generate`.")],
+    html: Annotated[Path, typer.Option("--html", help="Where the HTML page goes.")],
+    samples: Annotated[int, typer.Option(help="Sample tasks shown.", min=0)] = 6,
+) -> None:
+    """One self-contained HTML page: coverage, yield, outcomes, difficulty, pass rate, timings,
+    verifier strength and sample tasks, with inline SVG charts."""
+    from factory.publish.report import write_report
+
+    write_report(suite, html, samples=samples)
+    console.print(f"report: {html}")
+
+
 # --- gc ---------------------------------------------------------------------------------
 
 
