@@ -1,7 +1,6 @@
 """Shop: a product catalogue with search and pages, a cart, coupons, checkout and orders."""
 
 from flask import redirect, request
-
 from kit import WebApp, esc
 
 SCHEMA = """
