@@ -26,6 +26,7 @@ MANIFEST_NAME = "factory-export.json"
 FORMAT_VERSION = 1
 
 _HEX64 = r"^[0-9a-f]{64}$"
+_DIGEST = r"^sha256:[0-9a-f]{64}$"
 
 
 def dataset_hash(task_hashes: Iterable[str]) -> str:
@@ -132,9 +133,14 @@ class HfRow(TaskMetadata):
 # --- harbor -----------------------------------------------------------------------------
 
 
+ORG_NAME = r"^[a-zA-Z0-9][a-zA-Z0-9._-]*/[a-zA-Z0-9][a-zA-Z0-9._-]*$"
+"""Harbor's pattern for package names ('org/name')."""
+
+
 class HarborRegistryTask(_Model):
-    """A task of a Harbor registry dataset (Harbor's ``RegistryTaskId``), plus
-    ``content_hash`` (factory's, ignored by Harbor)."""
+    """A task of a Harbor registry dataset (Harbor's ``RegistryTaskId``), plus ``digest``
+    (Harbor's package digest, see :mod:`harbor_digest`) and ``content_hash`` (factory's);
+    Harbor's registry model ignores both."""
 
     name: str = Field(min_length=1)
     git_url: str | None = None
@@ -143,6 +149,8 @@ class HarborRegistryTask(_Model):
     """Without git_url: a local path (we write it relative to registry.json's folder; Harbor
     resolves a relative local path against its working directory). With git_url: the path
     inside that repository."""
+    digest: str | None = Field(default=None, pattern=_DIGEST)
+    """``sha256:<hex>`` as ``harbor publish`` computes it; None where not reproducible."""
     content_hash: str | None = Field(default=None, pattern=_HEX64)
 
 
@@ -153,11 +161,37 @@ class HarborMetric(_Model):
 
 class HarborDatasetSpec(_Model):
     """One dataset of Harbor's ``registry.json`` (a JSON list of these): Harbor's
-    ``DatasetSpec`` plus ``content_hash`` (factory's, ignored by Harbor)."""
+    ``DatasetSpec`` plus ``digest`` and ``content_hash`` (ignored by Harbor)."""
 
     name: str = Field(min_length=1)
     version: str = Field(min_length=1)
     description: str = ""
     tasks: list[HarborRegistryTask]
     metrics: list[HarborMetric] = Field(default_factory=list)
+    digest: str | None = Field(default=None, pattern=_DIGEST)
+    """Harbor's dataset content hash over the task digests (when every task has one)."""
     content_hash: str | None = Field(default=None, pattern=_HEX64)
+
+
+class HarborDatasetInfo(_Model):
+    """``[dataset]`` of Harbor's ``dataset.toml``."""
+
+    name: str = Field(pattern=ORG_NAME)
+    version: str | None = Field(default=None, min_length=1)
+    description: str = ""
+
+
+class HarborTaskRef(_Model):
+    """One ``[[tasks]]`` entry of ``dataset.toml``: a task package pinned by its digest."""
+
+    name: str = Field(pattern=ORG_NAME)
+    digest: str = Field(pattern=_DIGEST)
+
+
+class HarborDatasetManifest(_Model):
+    """Harbor's ``dataset.toml`` (the package registry's dataset manifest, what
+    ``harbor dataset init`` writes and ``harbor publish`` reads)."""
+
+    schema_version: str = "1.0"
+    dataset: HarborDatasetInfo
+    tasks: list[HarborTaskRef] = Field(default_factory=list)

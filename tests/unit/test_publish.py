@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -21,9 +22,15 @@ from factory.publish.errors import (
     UnknownFormatError,
     UnsafePathError,
 )
+from factory.publish.harbor_digest import NotReproducible, harbor_digest, package_files
 from factory.publish.models import MANIFEST_NAME, FileEntry, dataset_hash
 from factory.publish.tree import read_tree, write_tree
 from factory.tasks.hashing import hash_tree
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
 FORMATS = ("jsonl", "harbor", "hf")
 
@@ -58,7 +65,11 @@ def test_suite_round_trip_is_byte_identical(fmt, suite, tmp_path):
     originals = task_dirs(suite / "tasks")
     assert result.manifest.task_count == len(originals) == 6
     assert result.manifest.content_hash == dataset_hash(hash_tree(p) for p in originals.values())
-    assert result.warnings == []
+    if fmt == "harbor":  # the edge-case task has a symbolic link: no Harbor digest for it
+        assert any("no Harbor digest" in w and "symbolic link" in w for w in result.warnings)
+        assert any("no dataset.toml written" in w for w in result.warnings)
+    else:
+        assert result.warnings == []
 
     imported = import_export(out, tmp_path / f"back-{fmt}")
     assert imported.format == fmt
@@ -122,9 +133,10 @@ def test_jsonl_index_holds_the_metadata(suite, tmp_path):
     assert manifest["format"] == "jsonl" and manifest["suite"] == "fixture"
 
 
-def test_harbor_registry_entry(suite, tmp_path):
+def test_harbor_registry_entry_and_dataset_toml(tmp_path):
+    suite = make_suite(tmp_path, edge_cases=False)
     out = tmp_path / "out"
-    export_suite(
+    result = export_suite(
         suite,
         "harbor",
         out,
@@ -133,18 +145,90 @@ def test_harbor_registry_entry(suite, tmp_path):
         git_url="https://example.invalid/org/repo.git",
         git_commit="abc123",
     )
+    assert result.warnings == []
+    assert result.manifest.index == ["registry.json", "dataset.toml"]
     registry = json.loads((out / "registry.json").read_text())
     assert isinstance(registry, list) and len(registry) == 1
     dataset = registry[0]
     assert (dataset["name"], dataset["version"]) == ("fixture-set", "2.0")
     assert isinstance(dataset["description"], str) and dataset["metrics"] == []
     for task in dataset["tasks"]:
-        assert set(task) >= {"name", "git_url", "git_commit_id", "path", "content_hash"}
+        assert set(task) >= {"name", "git_url", "git_commit_id", "path", "digest", "content_hash"}
         assert task["git_commit_id"] == "abc123"
         assert task["content_hash"] == hash_tree(out / task["path"])
+        assert task["digest"] == harbor_digest(out / task["path"])
+    digests = sorted(t["digest"].removeprefix("sha256:") for t in dataset["tasks"])
+    expected = hashlib.sha256(",".join(digests).encode()).hexdigest()
+    assert dataset["digest"] == f"sha256:{expected}"
+
+    manifest = tomllib.loads((out / "dataset.toml").read_text())
+    assert manifest["schema_version"] == "1.0"
+    assert manifest["dataset"] == {
+        "name": "factory-examples/fixture-set",  # the tasks' org + --name
+        "version": "2.0",
+        "description": dataset["description"],
+    }
+    by_name = {t["name"]: t["digest"] for t in manifest["tasks"]}
+    assert by_name["factory-examples/access-log-report"] == harbor_digest(
+        out / "tasks" / "access-log-report"
+    )
+    assert len(by_name) == 6
     # A registry entry made with git coordinates still imports from a local checkout.
     import_export(out / "registry.json", tmp_path / "back")
     assert len(task_dirs(tmp_path / "back")) == 6
+
+
+def test_harbor_digest_follows_harbors_packager(tmp_path):
+    """The file selection and record format of harbor 0.26.0's Packager (checked by hand
+    against it on 54 tasks and this layout)."""
+    task = tmp_path / "t"
+    files = {
+        "task.toml": "x",
+        "instruction.md": "i",
+        "README.md": "r",
+        "notes.txt": "not published",
+        "environment/Dockerfile": "d",
+        "environment/.DS_Store": "ignored",
+        "environment/sub/file~": "ignored",
+        "environment/sub/keep.swpx": "kept",
+        "environment/.harborignore": "ignored file",
+        "tests/__pycache__/x.pyc": "ignored",
+        "tests/mod.pyc": "ignored",
+        "tests/test.sh": "q",
+        "solution/solve.sh": "s",
+        "steps/one/tests/test.sh": "st",
+    }
+    for rel, text in files.items():
+        (task / rel).parent.mkdir(parents=True, exist_ok=True)
+        (task / rel).write_text(text + "\n")
+    published = [
+        "README.md",
+        "environment/Dockerfile",
+        "environment/sub/keep.swpx",
+        "instruction.md",
+        "solution/solve.sh",
+        "steps/one/tests/test.sh",
+        "task.toml",
+        "tests/test.sh",
+    ]
+    assert package_files(task) == published
+    outer = hashlib.sha256()
+    for rel in published:
+        inner = hashlib.sha256((files[rel] + "\n").encode()).hexdigest()
+        outer.update(f"{rel}\0{inner}\n".encode())
+    assert harbor_digest(task) == f"sha256:{outer.hexdigest()}"
+
+    (task / "tests" / ".harborignore").write_text("*.log\n")
+    with pytest.raises(NotReproducible, match="ignore rules"):
+        harbor_digest(task)
+    (task / "tests" / ".harborignore").unlink()
+    os.symlink("Dockerfile", task / "environment" / "link")
+    with pytest.raises(NotReproducible, match="symbolic link"):
+        harbor_digest(task)
+    (task / "environment" / "link").unlink()
+    (task / ".gitignore").write_text("*.tmp\n")
+    with pytest.raises(NotReproducible, match=".gitignore"):
+        harbor_digest(task)
 
 
 def test_harbor_registry_with_two_datasets_needs_a_choice(suite, tmp_path):
