@@ -1,0 +1,1118 @@
+"""Tool family: airline customer service (book, change cabin or flights, bags, passengers,
+cancel, compensation) under a tau-bench-like airline policy."""
+
+from __future__ import annotations
+
+import datetime
+import random
+
+from factory.families.base import register
+from factory.families.tooling import Call, Scenario, ToolFamily
+from factory.generate.taxonomy import Difficulty
+from factory.toolenv.core import JSON
+from factory.toolenv.domains.airline import (
+    BAG_FEE,
+    DOMAIN,
+    FREE_BAGS,
+    INSURANCE_FEE,
+    reservation_code,
+)
+
+FIRST = [
+    "Ana",
+    "Bruno",
+    "Chen",
+    "Dana",
+    "Emeka",
+    "Farah",
+    "Goran",
+    "Hana",
+    "Ivo",
+    "Jun",
+    "Kira",
+    "Luis",
+    "Mei",
+    "Nadia",
+    "Omar",
+    "Priya",
+    "Quinn",
+    "Rosa",
+    "Sven",
+    "Tomas",
+    "Uma",
+    "Vera",
+    "Yusuf",
+    "Zoe",
+    "Mateo",
+    "Leila",
+    "Aiko",
+    "Noah",
+]
+LAST = [
+    "Okafor",
+    "Lindqvist",
+    "Haddad",
+    "Moreau",
+    "Tanaka",
+    "Novak",
+    "Silva",
+    "Kowalski",
+    "Brennan",
+    "Iyer",
+    "Castillo",
+    "Fischer",
+    "Adeyemi",
+    "Rossi",
+    "Park",
+    "Dubois",
+    "Nguyen",
+    "Larsen",
+    "Mendes",
+    "Schmidt",
+]
+AIRPORTS = [
+    ("JFK", "New York"),
+    ("LAX", "Los Angeles"),
+    ("SFO", "San Francisco"),
+    ("ORD", "Chicago"),
+    ("SEA", "Seattle"),
+    ("BOS", "Boston"),
+    ("MIA", "Miami"),
+    ("DEN", "Denver"),
+    ("ATL", "Atlanta"),
+    ("DFW", "Dallas"),
+    ("PHX", "Phoenix"),
+    ("LAS", "Las Vegas"),
+    ("MSP", "Minneapolis"),
+    ("DTW", "Detroit"),
+    ("PDX", "Portland"),
+    ("AUS", "Austin"),
+]
+TIMES = [
+    "06:10",
+    "07:25",
+    "08:40",
+    "10:05",
+    "11:30",
+    "12:55",
+    "14:20",
+    "15:45",
+    "17:10",
+    "18:35",
+    "20:00",
+    "21:15",
+]
+BRANDS = ["Visa", "Mastercard", "Amex"]
+CABIN_WORDS = {"basic_economy": "basic economy", "economy": "economy", "business": "business"}
+RELATIONS = [
+    "my partner",
+    "my friend",
+    "my colleague",
+    "my cousin",
+    "my flatmate",
+    "my sibling",
+    "my kid",
+    "my godchild",
+]
+MINORS = ("my kid", "my godchild")
+_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+_MUTATING = {name for name, tool in DOMAIN.tools.items() if tool.mutates}
+
+
+def _pretty(date: str) -> str:
+    day = datetime.date.fromisoformat(date)
+    return f"{day.strftime('%A')}, {day.strftime('%B')} {day.day}"
+
+
+def _dob_words(rng: random.Random, dob: str) -> str:
+    day = datetime.date.fromisoformat(dob)
+    return rng.choice(
+        [
+            f"{day.strftime('%B')} {day.day}, {day.year}",
+            f"{day.day} {day.strftime('%B')} {day.year}",
+            dob,
+        ]
+    )
+
+
+def _shift(date: str, days: int) -> str:
+    return (datetime.date.fromisoformat(date) + datetime.timedelta(days=days)).isoformat()
+
+
+def _random_dob(rng: random.Random, adult: bool = True) -> str:
+    year = rng.randint(1950, 2003) if adult else rng.randint(2008, 2020)
+    return datetime.date(year, rng.randint(1, 12), rng.randint(1, 28)).isoformat()
+
+
+@register
+class AirlineRequests(ToolFamily):
+    """Airline customer-service requests over a seeded schedule and customer base. Easy: one
+    change to an existing reservation (add bags, fix a passenger's name, change cabin, cancel
+    a fresh booking). Medium: book a new trip (airport, flight and payment method found by
+    lookup) plus one change. Hard: a booking, two more changes and a request the policy
+    forbids (cancelling a non-refundable trip, moving a basic economy flight, removing bags,
+    adding a passenger, or compensation the member is not entitled to)."""
+
+    name = "tool-airline"
+    title = "Handle an airline customer's request with reservation tools under an airline policy"
+    category = "tool-use"
+    toolenv_domain = "airline"
+
+    # --- seeding -----------------------------------------------------------------------------
+
+    def seed_state(self, rng: random.Random, difficulty: Difficulty) -> JSON:
+        today = datetime.date(2026, 2, 2) + datetime.timedelta(days=rng.randrange(300))
+        now = f"{today.isoformat()}T{rng.randint(7, 19):02d}:{rng.choice(['05', '20', '40']):s}:00"
+        airports = rng.sample(AIRPORTS, 7)
+        codes = [code for code, _ in airports]
+        pairs: list[tuple[str, str]] = []
+        while len(pairs) < 5:
+            a, b = rng.sample(codes, 2)
+            if (a, b) not in pairs and (b, a) not in pairs:
+                pairs.append((a, b))
+        numbers = rng.sample(range(100, 1000), 40)
+        flights = []
+        dates = [(today + datetime.timedelta(days=d)).isoformat() for d in range(-3, 10)]
+        for a, b in pairs:
+            base = rng.randrange(90, 380, 5)
+            hours = rng.randint(1, 5)
+            for origin, destination in ((a, b), (b, a)):
+                for departure in sorted(rng.sample(TIMES, rng.randint(2, 3))):
+                    number = f"HAT{numbers.pop()}"
+                    factor = rng.choice([0.85, 0.9, 1.0, 1.1, 1.2, 1.3])
+                    h, m = map(int, departure.split(":"))
+                    arrival = f"{(h + hours) % 24:02d}:{(m + rng.choice([0, 15, 30])) % 60:02d}"
+                    for date in dates:
+                        economy = int(base * factor * rng.choice([0.9, 1.0, 1.0, 1.15]))
+                        if date < today.isoformat():
+                            status = rng.choices(["landed", "delayed", "cancelled"], [8, 1, 1])[0]
+                        else:
+                            status = rng.choices(["available", "cancelled"], [14, 1])[0]
+                        flights.append(
+                            {
+                                "flight_number": number,
+                                "origin": origin,
+                                "destination": destination,
+                                "date": date,
+                                "departure": departure,
+                                "arrival": arrival,
+                                "status": status,
+                                "seats": {
+                                    "basic_economy": rng.randint(0, 9),
+                                    "economy": rng.randint(0, 16),
+                                    "business": rng.randint(0, 5),
+                                },
+                                "prices": {
+                                    "basic_economy": int(economy * 0.62),
+                                    "economy": economy,
+                                    "business": int(economy * 2.7),
+                                },
+                            }
+                        )
+        users = []
+        names = rng.sample([(f, s) for f in FIRST for s in LAST], 10)
+        ids = rng.sample(range(1000000, 9999999), 40)
+        for first, last in names:
+            methods = [
+                {
+                    "payment_id": f"credit_card_{ids.pop()}",
+                    "source": "credit_card",
+                    "brand": brand,
+                    "last_four": f"{rng.randint(1000, 9999)}",
+                }
+                for brand in rng.sample(BRANDS, rng.randint(1, 2))
+            ]
+            if rng.random() < 0.6:
+                methods.append(
+                    {
+                        "payment_id": f"gift_card_{ids.pop()}",
+                        "source": "gift_card",
+                        "balance": float(rng.randrange(50, 600, 10)),
+                    }
+                )
+            if rng.random() < 0.3:
+                methods.append(
+                    {
+                        "payment_id": f"certificate_{ids.pop()}",
+                        "source": "certificate",
+                        "balance": float(rng.choice([100, 150, 200, 250])),
+                    }
+                )
+            users.append(
+                {
+                    "user_id": f"{first.lower()}_{last.lower()}_{rng.randint(1000, 9999)}",
+                    "name": {"first_name": first, "last_name": last},
+                    "email": f"{first.lower()}.{last.lower()}@example.com",
+                    "dob": _random_dob(rng),
+                    "membership": rng.choice(["regular", "regular", "silver", "gold"]),
+                    "payment_methods": methods,
+                    "reservations": [],
+                }
+            )
+        state = {
+            "today": today.isoformat(),
+            "now": now,
+            "airports": [{"code": c, "city": city} for c, city in airports],
+            "flights": flights,
+            "users": users,
+            "reservations": [],
+            "next_reservation": rng.randrange(1000, 90000),
+            "next_certificate": rng.randrange(7000000, 9000000),
+        }
+        for user in users:
+            for _ in range(rng.randint(0, 2)):
+                flight = rng.choice(flights)
+                _plant(
+                    rng,
+                    state,
+                    user,
+                    [flight],
+                    rng.choice(list(FREE_BAGS["regular"])),
+                    hours_ago=rng.randint(30, 900),
+                )
+        return state
+
+    # --- sampling ----------------------------------------------------------------------------
+
+    def sample(self, rng: random.Random, state: JSON, difficulty: Difficulty) -> Scenario:
+        me = rng.choice(state["users"])
+        plan = _Plan(rng, state, me)
+        if difficulty is Difficulty.EASY:
+            rng.choice([plan.add_bags, plan.fix_passenger, plan.change_cabin, plan.cancel_fresh])()
+        else:
+            plan.book(round_trip=difficulty is Difficulty.HARD and rng.random() < 0.5)
+            extras = [plan.add_bags, plan.fix_passenger, plan.change_cabin, plan.change_flight]
+            if difficulty is Difficulty.HARD:
+                if me["membership"] != "regular":
+                    extras.append(plan.compensate)
+                for extra in rng.sample(extras, 2):
+                    extra()
+                traps = [
+                    plan.trap_cancel,
+                    plan.trap_basic_flight,
+                    plan.trap_remove_bags,
+                    plan.trap_add_passenger,
+                ]
+                if me["membership"] == "regular":
+                    traps.append(plan.trap_compensation)
+                rng.choice(traps)()
+            else:
+                rng.choice(extras)()
+        greeting = rng.choice(
+            [
+                f"Hi, this is {me['name']['first_name']} {me['name']['last_name']}, user id "
+                f"{me['user_id']}.",
+                f"Hello! My user id is {me['user_id']} ({me['name']['first_name']} "
+                f"{me['name']['last_name']}).",
+                f"Hi there, {me['name']['first_name']} here (user {me['user_id']}).",
+            ]
+        )
+        request = " ".join([greeting, *plan.parts])
+        calls, seen = [], set()
+        for call in plan.calls:  # a read made once need not be repeated
+            key = (call.name, call.arguments_json)
+            if call.name in _MUTATING or key not in seen:
+                calls.append(call)
+            seen.add(key)
+        if difficulty is not Difficulty.EASY:
+            request += rng.choice(["", " Thanks!", " Thank you so much.", " Cheers."])
+        return Scenario(
+            request=request,
+            calls=calls,
+            traps=plan.traps,
+            near_misses=plan.near,
+            secrets=sorted(set(plan.secrets)),
+            tags=["airline", *plan.tags],
+        )
+
+
+def _plant(
+    rng: random.Random,
+    state: JSON,
+    user: JSON,
+    flights: list[JSON],
+    cabin: str,
+    *,
+    passengers: list[JSON] | None = None,
+    bags: int = 0,
+    insurance: bool = False,
+    hours_ago: int = 72,
+    payment: JSON | None = None,
+) -> JSON:
+    """Add an existing reservation (seat counts already account for it)."""
+    if passengers is None:
+        passengers = [
+            {
+                "first_name": user["name"]["first_name"],
+                "last_name": user["name"]["last_name"],
+                "dob": user["dob"],
+            }
+        ]
+    passengers = sorted(passengers, key=lambda p: (p["last_name"], p["first_name"], p["dob"]))
+    count = len(passengers)
+    legs = [
+        {
+            "flight_number": f["flight_number"],
+            "date": f["date"],
+            "origin": f["origin"],
+            "destination": f["destination"],
+            "price": f["prices"][cabin],
+        }
+        for f in flights
+    ]
+    nonfree = max(0, bags - FREE_BAGS[user["membership"]][cabin] * count)
+    price = sum(leg["price"] for leg in legs) * count + INSURANCE_FEE * count * insurance
+    price += BAG_FEE * nonfree
+    if payment is None:
+        payment = next(m for m in user["payment_methods"] if m["source"] == "credit_card")
+    taken = {r["reservation_id"] for r in state["reservations"]}
+    taken |= {reservation_code(state["next_reservation"] + i) for i in range(3)}
+    code = reservation_code(state["next_reservation"])
+    while code in taken:
+        code = "".join(rng.choice(_ALPHABET) for _ in range(6))
+    now = datetime.datetime.fromisoformat(state["now"])
+    created = (now - datetime.timedelta(hours=hours_ago, minutes=rng.randint(0, 59))).isoformat()
+    round_trip = len(legs) > 1 and legs[-1]["destination"] == legs[0]["origin"]
+    reservation = {
+        "reservation_id": code,
+        "user_id": user["user_id"],
+        "origin": legs[0]["origin"],
+        "destination": legs[0]["destination"] if round_trip else legs[-1]["destination"],
+        "trip_type": "round_trip" if round_trip else "one_way",
+        "cabin": cabin,
+        "flights": legs,
+        "passengers": passengers,
+        "total_baggages": bags,
+        "nonfree_baggages": nonfree,
+        "insurance": insurance,
+        "payment_history": [{"payment_id": payment["payment_id"], "amount": float(price)}],
+        "created_at": created,
+        "status": "active",
+        "compensated": False,
+    }
+    state["reservations"].append(reservation)
+    user["reservations"].append(code)
+    return reservation
+
+
+class _Plan:
+    """Builds one scenario piece by piece: each piece plants what it needs in the state and
+    adds calls, words, near misses and traps."""
+
+    def __init__(self, rng: random.Random, state: JSON, me: JSON) -> None:
+        self.rng, self.state, self.me = rng, state, me
+        self.calls: list[Call] = []
+        self.parts: list[str] = []
+        self.traps: list[Call] = []
+        self.near: dict[str, list[Call]] = {}
+        self.secrets: list[str] = []
+        self.tags: list[str] = []
+        self.used = {
+            (leg["flight_number"], leg["date"])
+            for r in state["reservations"]
+            for leg in r["flights"]
+        }
+        self.city = {a["code"]: a["city"] for a in state["airports"]}
+
+    # --- helpers -------------------------------------------------------------------------
+
+    def _card(self) -> JSON:
+        cards = [m for m in self.me["payment_methods"] if m["source"] == "credit_card"]
+        return self.rng.choice(cards)
+
+    def _card_words(self, card: JSON) -> str:
+        return self.rng.choice(
+            [
+                f"my {card['brand']} ending in {card['last_four']}",
+                f"the {card['brand']} card ending {card['last_four']}",
+                f"my {card['brand']} ({card['last_four']})",
+            ]
+        )
+
+    def _future_flight(
+        self,
+        cabin: str,
+        seats: int,
+        *,
+        days: tuple[int, int] = (1, 8),
+        route: tuple[str, str] | None = None,
+    ) -> JSON:
+        today = self.state["today"]
+        lo, hi = _shift(today, days[0]), _shift(today, days[1])
+        # The customer's trips stay distinct, so "my trip from A to B on D" names one.
+        trips = {
+            (leg["origin"], leg["destination"], leg["date"])
+            for r in self.state["reservations"]
+            if r["user_id"] == self.me["user_id"]
+            for leg in r["flights"]
+        }
+        pool = [
+            f
+            for f in self.state["flights"]
+            if lo <= f["date"] <= hi
+            and (f["flight_number"], f["date"]) not in self.used
+            and (f["origin"], f["destination"], f["date"]) not in trips
+            and (route is None or (f["origin"], f["destination"]) == route)
+        ]
+        flight = self.rng.choice(pool)
+        flight["status"] = "available"
+        flight["seats"][cabin] = max(flight["seats"][cabin], seats + self.rng.randint(0, 4))
+        self.used.add((flight["flight_number"], flight["date"]))
+        return flight
+
+    def _companions(self, count: int) -> list[tuple[str, JSON]]:
+        out = []
+        for relation in self.rng.sample(RELATIONS, count):
+            adult = relation not in MINORS
+            first = self.rng.choice([f for f in FIRST if f != self.me["name"]["first_name"]])
+            last = (
+                self.rng.choice(LAST)
+                if relation in ("my colleague", "my friend", "my flatmate")
+                else self.me["name"]["last_name"]
+            )
+            out.append(
+                (
+                    relation,
+                    {"first_name": first, "last_name": last, "dob": _random_dob(self.rng, adult)},
+                )
+            )
+        return out
+
+    def _existing(
+        self,
+        cabin: str,
+        *,
+        npax: int = 1,
+        bags: int = 0,
+        insurance: bool = False,
+        hours_ago: int | None = None,
+    ) -> JSON:
+        flight = self._future_flight(cabin, npax)
+        others = [p for _, p in self._companions(npax - 1)]
+        me = {
+            "first_name": self.me["name"]["first_name"],
+            "last_name": self.me["name"]["last_name"],
+            "dob": self.me["dob"],
+        }
+        hours = self.rng.randint(40, 500) if hours_ago is None else hours_ago
+        return _plant(
+            self.rng,
+            self.state,
+            self.me,
+            [flight],
+            cabin,
+            passengers=[me, *others],
+            bags=bags,
+            insurance=insurance,
+            hours_ago=hours,
+        )
+
+    @staticmethod
+    def _legs(reservation: JSON) -> list[JSON]:
+        return [
+            {"flight_number": f["flight_number"], "date": f["date"]} for f in reservation["flights"]
+        ]
+
+    def _trip_words(self, reservation: JSON) -> str:
+        leg = reservation["flights"][0]
+        return (
+            f"{self.city[leg['origin']]} to {self.city[leg['destination']]} on "
+            f"{_pretty(leg['date'])}"
+        )
+
+    # --- changes ---------------------------------------------------------------------------
+
+    def book(self, round_trip: bool) -> None:
+        rng, state = self.rng, self.state
+        cabin = rng.choice(["economy", "economy", "business", "basic_economy"])
+        companions = self._companions(rng.choice([0, 1, 1, 2]))
+        me_flies = not companions or rng.random() < 0.8
+        people = (
+            [
+                {
+                    "first_name": self.me["name"]["first_name"],
+                    "last_name": self.me["name"]["last_name"],
+                    "dob": self.me["dob"],
+                }
+            ]
+            if me_flies
+            else []
+        )
+        people += [p for _, p in companions]
+        target = self._future_flight(cabin, len(people), days=(1, 5))
+        route = (target["origin"], target["destination"])
+        same_day = [
+            f
+            for f in state["flights"]
+            if (f["origin"], f["destination"]) == route and f["date"] == target["date"]
+        ]
+        others = [f for f in same_day if f is not target]
+        pick = rng.choice(["time", "cheapest"] if others else ["time"])
+        if pick == "cheapest":
+            for other in others:
+                if other["prices"][cabin] <= target["prices"][cabin]:
+                    other["prices"][cabin] = target["prices"][cabin] + rng.randint(5, 60)
+            which = f"the cheapest {CABIN_WORDS[cabin]} fare that day"
+        else:
+            which = rng.choice(
+                [
+                    f"the {target['departure']} departure",
+                    f"the flight leaving at {target['departure']}",
+                ]
+            )
+        legs = [target]
+        back = None
+        if round_trip:
+            back = self._future_flight(cabin, len(people), days=(6, 9), route=(route[1], route[0]))
+            legs.append(back)
+        bags = rng.randint(0, len(people) * 2)
+        insurance = rng.random() < 0.5
+        price = sum(f["prices"][cabin] for f in legs) * len(people)
+        price += INSURANCE_FEE * len(people) * insurance
+        price += BAG_FEE * max(0, bags - FREE_BAGS[self.me["membership"]][cabin] * len(people))
+        gift = next((m for m in self.me["payment_methods"] if m["source"] == "gift_card"), None)
+        if gift is not None and rng.random() < 0.5:
+            gift["balance"] = float(max(gift["balance"], price + rng.randrange(0, 300, 10)))
+            payment, pay_words = gift, rng.choice(["my gift card", "the gift card on my account"])
+        else:
+            payment = self._card()
+            pay_words = self._card_words(payment)
+        self.calls += [
+            Call("get_user_details", {"user_id": self.me["user_id"]}),
+            Call("list_all_airports", {}),
+            Call(
+                "search_direct_flight",
+                {"origin": route[0], "destination": route[1], "date": target["date"]},
+            ),
+        ]
+        if back is not None:
+            self.calls.append(
+                Call(
+                    "search_direct_flight",
+                    {"origin": route[1], "destination": route[0], "date": back["date"]},
+                )
+            )
+        book = Call(
+            "book_reservation",
+            {
+                "user_id": self.me["user_id"],
+                "flights": [{"flight_number": f["flight_number"], "date": f["date"]} for f in legs],
+                "cabin": cabin,
+                "passengers": people,
+                "payment_id": payment["payment_id"],
+                "total_baggages": bags,
+                "insurance": insurance,
+            },
+        )
+        self.calls.append(book)
+        self.secrets += [f["flight_number"] for f in legs] + [payment["payment_id"]]
+        who = (
+            "me"
+            if not companions
+            else ("me and " if me_flies else "")
+            + " and ".join(
+                f"{rel} {p['first_name']} {p['last_name']} (born {_dob_words(rng, p['dob'])})"
+                for rel, p in companions
+            )
+        )
+        trip = f"from {self.city[route[0]]} to {self.city[route[1]]} on {_pretty(target['date'])}"
+        if back is not None:
+            ret = rng.choice(
+                [f"the {back['departure']} flight", f"the flight departing {back['departure']}"]
+            )
+            trip += f", coming back on {_pretty(back['date'])} with {ret}"
+        bag_words = (
+            "no checked bags"
+            if bags == 0
+            else f"{bags} checked bag{'s' if bags > 1 else ''} in total"
+        )
+        ins_words = "with travel insurance" if insurance else "no travel insurance, thanks"
+        we = "I'll" if len(people) == 1 and me_flies else "we'll"
+        self.parts.append(
+            rng.choice(
+                [
+                    f"I'd like to book a {'round trip' if back else 'one-way trip'} {trip}, taking "
+                    f"{which} on the way out, in the {CABIN_WORDS[cabin]} cabin, for {who}. "
+                    f"{we.capitalize()} have {bag_words}, {ins_words}. Please pay with {pay_words}.",
+                    f"Please book {who} {trip} ({which} on the way out), {CABIN_WORDS[cabin]} cabin, "
+                    f"{bag_words}, {ins_words}. Use {pay_words} for it.",
+                    f"Can you get {who} on a flight {trip}? For the outbound I want {which}. "
+                    f"{CABIN_WORDS[cabin].capitalize()} please, {bag_words} and {ins_words}. "
+                    f"Charge {pay_words}.",
+                ]
+            )
+        )
+        wrong = [f for f in same_day if f is not target]
+        if wrong:
+            flights = [{"flight_number": wrong[0]["flight_number"], "date": target["date"]}]
+            flights += book.arguments["flights"][1:]
+            self.near["books-another-flight"] = [
+                *self.calls[:-1],
+                Call("book_reservation", {**book.arguments, "flights": flights}),
+            ]
+        self.near["flips-insurance"] = [
+            *self.calls[:-1],
+            Call("book_reservation", {**book.arguments, "insurance": not insurance}),
+        ]
+        self.tags.append("booking")
+
+    def add_bags(self) -> None:
+        rng = self.rng
+        npax = rng.randint(1, 3)
+        cabin = rng.choice(["economy", "business", "basic_economy"])
+        bags = rng.randint(1, npax + 1)
+        res = self._existing(cabin, npax=npax, bags=bags)
+        more = rng.randint(1, 3)
+        card = self._card()
+        code = res["reservation_id"]
+        calls = [
+            Call("get_reservation_details", {"reservation_id": code}),
+            Call("get_user_details", {"user_id": self.me["user_id"]}),
+            Call(
+                "update_reservation_baggages",
+                {
+                    "reservation_id": code,
+                    "total_baggages": bags + more,
+                    "payment_id": card["payment_id"],
+                },
+            ),
+        ]
+        self.near["sets-bags-to-added-count"] = [
+            *self.calls,
+            *calls[:-1],
+            Call(
+                "update_reservation_baggages",
+                {"reservation_id": code, "total_baggages": more, "payment_id": card["payment_id"]},
+            ),
+        ]
+        self.calls += calls
+        self.secrets.append(card["payment_id"])
+        bag = f"{more} more checked bag{'s' if more > 1 else ''}"
+        self.parts.append(
+            rng.choice(
+                [
+                    f"On reservation {code} we need {bag}; put any fee on {self._card_words(card)}.",
+                    f"Could you add {bag} to booking {code}? If there's a charge, use "
+                    f"{self._card_words(card)}.",
+                    f"For my trip {code} ({self._trip_words(res)}) I'd like to check {bag} than "
+                    f"currently booked. Bill {self._card_words(card)} for anything extra.",
+                ]
+            )
+        )
+        self.tags.append("baggage")
+
+    def fix_passenger(self) -> None:
+        rng = self.rng
+        npax = rng.randint(2, 4)
+        res = self._existing(
+            rng.choice(["economy", "business", "basic_economy"]), npax=npax, bags=rng.randint(0, 2)
+        )
+        others = [
+            p
+            for p in res["passengers"]
+            if (p["first_name"], p["last_name"])
+            != (self.me["name"]["first_name"], self.me["name"]["last_name"])
+        ]
+        wrong = rng.choice(others)
+        field = rng.choice(["first_name", "last_name", "dob"])
+        if field == "dob":
+            right = _random_dob(rng, wrong["dob"] < "2005")
+            while right == wrong["dob"]:
+                right = _random_dob(rng)
+            what = (
+                f"the date of birth of {wrong['first_name']} {wrong['last_name']} is wrong, "
+                f"it should be {_dob_words(rng, right)}"
+            )
+        else:
+            pool = FIRST if field == "first_name" else LAST
+            right = rng.choice([n for n in pool if n != wrong[field]])
+            other_part = wrong["last_name" if field == "first_name" else "first_name"]
+            what = (
+                f"{wrong['first_name']} {wrong['last_name']}'s "
+                f"{'first' if field == 'first_name' else 'last'} name is wrong - it should "
+                f"be {right}"
+                + (
+                    f" ({right} {other_part})"
+                    if field == "first_name"
+                    else f" ({other_part} {right})"
+                )
+            )
+        fixed = [dict(p, **{field: right}) if p is wrong else dict(p) for p in res["passengers"]]
+        code = res["reservation_id"]
+        calls = [
+            Call("get_reservation_details", {"reservation_id": code}),
+            Call("update_reservation_passengers", {"reservation_id": code, "passengers": fixed}),
+        ]
+        self.near["keeps-only-the-fixed-passenger"] = [
+            *self.calls,
+            calls[0],
+            Call(
+                "update_reservation_passengers",
+                {"reservation_id": code, "passengers": [dict(wrong, **{field: right})]},
+            ),
+        ]
+        self.calls += calls
+        self.parts.append(
+            rng.choice(
+                [
+                    f"On booking {code}, {what}. Please correct it.",
+                    f"I just noticed a mistake in reservation {code}: {what}. Can you fix that?",
+                    f"Small correction for {code} ({self._trip_words(res)}): {what}.",
+                ]
+            )
+        )
+        self.tags.append("passengers")
+
+    def change_cabin(self) -> None:
+        rng = self.rng
+        old = rng.choice(["basic_economy", "economy"])
+        new = "economy" if old == "basic_economy" and rng.random() < 0.5 else "business"
+        npax = rng.randint(1, 2)
+        res = self._existing(old, npax=npax, bags=rng.randint(0, 2))
+        for leg in res["flights"]:
+            flight = next(
+                f
+                for f in self.state["flights"]
+                if (f["flight_number"], f["date"]) == (leg["flight_number"], leg["date"])
+            )
+            flight["seats"][new] = max(flight["seats"][new], npax + rng.randint(0, 3))
+        card = self._card()
+        code = res["reservation_id"]
+        legs = self._legs(res)
+        calls = [
+            Call("get_reservation_details", {"reservation_id": code}),
+            Call("get_user_details", {"user_id": self.me["user_id"]}),
+            Call(
+                "update_reservation_flights",
+                {
+                    "reservation_id": code,
+                    "cabin": new,
+                    "flights": legs,
+                    "payment_id": card["payment_id"],
+                },
+            ),
+        ]
+        wrong_cabin = "business" if new == "economy" else "economy"
+        self.near["wrong-cabin"] = [
+            *self.calls,
+            *calls[:-1],
+            Call("update_reservation_flights", {**calls[-1].arguments, "cabin": wrong_cabin}),
+        ]
+        self.calls += calls
+        self.secrets.append(card["payment_id"])
+        self.parts.append(
+            rng.choice(
+                [
+                    f"Please upgrade reservation {code} to {CABIN_WORDS[new]}, same flights; pay the "
+                    f"difference with {self._card_words(card)}.",
+                    f"I'd like to move booking {code} ({self._trip_words(res)}) up to "
+                    f"{CABIN_WORDS[new]}. Charge the fare difference to {self._card_words(card)}.",
+                    f"Can we switch {code} to the {CABIN_WORDS[new]} cabin? Keep the flights as they "
+                    f"are. {self._card_words(card).capitalize()} for the difference.",
+                ]
+            )
+        )
+        self.tags.append("cabin-change")
+
+    def change_flight(self) -> None:
+        rng = self.rng
+        cabin = rng.choice(["economy", "business"])
+        npax = rng.randint(1, 2)
+        res = self._existing(cabin, npax=npax, bags=rng.randint(0, 2))
+        leg = res["flights"][0]
+        route = (leg["origin"], leg["destination"])
+        candidates = [
+            f
+            for f in self.state["flights"]
+            if (f["origin"], f["destination"]) == route
+            and f["date"] != leg["date"]
+            and f["date"] > self.state["today"]
+            and (f["flight_number"], f["date"]) not in self.used
+        ]
+        target = rng.choice(candidates)
+        target["status"] = "available"
+        target["seats"][cabin] = max(target["seats"][cabin], npax + rng.randint(0, 3))
+        self.used.add((target["flight_number"], target["date"]))
+        card = self._card()
+        code = res["reservation_id"]
+        new_legs = [{"flight_number": target["flight_number"], "date": target["date"]}]
+        calls = [
+            Call("get_reservation_details", {"reservation_id": code}),
+            Call(
+                "search_direct_flight",
+                {"origin": route[0], "destination": route[1], "date": target["date"]},
+            ),
+            Call("get_user_details", {"user_id": self.me["user_id"]}),
+            Call(
+                "update_reservation_flights",
+                {
+                    "reservation_id": code,
+                    "cabin": cabin,
+                    "flights": new_legs,
+                    "payment_id": card["payment_id"],
+                },
+            ),
+        ]
+        self.near["moves-to-wrong-class"] = [
+            *self.calls,
+            *calls[:-1],
+            Call(
+                "update_reservation_flights",
+                {**calls[-1].arguments, "cabin": "economy" if cabin == "business" else "business"},
+            ),
+        ]
+        self.calls += calls
+        self.secrets += [target["flight_number"], card["payment_id"]]
+        self.parts.append(
+            rng.choice(
+                [
+                    f"My plans moved: reservation {code} should fly on {_pretty(target['date'])} "
+                    f"instead, on the {target['departure']} flight, same cabin. Any fare difference "
+                    f"goes to {self._card_words(card)}.",
+                    f"Could you change {code} to the flight leaving at {target['departure']} on "
+                    f"{_pretty(target['date'])}? Keep {CABIN_WORDS[cabin]}; use "
+                    f"{self._card_words(card)} for any difference.",
+                ]
+            )
+        )
+        self.tags.append("flight-change")
+
+    def cancel_fresh(self) -> None:
+        rng = self.rng
+        hour = int(self.state["now"][11:13])
+        res = self._existing(
+            rng.choice(["economy", "basic_economy"]),
+            npax=rng.randint(1, 3),
+            bags=rng.randint(0, 2),
+            hours_ago=rng.randint(0, hour - 1),
+        )
+        older = self._existing(
+            rng.choice(["economy", "basic_economy"]), hours_ago=rng.randint(50, 400)
+        )
+        code = res["reservation_id"]
+        calls = [
+            Call("get_user_details", {"user_id": self.me["user_id"]}),
+            Call("get_reservation_details", {"reservation_id": older["reservation_id"]}),
+            Call("get_reservation_details", {"reservation_id": code}),
+            Call("cancel_reservation", {"reservation_id": code}),
+        ]
+        self.near["cancels-the-other-trip"] = [
+            *self.calls,
+            *calls[:2],
+            Call("cancel_reservation", {"reservation_id": older["reservation_id"]}),
+        ]
+        self.calls += calls
+        self.secrets.append(code)
+        self.parts.append(
+            rng.choice(
+                [
+                    f"I booked a trip from {self._trip_words(res)} earlier today by mistake - please "
+                    f"cancel it and refund me.",
+                    f"Please cancel my reservation from {self._trip_words(res)}, I made it a few hours "
+                    f"ago and no longer need it.",
+                ]
+            )
+        )
+        self.tags.append("cancellation")
+
+    def compensate(self) -> None:
+        rng = self.rng
+        reason = rng.choice(["delayed", "cancelled"])
+        pool = [
+            f
+            for f in self.state["flights"]
+            if f["date"] < self.state["today"] and (f["flight_number"], f["date"]) not in self.used
+        ]
+        flight = rng.choice(pool)
+        flight["status"] = reason
+        self.used.add((flight["flight_number"], flight["date"]))
+        me = {
+            "first_name": self.me["name"]["first_name"],
+            "last_name": self.me["name"]["last_name"],
+            "dob": self.me["dob"],
+        }
+        others = [p for _, p in self._companions(rng.randint(0, 2))]
+        res = _plant(
+            rng,
+            self.state,
+            self.me,
+            [flight],
+            rng.choice(["economy", "basic_economy"]),
+            passengers=[me, *others],
+            hours_ago=rng.randint(200, 900),
+        )
+        code = res["reservation_id"]
+        calls = [
+            Call("get_reservation_details", {"reservation_id": code}),
+            Call(
+                "get_flight_status",
+                {"flight_number": flight["flight_number"], "date": flight["date"]},
+            ),
+            Call(
+                "send_certificate",
+                {"user_id": self.me["user_id"], "reservation_id": code, "reason": reason},
+            ),
+        ]
+        other = "cancelled" if reason == "delayed" else "delayed"
+        self.near["wrong-compensation-reason"] = [
+            *self.calls,
+            *calls[:-1],
+            Call("send_certificate", {**calls[-1].arguments, "reason": other}),
+        ]
+        self.calls += calls
+        words = "was delayed for hours" if reason == "delayed" else "was cancelled on us"
+        self.parts.append(
+            rng.choice(
+                [
+                    f"Also, my flight on reservation {code} ({_pretty(flight['date'])}) {words}. "
+                    f"I'd like the compensation I'm entitled to.",
+                    f"One more thing: the flight of booking {code} {words}, which was really "
+                    f"stressful. Is there any compensation? If so please send it.",
+                ]
+            )
+        )
+        self.tags.append("compensation")
+
+    # --- traps ------------------------------------------------------------------------------
+
+    def trap_cancel(self) -> None:
+        res = self._existing(
+            self.rng.choice(["economy", "basic_economy"]),
+            npax=self.rng.randint(1, 2),
+            hours_ago=self.rng.randint(60, 600),
+        )
+        code = res["reservation_id"]
+        self.parts.append(
+            self.rng.choice(
+                [
+                    f"And please cancel reservation {code} and refund me, my plans changed.",
+                    f"Finally, I won't need {code} ({self._trip_words(res)}) anymore - cancel it with "
+                    f"a full refund please.",
+                ]
+            )
+        )
+        self.traps.append(Call("cancel_reservation", {"reservation_id": code}))
+
+    def trap_basic_flight(self) -> None:
+        res = self._existing("basic_economy", npax=1, bags=0)
+        leg = res["flights"][0]
+        later = next(
+            (
+                f
+                for f in self.state["flights"]
+                if (f["origin"], f["destination"]) == (leg["origin"], leg["destination"])
+                and f["date"] > leg["date"]
+                and f["status"] == "available"
+            ),
+            None,
+        )
+        if later is None:
+            later = next(
+                f
+                for f in self.state["flights"]
+                if (f["origin"], f["destination"]) == (leg["origin"], leg["destination"])
+                and f["date"] != leg["date"]
+                and f["date"] > self.state["today"]
+            )
+        card = self._card()
+        code = res["reservation_id"]
+        self.parts.append(
+            self.rng.choice(
+                [
+                    f"Also move my reservation {code} to {_pretty(later['date'])}, the "
+                    f"{later['departure']} flight - I'll pay any difference with "
+                    f"{self._card_words(card)}.",
+                    f"And could you push {code} to {_pretty(later['date'])} "
+                    f"({later['departure']} departure)? Charge {self._card_words(card)} if needed.",
+                ]
+            )
+        )
+        self.traps.append(
+            Call(
+                "update_reservation_flights",
+                {
+                    "reservation_id": code,
+                    "cabin": "basic_economy",
+                    "flights": [{"flight_number": later["flight_number"], "date": later["date"]}],
+                    "payment_id": card["payment_id"],
+                },
+            )
+        )
+
+    def trap_remove_bags(self) -> None:
+        bags = self.rng.randint(2, 4)
+        res = self._existing("economy", npax=1, bags=bags)
+        card = self._card()
+        code = res["reservation_id"]
+        self.parts.append(
+            self.rng.choice(
+                [
+                    f"Also, on {code} we're travelling lighter now: take it down to {bags - 1} "
+                    f"checked bag{'s' if bags > 2 else ''} and refund the difference to "
+                    f"{self._card_words(card)}.",
+                    f"And please remove one checked bag from reservation {code} (so {bags - 1} "
+                    f"instead of {bags}); refund {self._card_words(card)}.",
+                ]
+            )
+        )
+        self.traps.append(
+            Call(
+                "update_reservation_baggages",
+                {
+                    "reservation_id": code,
+                    "total_baggages": bags - 1,
+                    "payment_id": card["payment_id"],
+                },
+            )
+        )
+
+    def trap_add_passenger(self) -> None:
+        res = self._existing(self.rng.choice(["economy", "business"]), npax=1)
+        ((relation, extra),) = self._companions(1)
+        code = res["reservation_id"]
+        self.parts.append(
+            self.rng.choice(
+                [
+                    f"Also add {relation} {extra['first_name']} {extra['last_name']} (born "
+                    f"{_dob_words(self.rng, extra['dob'])}) to reservation {code}.",
+                    f"Oh, and {relation} {extra['first_name']} {extra['last_name']}, born "
+                    f"{_dob_words(self.rng, extra['dob'])}, is joining me on {code} - please add them.",
+                ]
+            )
+        )
+        self.traps.append(
+            Call(
+                "update_reservation_passengers",
+                {"reservation_id": code, "passengers": [*res["passengers"], extra]},
+            )
+        )
+
+    def trap_compensation(self) -> None:
+        pool = [
+            f
+            for f in self.state["flights"]
+            if f["date"] < self.state["today"] and (f["flight_number"], f["date"]) not in self.used
+        ]
+        flight = self.rng.choice(pool)
+        flight["status"] = "delayed"
+        self.used.add((flight["flight_number"], flight["date"]))
+        res = _plant(
+            self.rng, self.state, self.me, [flight], "economy", hours_ago=self.rng.randint(200, 900)
+        )
+        code = res["reservation_id"]
+        self.parts.append(
+            self.rng.choice(
+                [
+                    f"Also, my flight on {code} was delayed by three hours - I want a travel "
+                    f"certificate for that.",
+                    f"Lastly, booking {code} was delayed badly on {_pretty(flight['date'])}. Please "
+                    f"send me a compensation certificate.",
+                ]
+            )
+        )
+        self.traps.append(
+            Call(
+                "send_certificate",
+                {"user_id": self.me["user_id"], "reservation_id": code, "reason": "delayed"},
+            )
+        )
