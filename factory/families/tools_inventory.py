@@ -1,0 +1,727 @@
+"""Tool family: store orders and inventory (new orders, order edits, cancellations, returns,
+discounts) under a no-oversell store policy."""
+
+from __future__ import annotations
+
+import datetime
+import random
+
+from factory.families.base import register
+from factory.families.tooling import Call, Scenario, ToolFamily
+from factory.generate.taxonomy import Difficulty
+from factory.toolenv.core import JSON
+from factory.toolenv.domains.inventory import DISCOUNT_CAP, DOMAIN
+
+FIRST = [
+    "Ana",
+    "Bruno",
+    "Chen",
+    "Dana",
+    "Emeka",
+    "Farah",
+    "Goran",
+    "Hana",
+    "Ivo",
+    "Jun",
+    "Kira",
+    "Luis",
+    "Mei",
+    "Nadia",
+    "Omar",
+    "Priya",
+    "Quinn",
+    "Rosa",
+    "Sven",
+    "Tomas",
+    "Uma",
+    "Vera",
+    "Yusuf",
+    "Zoe",
+    "Mateo",
+    "Leila",
+    "Aiko",
+    "Noah",
+]
+LAST = [
+    "Okafor",
+    "Lindqvist",
+    "Haddad",
+    "Moreau",
+    "Tanaka",
+    "Novak",
+    "Silva",
+    "Kowalski",
+    "Brennan",
+    "Iyer",
+    "Castillo",
+    "Fischer",
+    "Adeyemi",
+    "Rossi",
+    "Park",
+    "Dubois",
+    "Nguyen",
+    "Larsen",
+    "Mendes",
+    "Schmidt",
+]
+WAREHOUSES = [
+    ("WH-NJ", "Newark"),
+    ("WH-TX", "Dallas"),
+    ("WH-NV", "Reno"),
+    ("WH-IL", "Joliet"),
+    ("WH-GA", "Atlanta"),
+    ("WH-OR", "Portland"),
+]
+# (item, SKU prefix, category, base price, variants)
+ITEMS = [
+    ("Ceramic Mug", "MUG", "kitchen", 14, ["Blue", "Green", "White", "Charcoal"]),
+    ("Trail Backpack", "BPK", "outdoor", 79, ["20L", "30L", "40L"]),
+    ("Desk Lamp", "LMP", "home office", 45, ["Black", "Brass", "White"]),
+    ("Water Bottle", "BTL", "outdoor", 22, ["500ml", "750ml", "1L"]),
+    ("Yoga Mat", "YMT", "fitness", 35, ["Purple", "Grey", "Teal"]),
+    ("Notebook", "NTB", "stationery", 9, ["A5 Dotted", "A5 Lined", "A4 Grid"]),
+    ("Wireless Mouse", "MSE", "electronics", 29, ["Black", "White"]),
+    ("Chef Knife", "KNF", "kitchen", 64, ["6in", "8in"]),
+    ("Throw Pillow", "PLW", "home", 27, ["Mustard", "Navy", "Sage"]),
+    ("Running Socks", "SCK", "fitness", 12, ["Size S", "Size M", "Size L"]),
+    ("Phone Stand", "PST", "electronics", 19, ["Aluminium", "Bamboo"]),
+    ("Tea Kettle", "KTL", "kitchen", 49, ["Steel", "Copper"]),
+    ("Rain Jacket", "JKT", "outdoor", 95, ["Size M", "Size L", "Size XL"]),
+]
+_MUTATING = {name for name, tool in DOMAIN.tools.items() if tool.mutates}
+
+
+def _shift(date: str, days: int) -> str:
+    return (datetime.date.fromisoformat(date) + datetime.timedelta(days=days)).isoformat()
+
+
+def _pretty(date: str) -> str:
+    day = datetime.date.fromisoformat(date)
+    return f"{day.strftime('%B')} {day.day}"
+
+
+def _units(rng: random.Random, n: int, product: JSON) -> str:
+    item, variant = product["name"].split(" - ")
+    return rng.choice(
+        [
+            f"{n} x {product['name']}",
+            f"{n} {item} ({variant})",
+            f"{n} of the {item}, {variant}",
+        ]
+    )
+
+
+@register
+class InventoryRequests(ToolFamily):
+    """Online-store requests over a seeded catalogue, stock per warehouse and order book.
+    Easy: one change to an order the customer names (add a product, change a quantity,
+    return damaged units, ship it). Medium: a new order (customer, home warehouse and SKUs
+    found by lookup) plus one change. Hard: a new order, two changes and one request the
+    policy forbids (overselling stock, cancelling a shipped order, a late return, a discount
+    over the cap, editing a shipped order)."""
+
+    name = "tool-inventory"
+    title = "Handle an online-store customer's request with order and inventory tools"
+    category = "tool-use"
+    toolenv_domain = "inventory"
+
+    def seed_state(self, rng: random.Random, difficulty: Difficulty) -> JSON:
+        today = datetime.date(2026, 2, 2) + datetime.timedelta(days=rng.randrange(300))
+        warehouses = [
+            {"warehouse_id": w, "name": f"{city} fulfilment centre", "city": city}
+            for w, city in rng.sample(WAREHOUSES, 3)
+        ]
+        wids = [w["warehouse_id"] for w in warehouses]
+        products = []
+        for item, code, category, base, variants in rng.sample(ITEMS, 9):
+            for variant in variants:
+                products.append(
+                    {
+                        "sku": f"{code}-{variant.replace('Size ', '').replace(' ', '').upper()[:5]}"
+                        f"-{rng.randint(10, 99)}",
+                        "name": f"{item} - {variant}",
+                        "category": category,
+                        "price": round(base * rng.choice([0.9, 1.0, 1.0, 1.1, 1.2]) - 0.01, 2),
+                        "stock": {
+                            w: rng.choice([0, rng.randint(1, 8), rng.randint(5, 60)]) for w in wids
+                        },
+                    }
+                )
+        state: JSON = {
+            "today": today.isoformat(),
+            "warehouses": warehouses,
+            "products": products,
+            "customers": [],
+            "orders": [],
+            "returns": [],
+            "next_order": rng.randrange(20000, 80000),
+            "next_return": rng.randrange(500, 5000),
+        }
+        for first, last in rng.sample([(f, s) for f in FIRST for s in LAST], 8):
+            customer = {
+                "customer_id": f"CU-{rng.randint(1000, 9999)}",
+                "name": f"{first} {last}",
+                "email": f"{first.lower()}.{last.lower()}@shopper.example",
+                "tier": rng.choice(["standard", "standard", "vip"]),
+                "home_warehouse": rng.choice(wids),
+            }
+            state["customers"].append(customer)
+            for _ in range(rng.randint(1, 3)):
+                status = rng.choice(["pending", "shipped", "delivered", "delivered", "cancelled"])
+                _order(rng, state, customer, status, rng.randint(1, 3), age=rng.randint(2, 120))
+        return state
+
+    def sample(self, rng: random.Random, state: JSON, difficulty: Difficulty) -> Scenario:
+        me = rng.choice(state["customers"])
+        plan = _Plan(rng, state, me)
+        if difficulty is Difficulty.EASY:
+            rng.choice([plan.add_product, plan.change_quantity, plan.return_items, plan.ship])()
+        else:
+            plan.create()
+            pieces = [
+                plan.add_product,
+                plan.change_quantity,
+                plan.return_items,
+                plan.cancel,
+                plan.discount,
+                plan.ship,
+            ]
+            for piece in rng.sample(pieces, 1 if difficulty is Difficulty.MEDIUM else 2):
+                piece()
+            if difficulty is Difficulty.HARD:
+                rng.choice(
+                    [
+                        plan.trap_oversell,
+                        plan.trap_cancel_shipped,
+                        plan.trap_late_return,
+                        plan.trap_discount,
+                        plan.trap_edit_shipped,
+                    ]
+                )()
+        request = " ".join([plan.intro(), *plan.parts])
+        request += rng.choice(["", " Thanks!", " Thank you.", " Appreciate it."])
+        calls, seen = [], set()
+        for call in plan.calls:  # a read made once need not be repeated
+            key = (call.name, call.arguments_json)
+            if call.name in _MUTATING or key not in seen:
+                calls.append(call)
+            seen.add(key)
+        return Scenario(
+            request=request,
+            calls=calls,
+            traps=plan.traps,
+            near_misses=plan.near,
+            secrets=sorted(set(plan.secrets)),
+            tags=["orders", *plan.tags],
+        )
+
+
+def _order(
+    rng: random.Random,
+    state: JSON,
+    customer: JSON,
+    status: str,
+    size: int,
+    *,
+    age: int,
+    products: list[JSON] | None = None,
+    quantities: list[int] | None = None,
+    shipped_ago: int | None = None,
+) -> JSON:
+    """Add an existing order (the stock already accounts for it)."""
+    products = products or rng.sample(state["products"], size)
+    quantities = quantities or [rng.randint(1, 4) for _ in products]
+    taken = {o["order_id"] for o in state["orders"]}
+    order_id = f"SO-{rng.randint(10000, state['next_order'] - 1)}"
+    while order_id in taken:
+        order_id = f"SO-{rng.randint(10000, state['next_order'] - 1)}"
+    lines = sorted(
+        (
+            {"sku": p["sku"], "quantity": q, "unit_price": p["price"]}
+            for p, q in zip(products, quantities, strict=True)
+        ),
+        key=lambda x: x["sku"],
+    )
+    created = _shift(state["today"], -age)
+    shipped = None
+    if status in ("shipped", "delivered"):
+        ago = shipped_ago if shipped_ago is not None else rng.randint(0, max(0, age - 1))
+        shipped = _shift(state["today"], -min(ago, age))
+    subtotal = round(sum(x["quantity"] * x["unit_price"] for x in lines), 2)
+    order = {
+        "order_id": order_id,
+        "customer_id": customer["customer_id"],
+        "warehouse_id": customer["home_warehouse"],
+        "status": status,
+        "created": created,
+        "shipped_on": shipped,
+        "lines": lines,
+        "discount_pct": 0,
+        "subtotal": subtotal,
+        "total": subtotal,
+    }
+    state["orders"].append(order)
+    return order
+
+
+class _Plan:
+    """Builds one scenario piece by piece; each piece plants what it needs."""
+
+    def __init__(self, rng: random.Random, state: JSON, me: JSON) -> None:
+        self.rng, self.state, self.me = rng, state, me
+        self.calls: list[Call] = []
+        self.parts: list[str] = []
+        self.traps: list[Call] = []
+        self.near: dict[str, list[Call]] = {}
+        self.secrets: list[str] = []
+        self.tags: list[str] = []
+        self.used: set[str] = set()
+        """SKUs a piece relies on (kept apart so that stock needs never interfere)."""
+        self.home = me["home_warehouse"]
+
+    def intro(self) -> str:
+        me = self.me
+        return self.rng.choice(
+            [
+                f"Hi, this is {me['name']} ({me['email']}).",
+                f"Hello! {me['name']} here, account email {me['email']}.",
+                f"Hi there - {me['name']} writing ({me['email']}).",
+            ]
+        )
+
+    def _product(self, *, need: bool = True, avoid: set[str] = frozenset()) -> JSON:
+        """A product none of whose variants a piece relies on yet. With ``need``, the piece
+        relies on its stock: its whole item is reserved (so stock needs never interfere and a
+        sibling variant stays free for near misses)."""
+        by_item: dict[str, list[JSON]] = {}
+        for p in self.state["products"]:
+            by_item.setdefault(p["name"].split(" - ")[0], []).append(p)
+        free = [
+            p
+            for ps in by_item.values()
+            if not any(x["sku"] in self.used for x in ps)
+            for p in ps
+            if p["sku"] not in avoid
+        ]
+        product = self.rng.choice(free)
+        if need:
+            self.used.update(p["sku"] for p in by_item[product["name"].split(" - ")[0]])
+        return product
+
+    def _mine(self) -> set[str]:
+        """SKUs in any order of the acting customer."""
+        return {
+            x["sku"]
+            for o in self.state["orders"]
+            if o["customer_id"] == self.me["customer_id"]
+            for x in o["lines"]
+        }
+
+    def _sibling(self, product: JSON) -> JSON:
+        item = product["name"].split(" - ")[0]
+        return next(
+            p
+            for p in self.state["products"]
+            if p["name"].split(" - ")[0] == item and p is not product
+        )
+
+    def _stock(self, product: JSON, warehouse: str, need: int) -> None:
+        product["stock"][warehouse] = max(
+            product["stock"].get(warehouse, 0), need + self.rng.randint(0, 12)
+        )
+
+    def _pending(self, size: int = 2, avoid: set[str] = frozenset()) -> tuple[JSON, list[JSON]]:
+        products: list[JSON] = []
+        while len(products) < size:
+            product = self._product(need=False, avoid=avoid)
+            if product not in products:
+                products.append(product)
+        order = _order(
+            self.rng,
+            self.state,
+            self.me,
+            "pending",
+            size,
+            age=self.rng.randint(0, 6),
+            products=products,
+            quantities=[self.rng.randint(1, 4) for _ in products],
+        )
+        return order, products
+
+    def _shipped(
+        self, size: int, shipped_ago: int, quantities: list[int] | None = None
+    ) -> tuple[JSON, list[JSON]]:
+        products: list[JSON] = []
+        while len(products) < size:
+            product = self._product(need=False)
+            if product not in products:
+                products.append(product)
+        order = _order(
+            self.rng,
+            self.state,
+            self.me,
+            self.rng.choice(["shipped", "delivered"]),
+            size,
+            age=shipped_ago + self.rng.randint(1, 4),
+            products=products,
+            quantities=quantities,
+            shipped_ago=shipped_ago,
+        )
+        return order, products
+
+    # --- changes -----------------------------------------------------------------------------
+
+    def create(self) -> None:
+        rng, cid = self.rng, self.me["customer_id"]
+        products = [self._product() for _ in range(rng.randint(1, 2))]
+        quantities = [rng.randint(1, 5) for _ in products]
+        for product, quantity in zip(products, quantities, strict=True):
+            self._stock(product, self.home, quantity)
+        lines = [
+            {"sku": p["sku"], "quantity": q} for p, q in zip(products, quantities, strict=True)
+        ]
+        calls = [Call("find_customer", {"query": self.me["name"]})]
+        calls += [Call("search_products", {"query": p["name"].split(" - ")[0]}) for p in products]
+        create = Call(
+            "create_order", {"customer_id": cid, "warehouse_id": self.home, "lines": lines}
+        )
+        calls.append(create)
+        wrong = [{**lines[0], "sku": self._sibling(products[0])["sku"]}, *lines[1:]]
+        self.near["orders-the-wrong-variant"] = [
+            *self.calls,
+            *calls[:-1],
+            Call("create_order", {**create.arguments, "lines": wrong}),
+        ]
+        other = next(
+            w["warehouse_id"] for w in self.state["warehouses"] if w["warehouse_id"] != self.home
+        )
+        self.near["ships-from-another-warehouse"] = [
+            *self.calls,
+            *calls[:-1],
+            Call("create_order", {**create.arguments, "warehouse_id": other}),
+        ]
+        self.calls += calls
+        self.secrets += [cid, *(p["sku"] for p in products)]
+        items = " and ".join(
+            _units(self.rng, q, p) for p, q in zip(products, quantities, strict=True)
+        )
+        self.parts.append(
+            rng.choice(
+                [
+                    f"I'd like to place a new order: {items}.",
+                    f"Please order {items} for me, shipped the usual way.",
+                    f"Can you set up a new order with {items}?",
+                ]
+            )
+        )
+        self.tags.append("new-order")
+
+    def add_product(self) -> None:
+        rng = self.rng
+        order, _ = self._pending(rng.randint(1, 2))
+        product = self._product()
+        quantity = rng.randint(1, 4)
+        self._stock(product, order["warehouse_id"], quantity)
+        oid = order["order_id"]
+        calls = [
+            Call("get_order", {"order_id": oid}),
+            Call("search_products", {"query": product["name"].split(" - ")[0]}),
+            Call("add_line", {"order_id": oid, "sku": product["sku"], "quantity": quantity}),
+        ]
+        self.near["adds-the-wrong-variant"] = [
+            *self.calls,
+            *calls[:-1],
+            Call("add_line", {**calls[-1].arguments, "sku": self._sibling(product)["sku"]}),
+        ]
+        self.calls += calls
+        self.secrets.append(product["sku"])
+        self.parts.append(
+            rng.choice(
+                [
+                    f"Could you add {_units(self.rng, quantity, product)} to my order {oid}?",
+                    f"Please put {_units(self.rng, quantity, product)} on order {oid} as well, it hasn't "
+                    f"shipped yet.",
+                    f"I forgot something in {oid}: {_units(self.rng, quantity, product)}. Can you add it?",
+                ]
+            )
+        )
+        self.tags.append("edit-order")
+
+    def change_quantity(self) -> None:
+        rng = self.rng
+        product = self._product()
+        order, products = self._pending(1, avoid={product["sku"]})
+        order["lines"].append(
+            {"sku": product["sku"], "quantity": rng.randint(1, 4), "unit_price": product["price"]}
+        )
+        order["lines"].sort(key=lambda x: x["sku"])
+        line = next(x for x in order["lines"] if x["sku"] == product["sku"])
+        oid = order["order_id"]
+        if rng.random() < 0.5:
+            more = rng.randint(1, 3)
+            new = line["quantity"] + more
+            self._stock(product, order["warehouse_id"], more)
+            words = rng.choice(
+                [
+                    f"I need {more} more of the {product['name']} on order {oid}.",
+                    f"On {oid}, please add {more} more {product['name']} to the "
+                    f"{line['quantity']} already there.",
+                ]
+            )
+            wrong = Call(
+                "update_quantity", {"order_id": oid, "sku": product["sku"], "quantity": more}
+            )
+            self.near["sets-the-increase-as-quantity"] = [
+                *self.calls,
+                Call("get_order", {"order_id": oid}),
+                wrong,
+            ]
+        else:
+            line["quantity"] = max(line["quantity"], 2)
+            new = rng.randint(1, line["quantity"] - 1)
+            words = rng.choice(
+                [
+                    f"On order {oid} I only need {new} x {product['name']} now, "
+                    f"not {line['quantity']}.",
+                    f"Please reduce the {product['name']} on {oid} to {new}.",
+                ]
+            )
+            self.near["removes-the-line"] = [
+                *self.calls,
+                Call("get_order", {"order_id": oid}),
+                Call("remove_line", {"order_id": oid, "sku": product["sku"]}),
+            ]
+        order["subtotal"] = order["total"] = round(
+            sum(x["quantity"] * x["unit_price"] for x in order["lines"]), 2
+        )
+        self.calls += [
+            Call("get_order", {"order_id": oid}),
+            Call("update_quantity", {"order_id": oid, "sku": product["sku"], "quantity": new}),
+        ]
+        self.parts.append(words)
+        self.tags.append("edit-order")
+
+    def return_items(self) -> None:
+        rng = self.rng
+        total = rng.randint(2, 4)
+        order, products = self._shipped(rng.randint(1, 2), rng.randint(1, 25), quantities=None)
+        product = products[0]
+        line = next(x for x in order["lines"] if x["sku"] == product["sku"])
+        line["quantity"] = total
+        order["subtotal"] = order["total"] = round(
+            sum(x["quantity"] * x["unit_price"] for x in order["lines"]), 2
+        )
+        count = rng.randint(1, total - 1)
+        reason, why = rng.choice(
+            [
+                ("damaged", "they arrived broken"),
+                ("damaged", "they came damaged"),
+                ("wrong_item", "you sent a different model than I ordered"),
+                ("no_longer_needed", "I don't need them anymore"),
+            ]
+        )
+        oid = order["order_id"]
+        calls = [
+            Call("get_order", {"order_id": oid}),
+            Call(
+                "create_return",
+                {
+                    "order_id": oid,
+                    "reason": reason,
+                    "lines": [{"sku": product["sku"], "quantity": count}],
+                },
+            ),
+        ]
+        self.near["returns-the-whole-line"] = [
+            *self.calls,
+            calls[0],
+            Call(
+                "create_return",
+                {**calls[1].arguments, "lines": [{"sku": product["sku"], "quantity": total}]},
+            ),
+        ]
+        self.calls += calls
+        self.secrets.append(product["sku"])
+        self.parts.append(
+            rng.choice(
+                [
+                    f"I want to return {count} of the {total} {product['name']} from order {oid} - "
+                    f"{why}.",
+                    f"From order {oid}, please take back {count} x {product['name']}; {why}.",
+                ]
+            )
+        )
+        self.tags.append("return")
+
+    def cancel(self) -> None:
+        rng, cid = self.rng, self.me["customer_id"]
+        order, products = self._pending(1, avoid=self._mine())
+        other, _ = self._pending(1, avoid={products[0]["sku"]})
+        self.used.add(products[0]["sku"])  # no later order may hold it too
+        calls = [
+            Call("find_customer", {"query": self.me["name"]}),
+            Call("list_orders", {"customer_id": cid, "status": "pending"}),
+            Call("cancel_order", {"order_id": order["order_id"]}),
+        ]
+        self.near["cancels-the-other-pending-order"] = [
+            *self.calls,
+            *calls[:-1],
+            Call("cancel_order", {"order_id": other["order_id"]}),
+        ]
+        self.calls += calls
+        self.secrets.append(order["order_id"])
+        name = products[0]["name"]
+        self.parts.append(
+            rng.choice(
+                [
+                    f"Please cancel my pending order with the {name} in it - I don't remember its "
+                    f"number.",
+                    f"I changed my mind about the {name}: cancel that order please (it's still "
+                    f"pending).",
+                ]
+            )
+        )
+        self.tags.append("cancellation")
+
+    def discount(self) -> None:
+        rng = self.rng
+        order, _ = self._pending(rng.randint(1, 2))
+        cap = DISCOUNT_CAP[self.me["tier"]]
+        percent = rng.choice([p for p in (5, 8, 10, 12) if p < cap])
+        oid = order["order_id"]
+        calls = [
+            Call("find_customer", {"query": self.me["name"]}),
+            Call("get_order", {"order_id": oid}),
+            Call("apply_discount", {"order_id": oid, "percent": percent}),
+        ]
+        self.near["gives-the-maximum-discount"] = [
+            *self.calls,
+            *calls[:-1],
+            Call("apply_discount", {"order_id": oid, "percent": cap}),
+        ]
+        self.calls += calls
+        self.parts.append(
+            rng.choice(
+                [
+                    f"Your newsletter promised me {percent}% off - could you apply it to order {oid}?",
+                    f"Please apply the {percent}% loyalty discount to my order {oid}.",
+                ]
+            )
+        )
+        self.tags.append("discount")
+
+    def ship(self) -> None:
+        rng = self.rng
+        order, _ = self._pending(rng.randint(1, 2))
+        other, _ = self._pending(1)
+        oid = order["order_id"]
+        calls = [Call("get_order", {"order_id": oid}), Call("ship_order", {"order_id": oid})]
+        self.near["ships-both-pending-orders"] = [
+            *self.calls,
+            *calls,
+            Call("ship_order", {"order_id": other["order_id"]}),
+        ]
+        self.calls += calls
+        self.parts.append(
+            rng.choice(
+                [
+                    f"Order {oid} is complete, please ship it now.",
+                    f"I'm not adding anything else to {oid}, you can send it out.",
+                    f"Please go ahead and ship {oid}, it has everything I need.",
+                ]
+            )
+        )
+        self.tags.append("shipping")
+
+    # --- traps -------------------------------------------------------------------------------
+
+    def trap_oversell(self) -> None:
+        rng = self.rng
+        order, _ = self._pending(1)
+        pool = [p for p in self.state["products"] if p["sku"] not in self.used | self._mine()]
+        product = rng.choice(pool)
+        self.used.add(product["sku"])
+        have = rng.randint(0, 6)
+        product["stock"][order["warehouse_id"]] = have
+        want = have + rng.randint(3, 12)
+        self.parts.append(
+            rng.choice(
+                [
+                    f"Also add {_units(self.rng, want, product)} to order {order['order_id']} - I need exactly "
+                    f"{want}, for a workshop.",
+                    f"And on {order['order_id']} I need {want} x {product['name']}; all {want} or "
+                    f"nothing.",
+                ]
+            )
+        )
+        self.traps.append(
+            Call(
+                "add_line", {"order_id": order["order_id"], "sku": product["sku"], "quantity": want}
+            )
+        )
+
+    def trap_cancel_shipped(self) -> None:
+        order, _ = self._shipped(1, self.rng.randint(1, 6))
+        self.parts.append(
+            self.rng.choice(
+                [
+                    f"And please cancel order {order['order_id']}, I ordered it by mistake.",
+                    f"Also I no longer want order {order['order_id']} - cancel it please.",
+                ]
+            )
+        )
+        self.traps.append(Call("cancel_order", {"order_id": order["order_id"]}))
+
+    def trap_late_return(self) -> None:
+        order, products = self._shipped(1, self.rng.randint(38, 90), quantities=[1])
+        self.parts.append(
+            self.rng.choice(
+                [
+                    f"Also I'd like to return the {products[0]['name']} from order "
+                    f"{order['order_id']}, I don't need it anymore.",
+                    f"And I want to send back the {products[0]['name']} I got with "
+                    f"{order['order_id']} - not needed after all.",
+                ]
+            )
+        )
+        self.traps.append(
+            Call(
+                "create_return",
+                {
+                    "order_id": order["order_id"],
+                    "reason": "no_longer_needed",
+                    "lines": [{"sku": products[0]["sku"], "quantity": 1}],
+                },
+            )
+        )
+
+    def trap_discount(self) -> None:
+        order, _ = self._pending(1)
+        percent = DISCOUNT_CAP[self.me["tier"]] + self.rng.choice([5, 10, 15])
+        self.parts.append(
+            self.rng.choice(
+                [
+                    f"And since I'm a loyal customer, take {percent}% off order {order['order_id']}.",
+                    f"Could you also give me {percent}% off {order['order_id']}? A friend got that.",
+                ]
+            )
+        )
+        self.traps.append(
+            Call("apply_discount", {"order_id": order["order_id"], "percent": percent})
+        )
+
+    def trap_edit_shipped(self) -> None:
+        order, _ = self._shipped(1, self.rng.randint(0, 3))
+        product = self._product()
+        self._stock(product, order["warehouse_id"], 2)
+        self.parts.append(
+            self.rng.choice(
+                [
+                    f"Oh, and please add 1 x {product['name']} to order {order['order_id']}.",
+                    f"Can you slip 1 x {product['name']} into order {order['order_id']} too?",
+                ]
+            )
+        )
+        self.traps.append(
+            Call("add_line", {"order_id": order["order_id"], "sku": product["sku"], "quantity": 1})
+        )
