@@ -171,6 +171,52 @@ def tasks_import_tb1(
     _import(sources, out, "terminal-bench-1")
 
 
+@tasks_app.command("import-bfcl")
+def tasks_import_bfcl(
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the Harbor task dirs.")],
+    entries: Annotated[
+        list[str] | None, typer.Argument(help="More entries to import (as for --ids).")
+    ] = None,
+    source: Annotated[
+        Path | None,
+        typer.Option(
+            help="bfcl_eval wheel or unpacked folder (default: $FACTORY_BFCL_WHEEL, an installed "
+            "bfcl_eval, then ~/.cache/factory/wheels/bfcl_eval-*.whl)."
+        ),
+    ] = None,
+    limit: Annotated[int | None, typer.Option(help="Import at most this many entries.")] = None,
+    ids: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--ids",
+            help="Entries to import (default: all): multi_turn_base_12, bfcl-multi-turn-base-12 "
+            "or 12; repeat it, separate with commas or list more after it.",
+        ),
+    ] = None,
+) -> None:
+    """Turn BFCL's multi-turn base entries into tool tasks (tool server + final-state and
+    response checks), runnable offline. DIR/.bfcl-import.json lists every skip and its reason."""
+    from factory.importers.bfcl_tasks import REPORT_NAME, EntryResult, import_bfcl
+
+    wanted = [i for item in [*(ids or []), *(entries or [])] for i in item.split(",") if i]
+
+    def show(result: EntryResult) -> None:
+        if result.skipped:
+            console.print(
+                f"[yellow]skipped[/] {result.entry_id}: {result.skipped}",
+                highlight=False,
+                soft_wrap=True,
+            )
+        else:
+            console.print(f"[green]imported[/] {result.entry_id} -> {result.dest}", highlight=False)
+
+    report = import_bfcl(out, source=source, ids=wanted, limit=limit, on_result=show)
+    console.print(
+        f"{len(report.imported)} imported, {len(report.skipped)} skipped "
+        f"(bfcl-eval {report.version or '?'}); report: {out / REPORT_NAME}"
+    )
+
+
 @tasks_app.command("check")
 def tasks_check(
     task_dirs: Annotated[list[Path], typer.Argument(help="Task directories or folders of them.")],

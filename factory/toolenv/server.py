@@ -14,6 +14,10 @@ Endpoints (all JSON):
 
 Every call is appended to ``--log`` (JSONL) and the state is written to ``--state-out`` after
 each change, so a crash or a restart never loses what the agent did.
+
+What answers the calls is a :class:`Backend`: by default a :class:`~.core.Domain` bound to a JSON
+state (``--domain NAME --state FILE``, the tool families); ``--backend bfcl --config FILE`` serves
+an imported BFCL task instead (:mod:`.bfcl_backend`, shipped only in those tasks).
 """
 
 from __future__ import annotations
@@ -24,18 +28,81 @@ import os
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from .core import Environment, load_domain
 
 MCP_PROTOCOL_VERSION = "2025-03-26"
 
 
-class ToolService:
-    """The environment plus persistence, shared by all request threads."""
+class Backend(Protocol):
+    """What the server needs from whatever executes the calls."""
 
-    def __init__(self, env: Environment, log_path: Path | None, state_path: Path | None) -> None:
+    name: str
+    policy: str
+    """Text for ``GET /policy`` and the MCP ``instructions``."""
+
+    @property
+    def log(self) -> list[dict]:
+        """Every call so far, oldest first; :meth:`call` appends one entry."""
+        ...
+
+    def openai_tools(self) -> list[dict]: ...
+
+    def mcp_tools(self) -> list[dict]: ...
+
+    def call(self, name: str, arguments: Any) -> dict:
+        """Run one call: ``{"ok": true, "result": ...}`` or ``{"ok": false, "error": ...}``."""
+        ...
+
+    def changes_state(self, name: str, outcome: dict) -> bool:
+        """Whether the call just made may have changed the state (it is then persisted)."""
+        ...
+
+    def snapshot(self) -> dict:
+        """The verifier's view: ``{"state": ..., "log": [...]}``."""
+        ...
+
+    def reset(self) -> None: ...
+
+
+class DomainBackend:
+    """A :class:`Domain` bound to a JSON state (an :class:`Environment`)."""
+
+    def __init__(self, env: Environment) -> None:
         self.env = env
+        self.name = env.domain.name
+        self.policy = env.domain.policy
+
+    @property
+    def log(self) -> list[dict]:
+        return self.env.log
+
+    def openai_tools(self) -> list[dict]:
+        return [t.openai() for t in self.env.domain.tools.values()]
+
+    def mcp_tools(self) -> list[dict]:
+        return [t.mcp() for t in self.env.domain.tools.values()]
+
+    def call(self, name: str, arguments: Any) -> dict:
+        return self.env.call(name, arguments)
+
+    def changes_state(self, name: str, outcome: dict) -> bool:
+        tool = self.env.domain.tools.get(name)
+        return bool(outcome["ok"]) and tool is not None and tool.mutates
+
+    def snapshot(self) -> dict:
+        return {"state": self.env.state, "log": self.env.log}
+
+    def reset(self) -> None:
+        self.env.reset()
+
+
+class ToolService:
+    """A backend plus persistence, shared by all request threads."""
+
+    def __init__(self, backend: Backend, log_path: Path | None, state_path: Path | None) -> None:
+        self.backend = backend
         self.log_path = log_path
         self.state_path = state_path
         self.lock = threading.Lock()
@@ -48,31 +115,31 @@ class ToolService:
             except json.JSONDecodeError as exc:
                 return {"ok": False, "error": f"arguments are not valid JSON: {exc}"}
         with self.lock:
-            result = self.env.call(name, {} if arguments is None else arguments)
+            result = self.backend.call(name, {} if arguments is None else arguments)
             if self.log_path:
                 with self.log_path.open("a", encoding="utf-8") as handle:
-                    handle.write(json.dumps(self.env.log[-1], sort_keys=True) + "\n")
-            tool = self.env.domain.tools.get(name)
-            if result["ok"] and tool is not None and tool.mutates:
+                    handle.write(json.dumps(self.backend.log[-1], sort_keys=True) + "\n")
+            if self.backend.changes_state(name, result):
                 self._persist_state()
         return result
 
     def reset(self) -> None:
         with self.lock:
-            self.env.reset()
+            self.backend.reset()
             if self.log_path:
                 self.log_path.write_text("", encoding="utf-8")
             self._persist_state()
 
     def snapshot(self) -> dict:
         with self.lock:
-            return {"state": self.env.state, "log": self.env.log}
+            return self.backend.snapshot()
 
     def _persist_state(self) -> None:
         if self.state_path is None:
             return
         tmp = self.state_path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(self.env.state, indent=1, sort_keys=True), encoding="utf-8")
+        state = self.backend.snapshot()["state"]
+        tmp.write_text(json.dumps(state, indent=1, sort_keys=True), encoding="utf-8")
         os.replace(tmp, self.state_path)
 
     # --- MCP ----------------------------------------------------------------------------
@@ -82,18 +149,18 @@ class ToolService:
         if "id" not in message:
             return None
         params = message.get("params") or {}
-        domain = self.env.domain
+        backend = self.backend
         if method == "initialize":
             result: Any = {
                 "protocolVersion": params.get("protocolVersion", MCP_PROTOCOL_VERSION),
                 "capabilities": {"tools": {"listChanged": False}},
-                "serverInfo": {"name": f"factory-{domain.name}", "version": "1"},
-                "instructions": domain.policy,
+                "serverInfo": {"name": f"factory-{backend.name}", "version": "1"},
+                "instructions": backend.policy,
             }
         elif method == "ping":
             result = {}
         elif method == "tools/list":
-            result = {"tools": [t.mcp() for t in domain.tools.values()]}
+            result = {"tools": backend.mcp_tools()}
         elif method == "tools/call":
             outcome = self.call(str(params.get("name", "")), params.get("arguments") or {})
             body = outcome.get("result") if outcome["ok"] else outcome.get("error")
@@ -134,13 +201,13 @@ def make_handler(service: ToolService) -> type[BaseHTTPRequestHandler]:
             return json.loads(raw) if raw.strip() else {}
 
         def do_GET(self) -> None:  # noqa: N802 - http.server API
-            domain = service.env.domain
+            backend = service.backend
             if self.path == "/health":
-                self._send(200, {"ok": True, "domain": domain.name})
+                self._send(200, {"ok": True, "domain": backend.name})
             elif self.path == "/tools":
-                self._send(200, {"tools": [t.openai() for t in domain.tools.values()]})
+                self._send(200, {"tools": backend.openai_tools()})
             elif self.path == "/policy":
-                self._send(200, {"policy": domain.policy})
+                self._send(200, {"policy": backend.policy})
             elif self.path == "/state":
                 self._send(200, service.snapshot())
             elif self.path == "/mcp":
@@ -159,7 +226,9 @@ def make_handler(service: ToolService) -> type[BaseHTTPRequestHandler]:
                 return
             if self.path == "/call":
                 if not isinstance(body, dict) or "name" not in body:
-                    self._send(400, {"ok": False, "error": 'send {"name": ..., "arguments": {...}}'})
+                    self._send(
+                        400, {"ok": False, "error": 'send {"name": ..., "arguments": {...}}'}
+                    )
                     return
                 self._send(200, service.call(str(body["name"]), body.get("arguments", {})))
             elif self.path == "/reset":
@@ -187,11 +256,26 @@ def make_handler(service: ToolService) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-def serve(domain_name: str, state_file: Path, port: int, log: Path | None,
-          state_out: Path | None) -> None:
-    domain = load_domain(domain_name)
-    env = Environment(domain, json.loads(state_file.read_text(encoding="utf-8")))
-    service = ToolService(env, log, state_out)
+def make_backend(
+    backend: str, *, domain: str | None, state: Path | None, config: Path | None
+) -> Backend:
+    """The backend named by the command line (see the module docstring)."""
+    if backend == "domain":
+        if domain is None or state is None:
+            raise SystemExit("server: --backend domain needs --domain and --state")
+        env = Environment(load_domain(domain), json.loads(state.read_text(encoding="utf-8")))
+        return DomainBackend(env)
+    if backend == "bfcl":
+        if config is None:
+            raise SystemExit("server: --backend bfcl needs --config")
+        from .bfcl_backend import BfclBackend  # only BFCL tasks ship it
+
+        return BfclBackend.from_file(config)
+    raise SystemExit(f"server: unknown backend {backend!r} (domain or bfcl)")
+
+
+def serve(backend: Backend, port: int, log: Path | None, state_out: Path | None) -> None:
+    service = ToolService(backend, log, state_out)
     server = ThreadingHTTPServer(("127.0.0.1", port), make_handler(service))
     server.daemon_threads = True
     server.serve_forever()
@@ -199,13 +283,16 @@ def serve(domain_name: str, state_file: Path, port: int, log: Path | None,
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="Serve a tool domain over HTTP and MCP.")
-    parser.add_argument("--domain", required=True)
-    parser.add_argument("--state", type=Path, required=True, help="initial state (JSON)")
+    parser.add_argument("--backend", default="domain", choices=("domain", "bfcl"))
+    parser.add_argument("--domain", help="domain module (--backend domain)")
+    parser.add_argument("--state", type=Path, help="initial state, JSON (--backend domain)")
+    parser.add_argument("--config", type=Path, help="task file (--backend bfcl)")
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--log", type=Path, help="append every call here (JSONL)")
     parser.add_argument("--state-out", type=Path, help="write the current state here")
     args = parser.parse_args(argv)
-    serve(args.domain, args.state, args.port, args.log, args.state_out)
+    backend = make_backend(args.backend, domain=args.domain, state=args.state, config=args.config)
+    serve(backend, args.port, args.log, args.state_out)
 
 
 if __name__ == "__main__":
