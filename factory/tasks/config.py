@@ -243,6 +243,22 @@ class FactoryProvenance(_Section):
     """Fraction of near-miss wrong solutions the tests reject (generated tasks)."""
     probes: dict[str, bool] = Field(default_factory=dict)
     """Probe name -> whether the tests rejected it (cheat and mutation probes)."""
+    pass_rate: float | None = Field(default=None, ge=0, le=1)
+    """Share of the calibration policy's episodes the verifier rewarded 1 (`factory
+    calibrate`); the suite report reads this key."""
+    calibration_k: int | None = Field(default=None, ge=1)
+    """Episodes ``pass_rate`` was estimated from (k, less any lost to infrastructure failures)."""
+    calibration_model: str | None = None
+    """The policy ``pass_rate`` was measured with (a local model name or path, or an endpoint's
+    model name)."""
+    calibration_verdict: str | None = None
+    """Where ``pass_rate`` fell against the band of that calibration: 'in-band', 'too-easy'
+    (above: the task is retired) or 'too-hard' (below: kept unless asked otherwise)."""
+    flake_rate: float | None = Field(default=None, ge=0, le=1)
+    """Share of the nop/oracle phases rerun under perturbation (time zone, hash seed, CPU load)
+    whose reward differed from the expected 0 / 1 (`--flake-runs`)."""
+    flake_runs: int | None = Field(default=None, ge=1)
+    """Perturbed phases ``flake_rate`` was measured over."""
 
 
 class TaskConfig(_Section):
