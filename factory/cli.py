@@ -127,6 +127,51 @@ def images_list() -> None:
     Console().print(aliases)
 
 
+@images_app.command("prune")
+def images_prune(
+    max_size: Annotated[
+        str, typer.Option("--max-size", help="Keep task images within this size: 20G, 512M, 0.")
+    ],
+    run_id: Annotated[
+        str | None, typer.Option("--run", help="Only the task images this run built.")
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Show what would go; remove nothing.")
+    ] = False,
+) -> None:
+    """Evict least-recently-used task images until they fit in --max-size (base images and
+    images of running containers are never removed)."""
+    from rich.table import Table
+
+    from factory.images.prune import age, format_size, parse_size, prune_task_images
+    from factory.runtime import DockerRuntime
+
+    limit = parse_size(max_size)
+    result = prune_task_images(DockerRuntime(), limit, run_id=run_id, dry_run=dry_run)
+    plan = result.plan
+    chosen = plan.evict if dry_run else result.removed
+    table = Table(title="would remove" if dry_run else "removed")
+    for column in ("image", "frees", "last used"):
+        table.add_column(column)
+    for entry in chosen:
+        when = age(entry.last_used) + ("" if entry.logged else " (built)")
+        table.add_row(entry.name, format_size(entry.freed), when)
+    if chosen:
+        Console().print(table)
+    for entry, why in result.failed:
+        console.print(f"[yellow]kept[/] {entry.name}: {why}", highlight=False)
+    in_use = [e for e in plan.entries if e.in_use]
+    console.print(
+        f"task images: {len(plan.entries)}, {format_size(plan.total_before)} -> "
+        f"{format_size(result.total_after)} (limit {format_size(limit)}); "
+        f"{'would remove' if dry_run else 'removed'} {len(chosen)}"
+        + (f"; {len(in_use)} in use by running containers" if in_use else ""),
+        highlight=False,
+    )
+    if result.total_after > limit:
+        raise typer.Exit(1)
+
+
 # --- tasks ------------------------------------------------------------------------------
 
 

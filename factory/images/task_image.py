@@ -11,6 +11,7 @@ from pathlib import Path
 from factory.errors import BaseImageMissingError, TaskFormatError
 from factory.images.aliases import AliasTable, rewrite_dockerfile
 from factory.images.dockerfile_compat import make_legacy_compatible
+from factory.images.usage import record_use
 from factory.runtime import (
     KIND_TASK_IMAGE,
     LABEL_ENV_HASH,
@@ -94,6 +95,7 @@ class TaskImageBuilder:
         tag = f"{TASK_IMAGE_REPO}:{env_hash[:20]}"
         with self._lock_for(env_hash):
             if self.runtime.image_exists(tag):
+                record_use(tag, self.runtime.image_id(tag))  # for `factory images prune`
                 return TaskImage(
                     tag, False, time.monotonic() - started, env_hash, notes + rewrite.notes
                 )
@@ -112,4 +114,5 @@ class TaskImageBuilder:
                 timeout_sec=env.build_timeout_sec,
                 log_path=log_path,
             )
+            record_use(tag, self.runtime.image_id(tag))
         return TaskImage(tag, True, time.monotonic() - started, env_hash, notes + rewrite.notes)
