@@ -602,9 +602,19 @@ def validate(
     force: Annotated[
         bool, typer.Option("--force", help="Re-validate tasks already certified in --out.")
     ] = False,
+    flake_runs: Annotated[
+        int,
+        typer.Option(
+            "--flake-runs",
+            help="Then rerun nop + oracle of each valid task N times under perturbation (time "
+            "zone, hash seed, CPU load); store flake_rate in its task.toml.",
+            min=0,
+        ),
+    ] = 0,
 ) -> None:
     """Certify tasks in containers: tests fail on the untouched environment, pass after the
-    reference solution. Prints a table; writes OUT/validation.json."""
+    reference solution. Prints a table; writes OUT/validation.json (and OUT/flake/flake.json
+    with --flake-runs)."""
     from factory.runtime import DockerRuntime, new_run_id
     from factory.tasks.model import discover_task_dirs
     from factory.validate.display import ValidationProgress, print_summary
@@ -637,8 +647,47 @@ def validate(
         runtime.close()
     print_summary(report, Console(width=None if sys.stdout.isatty() else 160))
     console.print(f"report: {validator.report_path}")
+    if flake_runs:
+        _flake_runs(report, flake_runs, out / "flake", jobs)
     if any(t.outcome.value != "valid" for t in report.tasks):
         raise typer.Exit(1)
+
+
+def _flake_runs(report, runs: int, out: Path, jobs: int) -> None:
+    """`validate --flake-runs`: perturbed reruns of the valid tasks, a table of flake rates."""
+    from rich.table import Table
+
+    from factory.quality.flake import PERTURBATIONS, flake_checks
+    from factory.runtime import DockerRuntime, new_run_id
+
+    targets = [
+        (Path(t.path), t.image) for t in report.tasks if t.outcome.value == "valid" and t.image
+    ]
+    if not targets:
+        return
+    console.print(f"flake runs: {len(targets)} tasks x {runs} perturbed nop + oracle pairs")
+    runtime = DockerRuntime(new_run_id("flake"), pool_size=max(16, 4 * jobs))
+    try:
+        results = flake_checks(runtime, targets, runs, out, jobs=jobs)
+    except KeyboardInterrupt:
+        runtime.close()
+        raise typer.Exit(130) from None
+    finally:
+        runtime.close()
+    table = Table(title=f"verifier flake rate ({runs} perturbed runs per task)")
+    for column in ("task", "flake rate", *PERTURBATIONS, "infra"):
+        table.add_column(column)
+    for result in results:
+        parts = result.by_perturbation()
+        rate = result.flake_rate
+        table.add_row(
+            result.task_dir.name,
+            "-" if rate is None else f"[{'red' if rate else 'green'}]{rate:.2f}[/]",
+            *[f"{parts[p][0]}/{parts[p][1]}" if p in parts else "-" for p in PERTURBATIONS],
+            str(result.infra_errors),
+        )
+    Console(width=None if sys.stdout.isatty() else 160).print(table)
+    console.print(f"flake report: {out / 'flake.json'}")
 
 
 # --- publish ----------------------------------------------------------------------------
