@@ -417,9 +417,15 @@ def generate(
     ] = None,
     llm_max_output: Annotated[int, typer.Option(help="LLM: max tokens of one reply.")] = 3000,
     llm_temperature: Annotated[float, typer.Option(help="LLM: sampling temperature.")] = 0.7,
+    executor: Annotated[str, _EXECUTOR_OPTION] = "local",
+    ray_address: Annotated[str | None, _RAY_ADDRESS_OPTION] = None,
+    ray_shared_fs: Annotated[bool, _RAY_SHARED_FS_OPTION] = False,
 ) -> None:
     """Generate a suite of verified tasks from a taxonomy (every candidate is certified in
     containers; only valid ones enter SUITE/tasks)."""
+    from factory.distributed import executor_options
+
+    options = executor_options(executor, ray_address, ray_shared_fs)
     from factory.generate.backends import BackendChoice, LlmOptions, backend_factory
     from factory.generate.display import GenerationProgress, print_coverage
     from factory.generate.pipeline import SuiteGenerator
@@ -450,9 +456,17 @@ def generate(
     )
     backends = backend_factory(taxonomy, choice, llm)
     runtime = DockerRuntime(new_run_id("generate"), pool_size=max(16, 4 * jobs))
-    runtime.ping()
+    cluster = _ray_cluster(options, runtime.run_id, jobs)
+    if cluster is None:
+        runtime.ping()
     progress = GenerationProgress(taxonomy, console)
-    generator = SuiteGenerator(
+    generator_class, extra = SuiteGenerator, {}
+    if cluster is not None:
+        from factory.distributed.generate import RaySuiteGenerator
+
+        generator_class = RaySuiteGenerator
+        extra = {"cluster": cluster, "shared_fs": options.shared_fs}
+    generator = generator_class(
         taxonomy,
         taxonomy_file.read_text(encoding="utf-8"),
         out,
@@ -461,6 +475,7 @@ def generate(
         jobs=jobs,
         repair_rounds=repair_rounds,
         on_result=progress.result,
+        **extra,
     )
     try:
         with progress:
@@ -471,6 +486,8 @@ def generate(
         raise typer.Exit(130) from None
     finally:
         runtime.close()
+        if cluster is not None:
+            cluster.shutdown()
     print_coverage(manifest, Console(width=None if sys.stdout.isatty() else 160))
     console.print(f"suite: {out} ({len(manifest.tasks)} tasks)")
     if not all(c.complete for c in manifest.coverage):
@@ -583,6 +600,38 @@ def evaluate(
 
 # --- validate ---------------------------------------------------------------------------
 
+# --executor: shared by validate, generate and eval (factory/distributed).
+_EXECUTOR_OPTION = typer.Option(
+    "--executor",
+    help="local: threads on this machine. ray: Ray tasks on the nodes of a Ray cluster, each "
+    "with its own Docker engine and 'docker_slots' (see README).",
+)
+_RAY_ADDRESS_OPTION = typer.Option(
+    "--ray-address",
+    help="Head of a running Ray cluster (HOST:PORT or auto); default: a one-node Ray instance "
+    "in this process with --jobs slots.",
+)
+_RAY_SHARED_FS_OPTION = typer.Option(
+    "--ray-shared-fs",
+    help="Every Ray node sees the task folders at the same paths: send paths, not copies.",
+)
+
+
+def _ray_cluster(options, run_id: str, jobs: int):
+    """Connect to Ray when --executor ray (None for local); checks every node first."""
+    if not options.is_ray:
+        return None
+    from factory.distributed.cluster import RayCluster
+
+    cluster = RayCluster(options, run_id=run_id, local_slots=jobs)
+    try:
+        cluster.preflight()
+    except BaseException:
+        cluster.shutdown()
+        raise
+    console.print(f"[dim]ray: {cluster.describe()}[/]", highlight=False)
+    return cluster
+
 
 @app.command("validate")
 def validate(
@@ -602,6 +651,9 @@ def validate(
     force: Annotated[
         bool, typer.Option("--force", help="Re-validate tasks already certified in --out.")
     ] = False,
+    executor: Annotated[str, _EXECUTOR_OPTION] = "local",
+    ray_address: Annotated[str | None, _RAY_ADDRESS_OPTION] = None,
+    ray_shared_fs: Annotated[bool, _RAY_SHARED_FS_OPTION] = False,
     flake_runs: Annotated[
         int,
         typer.Option(
@@ -615,26 +667,30 @@ def validate(
     """Certify tasks in containers: tests fail on the untouched environment, pass after the
     reference solution. Prints a table; writes OUT/validation.json (and OUT/flake/flake.json
     with --flake-runs)."""
+    from factory.distributed import executor_options
     from factory.runtime import DockerRuntime, new_run_id
     from factory.tasks.model import discover_task_dirs
     from factory.validate.display import ValidationProgress, print_summary
     from factory.validate.validator import Validator
 
+    options = executor_options(executor, ray_address, ray_shared_fs)
     dirs = discover_task_dirs(task_dirs)
     if not dirs:
         raise FactoryError("no task directories given")
     runtime = DockerRuntime(new_run_id("validate"), pool_size=max(16, 4 * jobs))
-    runtime.ping()  # fail fast, before any progress bar, when the engine is down
+    cluster = _ray_cluster(options, runtime.run_id, jobs)
+    if cluster is None:
+        runtime.ping()  # fail fast, before any progress bar, when the engine is down
     progress = ValidationProgress(len(dirs), console)
-    validator = Validator(
-        runtime,
-        out,
-        repeats=repeats,
-        jobs=jobs,
-        force=force,
-        on_task_start=progress.started,
-        on_task_done=progress.done,
+    common = dict(
+        repeats=repeats, force=force, on_task_start=progress.started, on_task_done=progress.done
     )
+    if cluster is not None:
+        from factory.distributed.validate import RayValidator
+
+        validator = RayValidator(runtime, out, cluster, shared_fs=options.shared_fs, **common)
+    else:
+        validator = Validator(runtime, out, jobs=jobs, **common)
     try:
         with progress:
             report = validator.run(dirs)
@@ -645,6 +701,8 @@ def validate(
         raise typer.Exit(130) from None
     finally:
         runtime.close()
+        if cluster is not None:
+            cluster.shutdown()
     print_summary(report, Console(width=None if sys.stdout.isatty() else 160))
     console.print(f"report: {validator.report_path}")
     if flake_runs:

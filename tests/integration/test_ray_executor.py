@@ -1,0 +1,150 @@
+"""`--executor ray` on a real Ray cluster: a head and a worker node started with `ray start` on
+loopback (each with one docker_slot), both using this machine's Docker engine.
+
+Skipped when Ray is not installed, unless FACTORY_REQUIRE_RAY=1 (CI installs the `ray` extra
+through scripts/setup.sh --full, so there the skip is a failure).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from factory.distributed import ray_installed
+from factory.tasks.model import discover_task_dirs
+from factory.validate.validator import Validator
+
+pytestmark = [pytest.mark.docker, pytest.mark.timeout(300)]
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+if not ray_installed():
+    if os.environ.get("FACTORY_REQUIRE_RAY") == "1":
+        raise RuntimeError("FACTORY_REQUIRE_RAY=1 but ray is not installed (pip install '.[ray]')")
+    pytest.skip(
+        "ray is not installed (pip install -e '.[ray]'; FACTORY_REQUIRE_RAY=1 makes this fail)",
+        allow_module_level=True,
+    )
+
+
+@pytest.fixture(scope="module")
+def ray_cluster():
+    from factory.distributed.localcluster import LocalRayCluster
+
+    cluster = LocalRayCluster(workers=1, slots=1)
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.stop()
+        assert not cluster.alive(), "Ray processes outlived the test"
+
+
+def factory_cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "factory", *args],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def three_tasks() -> list[Path]:
+    return discover_task_dirs([EXAMPLES / "tasks"])[:3]
+
+
+def test_validate_on_a_two_node_cluster_matches_local(ray_cluster, runtime, tmp_path):
+    dirs = three_tasks()
+    local = Validator(runtime, tmp_path / "local", jobs=2).run(dirs)
+    expected = {t.path: t.outcome.value for t in local.tasks}
+    assert len(expected) == 3
+
+    out = tmp_path / "ray"
+    done = factory_cli(
+        "validate",
+        *map(str, dirs),
+        "--out",
+        str(out),
+        "--executor",
+        "ray",
+        "--ray-address",
+        ray_cluster.address,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "2 node(s), 2 docker_slots" in done.stderr
+    report = json.loads((out / "validation.json").read_text())
+    assert {t["path"]: t["outcome"] for t in report["tasks"]} == expected
+    assert report["summary"] == local.summary
+
+    from factory.distributed.validate import node_of
+    from factory.validate.outcome import TaskValidation
+
+    verdicts = [TaskValidation.model_validate(t) for t in report["tasks"]]
+    nodes = {node_of(v) for v in verdicts}
+    assert None not in nodes
+    assert len(nodes) == 2, f"both nodes should get work (one slot each): {nodes}"
+    for verdict in verdicts:
+        # Logs came back from the nodes, to where the local executor puts them.
+        assert Path(verdict.logs["build"]).is_file()
+        assert (Path(verdict.logs["oracle-1"]) / "test.log").is_file()
+        assert str(out) in verdict.logs["nop-1"]
+        assert verdict.timings["dispatch"] >= 0
+
+    # Resume works the same: nothing is sent to the cluster again.
+    again = factory_cli(
+        "validate", *map(str, dirs), "--out", str(out), "--executor", "ray",
+        "--ray-address", ray_cluster.address,
+    )  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    report = json.loads((out / "validation.json").read_text())
+    assert all(t["resumed"] for t in report["tasks"])
+
+
+def _containers_of(prefix: str) -> list[str]:
+    from factory.runtime import LABEL_MANAGED, LABEL_RUN, DockerRuntime
+
+    api = DockerRuntime("pytest-probe").api
+    return [
+        c["Id"]
+        for c in api.containers(all=True, filters={"label": f"{LABEL_MANAGED}=1"})
+        if (c.get("Labels") or {}).get(LABEL_RUN, "").startswith(prefix)
+    ]
+
+
+def test_ctrl_c_cancels_the_ray_tasks_and_leaves_no_container(ray_cluster, tmp_path):
+    prefix = f"pytest-raycancel-{uuid.uuid4().hex[:6]}"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "factory", "validate", *map(str, three_tasks()), "--out",
+         str(tmp_path / "out"), "--executor", "ray", "--ray-address", ray_cluster.address,
+         "--force"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "FACTORY_RUN_PREFIX": prefix},
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 90
+        while not _containers_of(prefix):
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "no task container started"
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=90)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, stderr
+    assert "interrupted" in stderr
+    deadline = time.monotonic() + 30
+    while _containers_of(prefix) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not _containers_of(prefix), "containers of the cancelled run remain"

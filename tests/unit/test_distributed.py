@@ -1,0 +1,185 @@
+"""The executor options, what travels to and from a Ray node, and the Ray connection's error
+mapping (on a one-node Ray instance in this process; skipped without Ray)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+import factory.distributed as distributed
+from factory.distributed import ExecutorKind, executor_options
+from factory.distributed.payload import TaskPayload, pack_logs, relocate, unpack_logs
+from factory.distributed.validate import node_note, node_of
+from factory.errors import CancelledError, FactoryError
+from factory.tasks.hashing import hash_tree
+from factory.validate.outcome import Outcome, TaskValidation
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def test_executor_options():
+    assert executor_options("local").kind is ExecutorKind.LOCAL
+    with pytest.raises(FactoryError, match="--executor must be local or ray"):
+        executor_options("slurm")
+    with pytest.raises(FactoryError, match="need --executor ray"):
+        executor_options("local", "127.0.0.1:6379")
+
+
+def test_ray_executor_without_ray_is_one_clear_error(monkeypatch):
+    monkeypatch.setattr(distributed, "ray_installed", lambda: False)
+    with pytest.raises(FactoryError, match=r"needs Ray, which is not installed: pip install"):
+        executor_options("ray", "127.0.0.1:6379")
+
+
+def test_cli_says_how_to_install_ray(tmp_path):
+    # A `ray` that cannot be found: a meta-path finder that hides it.
+    hide = tmp_path / "hide"
+    hide.mkdir()
+    (hide / "sitecustomize.py").write_text(
+        "import sys\n"
+        "class _Hide:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'ray' or name.startswith('ray.'):\n"
+        "            raise ModuleNotFoundError(name)\n"
+        "sys.meta_path.insert(0, _Hide())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "factory", "validate", str(EXAMPLES / "tasks"), "--executor", "ray"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(hide)},
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "--executor ray needs Ray" in done.stderr and "pip install" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_importing_factory_does_not_import_ray():
+    code = (
+        "import sys, factory, factory.cli, factory.distributed, factory.distributed.cluster, "
+        "factory.distributed.validate, factory.distributed.generate, "
+        "factory.distributed.localcluster; print('ray' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"
+
+
+def test_task_payload_round_trip_keeps_the_content_hash(tmp_path):
+    src = tmp_path / "src" / "my-task"
+    (src / "tests").mkdir(parents=True)
+    (src / "tests" / "test.sh").write_text("#!/bin/sh\nexit 0\n")
+    (src / "tests" / "test.sh").chmod(0o755)
+    (src / "instruction.md").write_text("do it\n")
+    (src / "link").symlink_to("instruction.md")
+    payload = TaskPayload.pack(src)
+    assert payload.tar and payload.path is None and payload.name == "my-task"
+    there = payload.materialize(tmp_path / "node")
+    assert there == tmp_path / "node" / "my-task"
+    assert hash_tree(there) == hash_tree(src)
+    assert os.access(there / "tests" / "test.sh", os.X_OK)
+
+    shared = TaskPayload.pack(src, shared_fs=True)
+    assert shared.tar is None and shared.materialize(tmp_path / "unused") == src.resolve()
+
+
+def test_logs_come_back_and_paths_are_rewritten(tmp_path):
+    node_logs = tmp_path / "scratch" / "out" / "logs" / "t1"
+    (node_logs / "nop-1").mkdir(parents=True)
+    (node_logs / "nop-1" / "test.log").write_text("ok\n")
+    (node_logs / "build.log").write_text("built\n")
+    verdict = TaskValidation(
+        id="t1",
+        path="x",
+        outcome=Outcome.VALID,
+        reason="",
+        logs={"build": str(node_logs / "build.log"), "nop-1": str(node_logs / "nop-1")},
+    )
+    dest = tmp_path / "driver" / "logs" / "t1-2"
+    (dest / "stale").mkdir(parents=True)  # an earlier attempt's logs are replaced
+    unpack_logs(pack_logs(node_logs), dest)
+    moved = TaskValidation.model_validate_json(
+        relocate(verdict.model_dump_json(), str(node_logs), str(dest))
+    )
+    assert Path(moved.logs["build"]).read_text() == "built\n"
+    assert (Path(moved.logs["nop-1"]) / "test.log").read_text() == "ok\n"
+    assert not (dest / "stale").exists()
+    assert pack_logs(tmp_path / "missing") == b""
+
+
+def test_node_note_round_trip():
+    verdict = TaskValidation(
+        id="t",
+        path="p",
+        outcome=Outcome.VALID,
+        reason="",
+        notes=["x", node_note({"node_id": "abcdef0123456789", "host": "box"})],
+    )
+    assert node_of(verdict) == "abcdef012345"
+    assert node_of(verdict.model_copy(update={"notes": []})) is None
+
+
+# --- a one-node Ray instance in this process ------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def local_cluster():
+    if not distributed.ray_installed():
+        pytest.skip("ray is not installed (pip install -e '.[ray]')")
+    from factory.distributed.cluster import RayCluster
+
+    cluster = RayCluster(
+        executor_options("ray"), run_id=f"pytest-unit-{os.getpid()}", local_slots=2
+    )
+    yield cluster
+    cluster.shutdown()
+
+
+def test_ray_call_maps_errors_and_cancels(local_cluster):
+    assert local_cluster.slots == 2
+
+    def ok(x):
+        return x + 1
+
+    def fails():
+        raise FactoryError("the task said no")
+
+    def crashes():
+        raise ValueError("a bug")
+
+    assert local_cluster.call(ok, 41) == 42
+    with pytest.raises(FactoryError, match="on a Ray node: the task said no"):
+        local_cluster.call(fails)
+    with pytest.raises(FactoryError, match="on a Ray node: .*a bug"):
+        local_cluster.call(crashes)
+
+    def sleeps():
+        time.sleep(60)
+
+    errors: list[BaseException] = []
+
+    def waiter():
+        try:
+            local_cluster.call(sleeps)
+        except BaseException as exc:  # noqa: BLE001
+            errors.append(exc)
+
+    thread = threading.Thread(target=waiter)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not local_cluster._outstanding and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(1.0)  # let it start on the node
+    local_cluster.cancel()
+    thread.join(timeout=30)
+    assert not thread.is_alive()
+    assert errors and isinstance(errors[0], CancelledError)
+    with pytest.raises(CancelledError):
+        local_cluster.call(ok, 1)  # a cancelled run takes no more work
