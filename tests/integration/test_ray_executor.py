@@ -148,3 +148,41 @@ def test_ctrl_c_cancels_the_ray_tasks_and_leaves_no_container(ray_cluster, tmp_p
     while _containers_of(prefix) and time.monotonic() < deadline:
         time.sleep(0.5)
     assert not _containers_of(prefix), "containers of the cancelled run remain"
+
+
+TAXONOMY = """
+suite: ray-suite
+seed: 21
+defaults:
+  quota: 2
+  difficulty: {easy: 1, medium: 1}
+domains:
+  - name: terminal
+    categories:
+      - name: files
+        skills:
+          - name: perms
+            generator: file-permissions
+"""
+
+
+def test_generate_certifies_on_the_cluster_like_local(ray_cluster, tmp_path):
+    taxonomy = tmp_path / "taxonomy.yaml"
+    taxonomy.write_text(TAXONOMY)
+    suites = {}
+    for name, extra in {
+        "local": [],
+        "ray": ["--executor", "ray", "--ray-address", ray_cluster.address],
+    }.items():
+        out = tmp_path / name
+        done = factory_cli("generate", str(taxonomy), "--out", str(out), "--jobs", "2", *extra)
+        assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+        suites[name] = json.loads((out / "suite.json").read_text())
+    picked = [
+        {(t["id"], t["content_hash"], t["verifier_strength"]) for t in suites[name]["tasks"]}
+        for name in ("local", "ray")
+    ]
+    assert picked[0] == picked[1] and len(picked[0]) == 2
+    logs = tmp_path / "ray" / "validation" / "logs" / "files-perms-000"
+    assert (logs / "oracle-1" / "test.log").is_file()
+    assert any(p.name.startswith("mutation-") for p in logs.iterdir())
