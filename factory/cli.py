@@ -598,6 +598,157 @@ def evaluate(
     Console().print(table)
 
 
+@app.command("calibrate")
+def calibrate(
+    suite: Annotated[Path, typer.Argument(help="A suite folder or a folder of tasks.")],
+    model: Annotated[
+        str,
+        typer.Option(
+            help="Local checkpoint folder, .gguf file or known local name; with --base-url, "
+            "the endpoint's model name."
+        ),
+    ],
+    k: Annotated[int, typer.Option("--k", help="Episodes per task.", min=1)] = 8,
+    band: Annotated[
+        str, typer.Option(help="LOW,HIGH: pass rates kept; above: retired; below: too hard.")
+    ] = "0.1,0.7",
+    base_url: Annotated[
+        str | None, typer.Option(help="The policy behind an OpenAI-compatible endpoint.")
+    ] = None,
+    api_key_env: Annotated[
+        str, typer.Option(help="Environment variable holding the endpoint's API key.")
+    ] = "OPENAI_API_KEY",
+    jobs: Annotated[
+        int, typer.Option("--jobs", "-j", help="Episodes (endpoint) / candidates in parallel.")
+    ] = 2,
+    regenerate: Annotated[
+        bool,
+        typer.Option("--regenerate", help="Ask the generators for new tasks for leaves left thin."),
+    ] = False,
+    rounds: Annotated[int, typer.Option(help="--regenerate: rounds at most.", min=1)] = 1,
+    retire_too_hard: Annotated[
+        bool, typer.Option("--retire-too-hard", help="Also retire tasks below the band.")
+    ] = False,
+    config: Annotated[
+        Path | None,
+        typer.Option("--config", "-c", help="train.yaml: sampling and harness settings."),
+    ] = None,
+    batch: Annotated[
+        int, typer.Option(help="Local model: episodes generated together.", min=1)
+    ] = 16,
+    max_tokens: Annotated[
+        int | None,
+        typer.Option(help="Tokens per policy reply (default: config / 512 for an endpoint)."),
+    ] = None,
+    flake_runs: Annotated[
+        int,
+        typer.Option(
+            "--flake-runs", help="Also measure the kept tasks' verifier flake rate.", min=0
+        ),
+    ] = 0,
+    llm_base_url: Annotated[
+        str | None,
+        typer.Option(help="--regenerate, llm leaves: the generator's endpoint."),
+    ] = None,
+    llm_model: Annotated[
+        str | None, typer.Option(help="--regenerate, llm leaves: the generator's model.")
+    ] = None,
+) -> None:
+    """Measure each task's pass rate with the policy (k episodes, verifier reward), store it
+    in the task's metadata (pass_rate), retire what the policy always solves (above the band)
+    to SUITE/retired/, and with --regenerate refill thin leaves. Resumes from its journal."""
+    from factory.calibrate.band import Band
+    from factory.calibrate.display import CalibrationProgress, print_summary
+    from factory.calibrate.run import Calibrator
+    from factory.runtime import DockerRuntime, new_run_id
+
+    bounds = Band.parse(band)
+    if base_url is None:
+        _trainer_modules()
+    from factory_train.config import load_train_config
+
+    settings = load_train_config(
+        config, model=model, max_new_tokens=None if base_url else max_tokens
+    )
+    if base_url:
+        from factory.agent.actions import ActionFormat
+        from factory.agent.harness import HarnessConfig
+        from factory.calibrate.policy import EndpointEstimator
+        from factory.llm import LlmClient, LlmSettings, api_key_from_env
+
+        client = LlmClient(
+            LlmSettings(
+                base_url=base_url,
+                model=model,
+                api_key=api_key_from_env(api_key_env),
+                concurrency=jobs,
+                cache_dir=suite / "calibration" / "llm-cache",
+            )
+        )
+        harness = HarnessConfig(
+            max_turns=settings.max_turns,
+            command_timeout_sec=settings.command_timeout_sec,
+            max_observation_chars=settings.max_observation_chars,
+            action_format=ActionFormat.FENCED,
+        )
+        estimator = EndpointEstimator(
+            client,
+            harness,
+            temperature=settings.temperature,
+            max_tokens=max_tokens or 512,
+            jobs=jobs,
+            seed=settings.seed,
+        )
+    else:
+        from factory.calibrate.policy import LocalEstimator
+
+        estimator = LocalEstimator(
+            settings, batch_episodes=batch, say=lambda m: console.print(m, highlight=False)
+        )
+    backends = None
+    if regenerate and (suite / "taxonomy.yaml").is_file():
+        from factory.generate.backends import LlmOptions, backend_factory
+        from factory.generate.taxonomy import load_taxonomy
+        from factory.llm import api_key_from_env
+
+        llm = LlmOptions(
+            base_url=llm_base_url or os.environ.get("FACTORY_LLM_BASE_URL"),
+            model=llm_model or os.environ.get("FACTORY_LLM_MODEL"),
+            api_key=api_key_from_env("OPENAI_API_KEY"),
+            cache_dir=suite / "llm-cache",
+        )
+        backends = backend_factory(load_taxonomy(suite / "taxonomy.yaml"), None, llm)
+    runtime = DockerRuntime(new_run_id("calibrate"), pool_size=max(16, 4 * jobs))
+    runtime.ping()
+    progress = CalibrationProgress(console, k)
+    calibrator = Calibrator(
+        suite,
+        estimator,
+        runtime,
+        k=k,
+        band=bounds,
+        retire_too_hard=retire_too_hard,
+        regenerate=regenerate,
+        rounds=rounds,
+        jobs=jobs,
+        backends=backends,
+        flake_runs=flake_runs,
+        events=progress,
+    )
+    try:
+        with progress:
+            summary = calibrator.run()
+    except KeyboardInterrupt:
+        console.print("[yellow]interrupted: removing this run's containers; rerun to resume[/]")
+        runtime.close()
+        raise typer.Exit(130) from None
+    finally:
+        estimator.close()
+        runtime.close()
+    print_summary(summary, Console(width=None if sys.stdout.isatty() else 160))
+    console.print(f"journal: {suite / 'calibration'}")
+
+
 # --- validate ---------------------------------------------------------------------------
 
 # --executor: shared by validate, generate and eval (factory/distributed).

@@ -6,6 +6,7 @@ Suite folder::
     taxonomy.yaml       the taxonomy the suite was generated from
     tasks/<id>/         accepted tasks (Harbor layout)
     rejected/<id>/      rejected candidates, with rejection.json (outcome, reason)
+    retired/<id>/       tasks `factory calibrate` retired, with retirement.json (why)
     results/<id>.json   the journal: one record per finished candidate
     validation/logs/    phase logs of every validation and probe
 
@@ -266,9 +267,16 @@ class SuiteGenerator:
             except (ValidationError, ValueError, OSError):
                 path.unlink()  # a torn write: the candidate is redone
                 continue
-            if result.id not in by_id or not (self.out / result.path).is_dir():
+            # Any attempt of a known leaf: `factory calibrate --regenerate` adds attempts
+            # beyond the budget, and its retired tasks (status 'retired') stay recorded.
+            state = self.states.get(result.taxonomy_path)
+            if (
+                state is None
+                or result.id != candidate_id(state.leaf, result.attempt)
+                or not (self.out / result.path).is_dir()
+            ):
                 continue
-            state, attempt = by_id[result.id]
+            attempt = result.attempt
             state.results[attempt] = result
             if result.status == ACCEPTED:
                 self._index(

