@@ -45,6 +45,8 @@ class TaskInfo:
     difficulty: str
     verifier_strength: float | None
     pass_rate: float | None = None
+    flake_rate: float | None = None
+    """``[metadata.factory].flake_rate``: verifier flakiness under perturbation."""
     instruction: str = ""
     problem: str | None = None
     """Why the task's files could not be read (the page still renders)."""
@@ -76,6 +78,7 @@ def collect(suite: Path) -> ReportData:
         try:
             config = load_task_config(info.path / "task.toml")
             info.pass_rate = pass_rate_of(config.metadata)
+            info.flake_rate = config.provenance.flake_rate
             info.instruction = (info.path / "instruction.md").read_text(encoding="utf-8")
         except (FactoryError, OSError, UnicodeDecodeError) as exc:
             info.problem = str(exc)
@@ -367,7 +370,7 @@ def _verifier(data: ReportData) -> str:
         if r.status != ACCEPTED and r.verifier_strength is not None
     ]
     if not accepted and not rejected:
-        return _empty("no verifier strengths recorded (no mutation probes ran)")
+        return _empty("no verifier strengths recorded (no mutation probes ran)") + _flake(data)
     groups = [("valid", accepted, VALID_COLOR)]
     if rejected:
         groups.append(("rejected", rejected, REJECTED_COLOR))
@@ -397,7 +400,25 @@ def _verifier(data: ReportData) -> str:
         else ""
     )
     median = f" Median over valid tasks: {statistics.median(accepted):.2f}." if accepted else ""
-    return f"<p>{len(accepted)} valid tasks with a strength.{median}</p>\n{chart}\n{table}"
+    return (
+        f"<p>{len(accepted)} valid tasks with a strength.{median}</p>\n{chart}\n{table}"
+        + _flake(data)
+    )
+
+
+def _flake(data: ReportData) -> str:
+    """Verifier flake rate (``[metadata.factory].flake_rate``), where it was measured."""
+    rates = [t.flake_rate for t in data.tasks if t.flake_rate is not None]
+    if not rates:
+        return ""
+    flaky = sorted((t for t in data.tasks if t.flake_rate), key=lambda t: -(t.flake_rate or 0))
+    rows = [[escape(t.id), f"{t.flake_rate:.2f}"] for t in flaky[:8]]
+    return (
+        f'<p id="flake">Flake rate (nop and oracle rerun under another time zone, hash seed and '
+        f"CPU load) measured for {len(rates)} tasks: {len(flaky)} flaky, highest "
+        f"{max(rates):.2f}.</p>"
+        + (_table(["task", "flake rate"], rows, numeric={1}) if rows else "")
+    )
 
 
 def _link(target: Path, base: Path, text: str) -> str:
