@@ -1,8 +1,9 @@
 """The calibration journal: ``SUITE/calibration/journal/<task>.json``, one record per task.
 
-A record says which policy (model name) measured the task, with how many episodes (k), on which
-content (:func:`calibration_hash`), and what came out. A rerun skips a task whose record has
-the same model, k and content hash, so a killed calibration continues where it stopped and a
+A record says which policy measured the task (the model name, and a fingerprint of how it was
+sampled and driven: temperature, tokens per turn, turns, reply prefix, ...), with how many
+episodes (k), on which content (:func:`calibration_hash`), and what came out. A rerun skips a
+task whose record has the same model, policy fingerprint, k and content hash, so a killed calibration continues where it stopped and a
 rerun with another band costs no episode. The episodes' transcripts lie beside it, in
 ``SUITE/calibration/episodes/<task>/transcript.jsonl``.
 """
@@ -82,6 +83,8 @@ class CalibrationRecord(BaseModel):
     task: str
     """The task's directory name (unique in a suite)."""
     model: str
+    policy: str = ""
+    """Fingerprint of the sampling and harness settings (see :func:`policy_fingerprint`)."""
     k: int
     """Episodes asked for."""
     content_hash: str
@@ -103,14 +106,27 @@ class CalibrationRecord(BaseModel):
         return sum(r is None for r in self.rewards)
 
 
+def policy_fingerprint(settings: dict) -> str:
+    """A short hash of the settings that change a policy's pass rate besides its weights."""
+    blob = json.dumps(settings, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
 def record_from_rewards(
-    task: str, model: str, k: int, content_hash: str, rewards: list[float | None], seconds: float
+    task: str,
+    model: str,
+    k: int,
+    content_hash: str,
+    rewards: list[float | None],
+    seconds: float,
+    policy: str = "",
 ) -> CalibrationRecord:
     scored = [r for r in rewards if r is not None]
     successes = sum(1 for r in scored if r >= 1.0)
     return CalibrationRecord(
         task=task,
         model=model,
+        policy=policy,
         k=k,
         content_hash=content_hash,
         rewards=rewards,
@@ -139,12 +155,16 @@ class Journal:
         except (OSError, ValidationError, ValueError):
             return None  # absent, or a torn write: measured again
 
-    def fresh(self, task: str, model: str, k: int, content_hash: str) -> CalibrationRecord | None:
-        """The record, if it answers for this model, k and content (and has a pass rate)."""
+    def fresh(
+        self, task: str, model: str, k: int, content_hash: str, policy: str = ""
+    ) -> CalibrationRecord | None:
+        """The record, if it answers for this model, policy settings, k and content (and has a
+        pass rate)."""
         record = self.get(task)
         if (
             record is not None
             and record.model == model
+            and record.policy == policy
             and record.k == k
             and record.content_hash == content_hash
             and record.pass_rate is not None

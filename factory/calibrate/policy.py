@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Protocol
 
 from factory.agent.harness import Episode, EpisodeResult, HarnessConfig
+from factory.calibrate.journal import policy_fingerprint
 from factory.runtime import DockerRuntime
 from factory.tasks.model import Task
 
@@ -40,6 +41,8 @@ TaskDone = Callable[[Job, list[EpisodeResult], float], None]
 
 class Estimator(Protocol):
     model_name: str
+    fingerprint: str
+    """:func:`policy_fingerprint` of the sampling and harness settings."""
 
     def estimate(
         self,
@@ -85,6 +88,15 @@ class EndpointEstimator:
         self.max_tokens = max_tokens
         self.jobs = max(1, jobs)
         self.seed = seed
+        self.fingerprint = policy_fingerprint(
+            {
+                "endpoint": client.settings.base_url,
+                "temperature": temperature,
+                "max_tokens": max_tokens,
+                "seed": seed,
+                "harness": harness.__dict__,
+            }
+        )
 
     def estimate(self, runtime, jobs, k, log_dir, on_task) -> None:
         from factory.agent.endpoint import EndpointPolicy, run_policy_episode
@@ -131,6 +143,23 @@ class LocalEstimator:
         self.say = say
         self.engine = None
         self.harness: HarnessConfig | None = None
+        self.fingerprint = policy_fingerprint(
+            config.model_dump(
+                include={
+                    "seed",
+                    "temperature",
+                    "top_p",
+                    "max_new_tokens",
+                    "max_episode_tokens",
+                    "max_turns",
+                    "reply_prefix",
+                    "action_format",
+                    "command_timeout_sec",
+                    "max_observation_chars",
+                    "dtype",
+                }
+            )
+        )
 
     def setup(self) -> None:
         import torch

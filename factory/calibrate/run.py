@@ -204,12 +204,13 @@ class Calibrator:
     # --- measuring --------------------------------------------------------------------
     def _calibrate(self, entries: list[SuiteTask], *, new: bool) -> list[TaskOutcome]:
         model = self.estimator.model_name
+        policy = getattr(self.estimator, "fingerprint", "")
         outcomes: dict[str, TaskOutcome] = {}
         by_key = {e.key: e for e in entries}
         hashes = {e.key: calibration_hash(e.path) for e in entries}
         todo: list[SuiteTask] = []
         for entry in entries:
-            record = self.journal.fresh(entry.key, model, self.k, hashes[entry.key])
+            record = self.journal.fresh(entry.key, model, self.k, hashes[entry.key], policy)
             if record is None:
                 todo.append(entry)
                 continue
@@ -227,7 +228,9 @@ class Calibrator:
 
         def done(job: Job, results, seconds: float) -> None:
             rewards = [r.reward for r in results]
-            record = record_from_rewards(job.key, model, self.k, hashes[job.key], rewards, seconds)
+            record = record_from_rewards(
+                job.key, model, self.k, hashes[job.key], rewards, seconds, policy
+            )
             if record.pass_rate is not None:
                 self.journal.put(record)  # an all-infra task is retried by the next run
             outcomes[job.key] = self._judge(by_key[job.key], record, new=new, cached=False)

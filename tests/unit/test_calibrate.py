@@ -142,14 +142,15 @@ def test_calibration_hash_ignores_the_stamps_but_not_the_task(tmp_path):
 
 def test_journal_answers_only_for_the_same_model_k_and_content(tmp_path):
     journal = Journal(tmp_path)
-    record = record_from_rewards("a", "m", 4, "h1", [1.0, 0.0, None, 1.0], 2.0)
+    record = record_from_rewards("a", "m", 4, "h1", [1.0, 0.0, None, 1.0], 2.0, "p")
     assert (record.successes, record.episodes, record.infra_failures) == (2, 3, 1)
     assert record.pass_rate == 2 / 3
     journal.put(record)
-    assert journal.fresh("a", "m", 4, "h1") is not None
-    assert journal.fresh("a", "other", 4, "h1") is None
-    assert journal.fresh("a", "m", 8, "h1") is None
-    assert journal.fresh("a", "m", 4, "h2") is None
+    assert journal.fresh("a", "m", 4, "h1", "p") is not None
+    assert journal.fresh("a", "m", 4, "h1", "other-settings") is None
+    assert journal.fresh("a", "other", 4, "h1", "p") is None
+    assert journal.fresh("a", "m", 8, "h1", "p") is None
+    assert journal.fresh("a", "m", 4, "h2", "p") is None
     journal.path("a").write_text("{torn")
     assert journal.get("a") is None
     lost = record_from_rewards("b", "m", 2, "h", [None, None], 1.0)
@@ -215,6 +216,7 @@ class ScriptedEstimator:
     """Rewards per task from a table (default: a pattern by the task's name)."""
 
     model_name = "scripted"
+    fingerprint = "settings-1"
 
     def __init__(self, rewards: dict[str, list[float]], default=(1.0, 0.0)) -> None:
         self.rewards = rewards
@@ -332,6 +334,11 @@ def test_a_rerun_resumes_from_the_journal(tmp_path, no_images):
     fourth = ScriptedEstimator(RATES)
     calibrator(suite, fourth, k=2).run()
     assert len(fourth.measured) == 4
+    # the same model sampled otherwise (another temperature, prefix, turns) is another policy
+    fifth = ScriptedEstimator(RATES)
+    fifth.fingerprint = "settings-2"
+    calibrator(suite, fifth, k=2).run()
+    assert len(fifth.measured) == 4
 
 
 def test_a_task_lost_to_the_engine_is_retried(tmp_path, no_images, monkeypatch):
