@@ -5,6 +5,7 @@ as with the local executor, so a killed run resumes the same way."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from factory.distributed.cluster import RayCluster
@@ -28,6 +29,7 @@ class RaySuiteGenerator(SuiteGenerator):
         super().__init__(*args, **kwargs)
         self.cluster = cluster
         self.shared_fs = shared_fs
+        self._next_write = 0.0
 
     def run(self):
         try:
@@ -36,6 +38,18 @@ class RaySuiteGenerator(SuiteGenerator):
             self._cancel.set()
             self.cluster.cancel()
             raise
+        finally:
+            super().write_manifest()
+
+    def write_manifest(self) -> None:
+        """suite.json, rewritten only while that costs at most a tenth of the driver's time
+        (it is O(suite) each time; the journal in results/ is still written per candidate,
+        so resuming is unaffected). ``run`` always writes it at the end."""
+        if time.monotonic() < self._next_write:
+            return
+        started = time.monotonic()
+        super().write_manifest()
+        self._next_write = time.monotonic() + 9 * (time.monotonic() - started)
 
     def _certify(self, leaf: Leaf, spec: TaskSpec, staging: Path) -> Certificate:
         validator = self.validator

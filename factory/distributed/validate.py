@@ -15,11 +15,11 @@ from pathlib import Path
 from factory.distributed.cluster import RayCluster
 from factory.distributed.payload import TaskPayload, relocate, unpack_logs
 from factory.distributed.worker import validate_on_node
-from factory.errors import CancelledError, TaskFormatError
+from factory.errors import CancelledError, FactoryError, TaskFormatError
 from factory.runtime import DockerRuntime
 from factory.tasks.model import load_task
 from factory.validate.outcome import Outcome, TaskValidation, ValidationReport
-from factory.validate.validator import Validator
+from factory.validate.validator import Validator, write_report
 
 NODE_NOTE = "ray node "
 
@@ -54,6 +54,7 @@ class RayValidator(Validator):
         super().__init__(runtime, out_dir, **kwargs)
         self.cluster = cluster
         self.shared_fs = shared_fs
+        self._next_write = 0.0
 
     def run(self, task_dirs: list[Path]) -> ValidationReport:
         try:
@@ -62,6 +63,35 @@ class RayValidator(Validator):
             self._cancel.set()
             self.cluster.cancel()
             raise
+
+    def _validate_and_record(self, task_dir: Path) -> TaskValidation | None:
+        """As the local validator, except that validation.json is rewritten only while that
+        costs at most a tenth of the driver's time: rewriting a report of n tasks after every
+        task is O(n) each, which a cluster reaches quickly (10,000 tasks: 0.6 s a rewrite).
+        ``run`` always writes it at the end; a kill loses at most the last few verdicts,
+        which the rerun redoes."""
+        if self._cancel.is_set():
+            return None
+        self.on_task_start(task_dir)
+        try:
+            verdict = self.validate(task_dir)
+        except CancelledError:
+            return None
+        except FactoryError as exc:  # the node failed (lost, crashed): keep going
+            verdict = self._verdict_without_task(
+                task_dir, Outcome.INFRA_ERROR, str(exc), time.monotonic()
+            )
+        if self._cancel.is_set() and verdict.outcome is Outcome.INFRA_ERROR:
+            return None
+        with self._lock:
+            self.report.tasks.append(verdict)
+            if time.monotonic() >= self._next_write:
+                started = time.monotonic()
+                write_report(self.report, self.report_path)
+                spent = time.monotonic() - started
+                self._next_write = time.monotonic() + 9 * spent
+        self.on_task_done(verdict)
+        return verdict
 
     def validate(self, task_dir: Path) -> TaskValidation:
         started = time.monotonic()

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -183,3 +184,78 @@ def test_ray_call_maps_errors_and_cancels(local_cluster):
     assert errors and isinstance(errors[0], CancelledError)
     with pytest.raises(CancelledError):
         local_cluster.call(ok, 1)  # a cancelled run takes no more work
+
+
+class FakeCluster:
+    """Stands in for a Ray cluster: answers like a node, from a scratch folder of its own."""
+
+    slots = 2
+
+    def __init__(self, scratch: Path) -> None:
+        self.scratch = scratch
+        self.calls: list[str] = []
+        self.cancelled = False
+
+    def call(self, fn, payload, run_id, repeats, prestart):
+        from factory.distributed.worker import validate_on_node
+
+        assert fn is validate_on_node and repeats == 2 and run_id == "run-x"
+        self.calls.append(payload.name)  # list.append is atomic; the pool calls from threads
+        unit = uuid.uuid4().hex
+        task_dir = payload.materialize(self.scratch / "task" / unit)
+        assert (task_dir / "task.toml").is_file()
+        logs = self.scratch / "out" / unit / "logs" / "node-id"
+        (logs / "nop-1").mkdir(parents=True)
+        (logs / "nop-1" / "test.log").write_text("from the node\n")
+        verdict = TaskValidation(
+            id="node-id",
+            path=str(task_dir),
+            outcome=Outcome.VALID,
+            reason="nop scored 0 and the oracle 1",
+            content_hash="node-hash",
+            logs={"nop-1": str(logs / "nop-1")},
+            timings={"total": 0.5},
+            notes=["built on the node"],
+        )
+        return {
+            "verdict": verdict.model_dump_json(),
+            "logs": pack_logs(logs),
+            "log_root": str(logs),
+            "node": {"node_id": "f00d" * 8, "host": "node-1"},
+        }
+
+    def cancel(self):
+        self.cancelled = True
+
+
+def test_ray_validator_bookkeeping_matches_the_local_validator(tmp_path):
+    import json
+
+    from factory.distributed.validate import RayValidator
+    from factory.runtime import DockerRuntime
+    from factory.tasks.model import discover_task_dirs, load_task
+
+    dirs = discover_task_dirs([EXAMPLES / "tasks"])[:2]
+    cluster = FakeCluster(tmp_path / "node")
+    out = tmp_path / "out"
+    validator = RayValidator(DockerRuntime("run-x"), out, cluster, repeats=2)
+    assert validator.jobs == 4  # 2 slots + 2 queued
+    report = validator.run(dirs + dirs[:1])  # the same task twice: unique ids, as locally
+    assert sorted(cluster.calls) == sorted([d.name for d in dirs] + [dirs[0].name])
+    ids = sorted(t.id for t in report.tasks)
+    first = load_task(dirs[0])
+    assert ids.count(first.id) == 1 and f"{first.id}-2" in ids
+    for verdict in report.tasks:
+        task = load_task(Path(verdict.path))
+        assert verdict.content_hash == task.content_hash  # the driver's, not the node's
+        assert verdict.logs["nop-1"] == str(out / "logs" / verdict.id / "nop-1")
+        assert (Path(verdict.logs["nop-1"]) / "test.log").read_text() == "from the node\n"
+        assert node_of(verdict) == "f00d" * 3 and "built on the node" in verdict.notes
+        assert verdict.timings["total"] == 0.5 and verdict.timings["dispatch"] >= 0
+    saved = json.loads((out / "validation.json").read_text())
+    assert saved["summary"] == {"valid": 3, "total": 3}
+
+    # Resume: certified with the same content hash -> nothing goes to the cluster.
+    again = FakeCluster(tmp_path / "node2")
+    report = RayValidator(DockerRuntime("run-x"), out, again, repeats=2).run(dirs)
+    assert again.calls == [] and all(t.resumed for t in report.tasks)
