@@ -569,8 +569,14 @@ def evaluate(
         Path | None, typer.Option("--config", "-c", help="train.yaml (split, harness).")
     ] = None,
     out: Annotated[Path, typer.Option("--out", "-o")] = Path("runs/eval"),
+    executor: Annotated[str, _EXECUTOR_OPTION] = "local",
+    ray_address: Annotated[str | None, _RAY_ADDRESS_OPTION] = None,
+    ray_shared_fs: Annotated[bool, _RAY_SHARED_FS_OPTION] = False,
 ) -> None:
     """pass@1 and pass@k per family of a model on a suite's tasks."""
+    from factory.distributed import executor_options
+
+    options = executor_options(executor, ray_address, ray_shared_fs)
     _trainer_modules()
     from factory_train.config import load_train_config
     from factory_train.run_eval import run_evaluation
@@ -579,9 +585,22 @@ def evaluate(
     if split not in ("test", "train", "all"):
         raise FactoryError(f"--split must be test, train or all, not {split!r}")
     settings = load_train_config(config, model=model)
-    summary = run_evaluation(
-        suite, settings, split=split, k=k, out=out, say=lambda m: console.print(m, highlight=False)
-    )
+    say = lambda m: console.print(m, highlight=False)  # noqa: E731
+    if options.is_ray:
+        from factory_train.ray_eval import run_evaluation_ray
+
+        from factory.runtime import new_run_id
+
+        cluster = _ray_cluster(options, new_run_id("eval"), settings.concurrency)
+        try:
+            summary = run_evaluation_ray(
+                suite, settings, cluster, split=split, k=k, out=out,
+                shared_fs=options.shared_fs, say=say,
+            )  # fmt: skip
+        finally:
+            cluster.shutdown()
+    else:
+        summary = run_evaluation(suite, settings, split=split, k=k, out=out, say=say)
     table = Table(title=f"{model} on {suite} ({split}, k={k})")
     for column in ("family", "tasks", "pass@1", f"pass@{k}"):
         table.add_column(column)
@@ -760,7 +779,7 @@ _EXECUTOR_OPTION = typer.Option(
 _RAY_ADDRESS_OPTION = typer.Option(
     "--ray-address",
     help="Head of a running Ray cluster (HOST:PORT or auto); default: a one-node Ray instance "
-    "in this process with --jobs slots.",
+    "in this process with --jobs slots (eval: the config's concurrency).",
 )
 _RAY_SHARED_FS_OPTION = typer.Option(
     "--ray-shared-fs",

@@ -186,3 +186,59 @@ def test_generate_certifies_on_the_cluster_like_local(ray_cluster, tmp_path):
     logs = tmp_path / "ray" / "validation" / "logs" / "files-perms-000"
     assert (logs / "oracle-1" / "test.log").is_file()
     assert any(p.name.startswith("mutation-") for p in logs.iterdir())
+
+
+class ScriptedEngine:
+    """A rollout engine without a model: episode i replies with SCRIPTS[group], then DONE."""
+
+    SCRIPTS = {0: "echo 42 > /app/answer.txt", 1: "echo 41 > /app/answer.txt"}
+
+    def __init__(self) -> None:
+        self.batches: list[int] = []
+
+    def run(self, episodes, groups):
+        self.batches.append(len(episodes))
+        for episode in episodes:
+            episode.start()
+        for episode, group in zip(episodes, groups, strict=True):
+            episode.observe(f"```bash\n{self.SCRIPTS[group]}\n```")
+            episode.observe("DONE")
+        return [(e.finish(), g) for e, g in zip(episodes, groups, strict=True)], {"turns": 2.0}
+
+    def close(self) -> None:
+        pass
+
+
+def test_episode_containers_run_on_the_nodes(ray_cluster, tmp_path):
+    from factory.agent.harness import Episode, HarnessConfig
+    from factory.distributed import ExecutorKind, ExecutorOptions
+    from factory.distributed.cluster import RayCluster
+    from factory.distributed.episodes import HostPool, RayEpisodes
+    from factory.runtime import new_run_id
+    from factory.tasks.model import load_task
+
+    task = load_task(EXAMPLES / "broken" / "fails-with-solution")
+    options = ExecutorOptions(ExecutorKind.RAY, ray_cluster.address)
+    run_id = new_run_id("episodes")
+    cluster = RayCluster(options, run_id=run_id)
+    try:
+        pool = HostPool(cluster, HarnessConfig())
+        try:
+            nodes = {n["node_id"] for n in cluster.ray.get([h.node.remote() for h in pool.hosts])}
+            assert len(nodes) == 2  # one host per slot, one slot per node
+            engine = ScriptedEngine()
+            local = [Episode(None, task, "", HarnessConfig(), tmp_path) for _ in range(4)]
+            rollouts, stats = RayEpisodes(engine, pool).run(local, [0, 1, 0, 1])
+        finally:
+            pool.close()
+    finally:
+        cluster.shutdown()
+    assert engine.batches == [2, 2]  # at most one live episode per slot
+    assert [(r.reward, r.infra_error) for r, _ in rollouts] == [(1.0, None), (0.0, None)] * 2
+    assert stats == {"turns": 4.0}
+    result = rollouts[0][0]
+    assert result.turns == 1 and result.verifier is not None and result.verifier.reward == 1.0
+    assert [m["role"] for m in result.transcript] == ["system", "user", "assistant", "user",
+                                                      "assistant"]  # fmt: skip
+    assert len((tmp_path / "transcript.jsonl").read_text().splitlines()) == 4
+    assert not _containers_of(run_id)
