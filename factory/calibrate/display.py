@@ -90,6 +90,11 @@ def print_summary(summary: CalibrationSummary, console: Console) -> None:
         style="bold",
     )
     console.print(hist)
+    if summary.retired_before:
+        console.print(
+            f"[dim]before: the tasks in the suite when this run started; "
+            f"{summary.retired_before} retired by earlier runs are not counted[/]"
+        )
 
     leaves: dict[str, Counter] = defaultdict(Counter)
     for task in summary.tasks:
@@ -123,6 +128,14 @@ def print_summary(summary: CalibrationSummary, console: Console) -> None:
                 task.action + (" (journal)" if task.cached else ""),
             )
         console.print(detail)
+    if summary.flake:
+        rates = [f.flake_rate for f in summary.flake if f.flake_rate is not None]
+        flaky = [f.task_dir.name for f in summary.flake if f.flake_rate]
+        console.print(
+            f"verifier flake rate measured for {len(rates)} tasks: {len(flaky)} flaky"
+            + (f" ({', '.join(flaky[:5])})" if flaky else ""),
+            highlight=False,
+        )
     made = summary.regenerated
     valid = sum(r.status == ACCEPTED for r in made)
     console.print(

@@ -67,6 +67,8 @@ class CalibrationSummary:
     regenerated: list[CandidateResult] = field(default_factory=list)
     flake: list = field(default_factory=list)
     seconds: float = 0.0
+    retired_before: int = 0
+    """Tasks earlier runs (e.g. an interrupted one) retired: in no histogram of this run."""
 
     @property
     def before(self) -> list[float]:
@@ -90,6 +92,7 @@ class CalibrationSummary:
             "band": [self.band.low, self.band.high],
             "retire_too_hard": self.retire_too_hard,
             "seconds": round(self.seconds, 1),
+            "retired_before": self.retired_before,
             "before": self.before,
             "after": self.after,
             "tasks": [t.__dict__ for t in self.tasks],
@@ -164,6 +167,9 @@ class Calibrator:
         started = time.monotonic()
         summary = CalibrationSummary(
             self.suite, self.estimator.model_name, self.k, self.band, self.retire_too_hard
+        )
+        summary.retired_before = sum(
+            1 for _ in self.folder.retired_dir.glob(f"*/{RETIREMENT_FILE}")
         )
         if self.folder.generated:
             self.generator = self._generator()

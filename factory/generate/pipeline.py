@@ -181,6 +181,7 @@ class SuiteGenerator:
     def manifest(self) -> SuiteManifest:
         tasks: list[SuiteTask] = []
         coverage: list[LeafCoverage] = []
+        certified_total = 0
         with self._lock:
             states = list(self.states.values())
         for state in states:
@@ -189,6 +190,9 @@ class SuiteGenerator:
             for result in results:
                 usage.add(result.llm)
             accepted = [r for r in results if r.status == ACCEPTED]
+            # Tasks `factory calibrate` retired were valid candidates: yield counts them.
+            certified = len(accepted) + sum(r.status == "retired" for r in results)
+            certified_total += certified
             coverage.append(
                 LeafCoverage(
                     taxonomy_path=state.leaf.path,
@@ -197,7 +201,7 @@ class SuiteGenerator:
                     candidates=len(results),
                     valid=len(accepted),
                     distinct=len(accepted),
-                    yield_=len(accepted) / len(results) if results else 0.0,
+                    yield_=certified / len(results) if results else 0.0,
                     outcomes=dict(Counter(r.outcome for r in results)),
                     seconds=sum(r.timings.get("total", 0.0) for r in results),
                     llm=usage,
@@ -227,7 +231,7 @@ class SuiteGenerator:
             "quota": sum(c.quota for c in coverage),
             "candidates": candidates,
             "valid": valid,
-            "yield": valid / candidates if candidates else 0.0,
+            "yield": certified_total / candidates if candidates else 0.0,
             "seconds": sum(c.seconds for c in coverage),
             "llm_tokens": sum(c.llm.prompt_tokens + c.llm.completion_tokens for c in coverage),
             "llm_cost_usd": sum(c.llm.cost_usd for c in coverage),

@@ -313,6 +313,7 @@ def test_calibration_stamps_retires_and_rebuilds_the_manifest(tmp_path, no_image
         {"retired": 1, "valid": 2},
         False,
     )
+    assert basics.yield_ == 1.0 and manifest.totals["yield"] == 1.0  # retired were valid
     # transcripts and the summary are kept
     assert (suite / "calibration" / "episodes" / B1 / "transcript.jsonl").is_file()
     assert json.loads((suite / "calibration" / "summary.json").read_text())["k"] == 4
