@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import shutil
 import statistics
@@ -89,6 +90,23 @@ def generated_tasks(count: int, where: Path) -> list[Path]:
     return sorted(tasks.iterdir())[:count]
 
 
+def group_cpu_seconds(groups: list[int]) -> float:
+    """CPU seconds used so far by the live processes of these process groups (a Ray cluster
+    started by LocalRayCluster: GCS, raylets, agents, workers)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    wanted = {str(g) for g in groups}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        fields = text[text.rfind(")") + 2 :].split()
+        if fields[2] in wanted:
+            total += int(fields[11]) + int(fields[12])
+    return total / tick
+
+
 def cpu_seconds() -> float:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
@@ -120,6 +138,9 @@ def run_ray(dirs: list[Path], nodes: int, slots: int) -> dict:
         cluster = RayCluster(options, run_id=runtime.run_id)
         try:
             cluster.preflight()
+            idle = group_cpu_seconds(local.groups)
+            time.sleep(10)
+            idle = (group_cpu_seconds(local.groups) - idle) / 10 / (1 + nodes)
             with tempfile.TemporaryDirectory() as warm:  # one worker process per slot
                 RayValidator(runtime, Path(warm), cluster, repeats=REPEATS, force=True).run(
                     dirs[: cluster.slots]
@@ -127,8 +148,10 @@ def run_ray(dirs: list[Path], nodes: int, slots: int) -> dict:
             with tempfile.TemporaryDirectory() as out:
                 validator = RayValidator(runtime, Path(out), cluster, repeats=REPEATS, force=True)
                 cpu, started = cpu_seconds(), time.perf_counter()
+                ray_cpu = group_cpu_seconds(local.groups)
                 report = validator.run(dirs)
                 wall, cpu = time.perf_counter() - started, cpu_seconds() - cpu
+                ray_cpu = group_cpu_seconds(local.groups) - ray_cpu
                 log_bytes = [len(pack_logs(Path(out) / "logs" / t.id)) for t in report.tasks]
             noop = noop_rate(cluster) if (nodes, slots) == (2, 2) else None
         finally:
@@ -142,6 +165,8 @@ def run_ray(dirs: list[Path], nodes: int, slots: int) -> dict:
         "wall": wall,
         "driver_cpu": cpu,
         "node_total": statistics.median(t.timings.get("total", 0.0) for t in report.tasks),
+        "ray_cpu": ray_cpu,
+        "idle_cores_per_node": idle,
         "spread": sorted(per_node.values()),
         "log_bytes": statistics.mean(log_bytes),
         "noop": noop,
@@ -254,8 +279,9 @@ def main() -> None:
     local_wall = med("local -j2", "wall")
     print()
     print(f"| configuration ({n} tasks, {REPEATS} repeats, median of {args.rounds}) | wall | "
-          "tasks/min | vs local -j2 | driver CPU / task | tasks per node |")  # fmt: skip
-    print("|---|---|---|---|---|---|")
+          "tasks/min | vs local -j2 | driver CPU / task | Ray processes CPU / task | "
+          "idle Ray CPU per node | tasks per node |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|")
     for name in results:
         wall = med(name, "wall")
         spread = "/".join(map(str, results[name][-1].get("spread", [n])))
@@ -265,6 +291,10 @@ def main() -> None:
             f"{60 * n / wall:.1f}",
             f"{local_wall / wall:.2f}x",
             f"{med(name, 'driver_cpu') / n * 1000:.0f} ms",
+            f"{med(name, 'ray_cpu') / n * 1000:.0f} ms" if name in RAY_CONFIGS else "-",
+            f"{med(name, 'idle_cores_per_node') * 100:.0f}% of a core"
+            if name in RAY_CONFIGS
+            else "-",
             spread,
         ]
         print("| " + " | ".join(row) + " |")

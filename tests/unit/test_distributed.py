@@ -66,7 +66,8 @@ def test_importing_factory_does_not_import_ray():
     code = (
         "import sys, factory, factory.cli, factory.distributed, factory.distributed.cluster, "
         "factory.distributed.validate, factory.distributed.generate, "
-        "factory.distributed.localcluster; print('ray' in sys.modules)"
+        "factory.distributed.episodes, factory.distributed.localcluster; "
+        "print('ray' in sys.modules)"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
