@@ -78,7 +78,11 @@ class RaySuiteGenerator(SuiteGenerator):
         validation = None
         if done["validation"]:
             moved = TaskValidation.model_validate_json(
-                relocate(done["validation"], done["log_root"], str(logs))
+                relocate(
+                    relocate(done["validation"], done["log_root"], str(logs)),
+                    done["task_dir"],
+                    str(staging),
+                )
             )
             validation = moved.model_copy(
                 update={
@@ -89,7 +93,7 @@ class RaySuiteGenerator(SuiteGenerator):
             )
         return Certificate(
             outcome=done["outcome"],
-            reason=done["reason"],
+            reason=done["reason"].replace(done["task_dir"], str(staging)),
             validation=validation,
             probes=[ProbeRecord.model_validate(p) for p in done["probes"]],
             verifier_strength=done["verifier_strength"],

@@ -113,8 +113,10 @@ class RayValidator(Validator):
         )
         logs = self.out_dir / "logs" / task_id
         unpack_logs(done["logs"], logs)
+        # Paths on the node (its scratch logs, its copy of the task) -> paths here.
+        moved = relocate(done["verdict"], done["log_root"], str(logs))
         verdict = TaskValidation.model_validate_json(
-            relocate(done["verdict"], done["log_root"], str(logs))
+            relocate(moved, done["task_dir"], str(task.root))
         )
         remote_notes = [n for n in verdict.notes if n not in task.notes]
         return verdict.model_copy(

@@ -152,6 +152,7 @@ def validate_on_node(payload: TaskPayload, run_id: str, repeats: int, prestart: 
             "verdict": verdict.model_dump_json(),
             "logs": logs,
             "log_root": log_root,
+            "task_dir": str(task_dir),
             "node": node_info(),
         }
 
@@ -175,6 +176,7 @@ def certify_on_node(payload: TaskPayload, run_id: str, repeats: int, options: di
             "timings": cert.timings,
             "logs": logs,
             "log_root": log_root,
+            "task_dir": str(task_dir),
             "node": node_info(),
         }
 

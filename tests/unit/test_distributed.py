@@ -212,7 +212,7 @@ class FakeCluster:
             id="node-id",
             path=str(task_dir),
             outcome=Outcome.VALID,
-            reason="nop scored 0 and the oracle 1",
+            reason=f"{task_dir}/solution/solve.sh: said hello",
             content_hash="node-hash",
             logs={"nop-1": str(logs / "nop-1")},
             timings={"total": 0.5},
@@ -222,6 +222,7 @@ class FakeCluster:
             "verdict": verdict.model_dump_json(),
             "logs": pack_logs(logs),
             "log_root": str(logs),
+            "task_dir": str(task_dir),
             "node": {"node_id": "f00d" * 8, "host": "node-1"},
         }
 
@@ -253,6 +254,7 @@ def test_ray_validator_bookkeeping_matches_the_local_validator(tmp_path):
         assert (Path(verdict.logs["nop-1"]) / "test.log").read_text() == "from the node\n"
         assert node_of(verdict) == "f00d" * 3 and "built on the node" in verdict.notes
         assert verdict.timings["total"] == 0.5 and verdict.timings["dispatch"] >= 0
+        assert verdict.reason == f"{task.root}/solution/solve.sh: said hello"  # driver's path
     saved = json.loads((out / "validation.json").read_text())
     assert saved["summary"] == {"valid": 3, "total": 3}
 
