@@ -79,3 +79,17 @@ class CancelledError(FactoryError):
 
 class RecipeError(FactoryError):
     """A base-image recipe or the alias table is malformed."""
+
+
+class BfclDataError(FactoryError):
+    """The Berkeley Function Calling Leaderboard data (PyPI package ``bfcl-eval``) cannot be
+    found or read; the message names what is missing and how to get it."""
+
+    HINT = (
+        "get it with `pip download bfcl-eval --no-deps -d ~/.cache/factory/wheels` and pass the "
+        "wheel (or set FACTORY_BFCL_WHEEL to it), or install bfcl-eval"
+    )
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+        super().__init__(f"{what}; {self.HINT}")

@@ -1,0 +1,1 @@
+"""Importers that turn third-party benchmarks into factory tasks."""
