@@ -114,6 +114,28 @@ def _read_requirements(path: str, root: Path | None) -> list[str]:
     ]
 
 
+_REDIRECT_RE = re.compile(r"^(\d*|&)(>>?|<)(&\d*|\S*)$")
+
+
+def _command_words(words: list[str]) -> list[str]:
+    """The words of a simple command: redirections (``2>/dev/null``, ``> log``, ``&>x``) and
+    anything from a pipe on are dropped, so they are never read as package names."""
+    out: list[str] = []
+    skip_target = False
+    for word in words:
+        if skip_target:
+            skip_target = False
+            continue
+        if word in ("|", "|&"):
+            break
+        match = _REDIRECT_RE.match(word)
+        if match:
+            skip_target = not match.group(3)  # a bare `>` takes the next word as its target
+            continue
+        out.append(word)
+    return out
+
+
 def _scan_segment(words: list[str], scan: ScriptScan, root: Path | None) -> None:
     if not words:
         return
@@ -192,7 +214,7 @@ def scan_test_script(text: str, *, name: str, requirement_root: Path | None = No
         apt_segment = False
         for segment in segments:
             try:
-                words = shlex.split(segment, comments=True)
+                words = _command_words(shlex.split(segment, comments=True))
             except ValueError:
                 continue
             if _APT_RE.match(segment):

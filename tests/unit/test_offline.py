@@ -77,3 +77,14 @@ def test_last_user():
     assert last_user("FROM a\nUSER bob\nFROM b\n") is None
     assert last_user("FROM a\nUSER bob\n") == "bob"
     assert last_user("FROM a\nUSER root\n") is None
+
+
+def test_redirections_and_pipes_are_not_packages():
+    script = (
+        "python3 -m pip install --break-system-packages -q pytest==9.0.3 2>/dev/null || true\n"
+        "apt-get install -y jq > /dev/null 2>&1\n"
+        "pip install requests &>/tmp/pip.log | tee -a log\n"
+    )
+    scan = scan_test_script(script, name="test.sh")
+    assert scan.system_packages == ["pytest==9.0.3", "requests"]
+    assert scan.apt_packages == ["jq"]
