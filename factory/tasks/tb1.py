@@ -140,25 +140,38 @@ def load_tb1_yaml(paths: TB1Paths) -> TB1TaskYaml:
     return spec
 
 
-def _compose_client(paths: TB1Paths) -> dict[str, Any]:
-    """The ``client`` service of docker-compose.yaml ({} when there is no compose file)."""
+def _compose_client(paths: TB1Paths) -> tuple[str, dict[str, Any]]:
+    """The agent's service of docker-compose.yaml and its name: ``client`` (Terminal-Bench's
+    convention), or the only service when there is one by another name. ``("client", {})``
+    when there is no compose file."""
     if not paths.compose.is_file():
-        return {}
+        return "client", {}
     data = _load_yaml(paths.compose) or {}
     services = data.get("services") if isinstance(data, dict) else None
-    if not isinstance(services, dict) or "client" not in services:
-        raise TaskFormatError(paths.compose, "no 'client' service", field="services.client")
-    others = sorted(set(services) - {"client"})
+    if not isinstance(services, dict) or not services:
+        raise TaskFormatError(paths.compose, "no services", field="services")
+    if "client" in services:
+        name = "client"
+    elif len(services) == 1:
+        name = next(iter(services))
+    else:
+        raise TaskFormatError(
+            paths.compose,
+            f"no 'client' service among {', '.join(sorted(services))} (name the agent's "
+            "container `client`)",
+            field="services.client",
+        )
+    others = sorted(set(services) - {name})
     if others:
         raise TaskFormatError(
             paths.compose,
             f"multi-container tasks are not supported yet (extra services: {', '.join(others)})",
             field="services",
         )
-    client = services["client"] or {}
+    client = services[name] or {}
     if not isinstance(client, dict):
-        raise TaskFormatError(paths.compose, "must be a mapping", field="services.client")
-    return client
+        raise TaskFormatError(paths.compose, "must be a mapping", field=f"services.{name}")
+    return name, client
 
 
 def _compose_env(client: dict[str, Any], compose: Path) -> dict[str, str]:
@@ -258,7 +271,7 @@ def convert_tb1(src: Path, dest: Path) -> Task:
     """Write the Harbor version of the TB1 task ``src`` into ``dest`` (replaced) and load it."""
     paths = TB1Paths(src)
     spec = load_tb1_yaml(paths)
-    client = _compose_client(paths)
+    service, client = _compose_client(paths)
     context, dockerfile_name = _build_source(client, paths)
     dockerfile_path = context / dockerfile_name
     if not dockerfile_path.is_file():
@@ -266,6 +279,10 @@ def convert_tb1(src: Path, dest: Path) -> Task:
     if not paths.run_tests.is_file():
         raise TaskFormatError(paths.run_tests, "file is missing (the task's test entry point)")
     notes: list[str] = []
+    if service != "client":
+        notes.append(
+            f"docker-compose.yaml: the only service, '{service}', is the agent's container"
+        )
     solution = _solution_script(paths, notes)
 
     with staged_directory(dest) as staging:

@@ -104,6 +104,23 @@ def test_multi_service_compose_is_refused(tmp_path):
         convert_tb1(src, tmp_path / "out")
 
 
+def test_a_lone_service_of_another_name_is_the_agents(tmp_path):
+    src = _copy(tmp_path)
+    (src / "docker-compose.yaml").write_text(
+        "services:\n  rust-build:\n    build: .\n    working_dir: /app\n    mem_limit: 1g\n"
+        "    networks: [buildnet]\nnetworks:\n  buildnet:\n    driver: bridge\n"
+    )
+    task = convert_tb1(src, tmp_path / "out")
+    assert task.config.environment.memory_mb == 1024
+    notes = task.config.provenance.notes
+    assert any("'rust-build'" in note for note in notes), notes
+    (src / "docker-compose.yaml").write_text(
+        "services:\n  app:\n    build: .\n  worker:\n    build: .\n"
+    )
+    with pytest.raises(TaskFormatError, match="no 'client' service among app, worker"):
+        convert_tb1(src, tmp_path / "out")
+
+
 def test_import_batch_keeps_going(tmp_path):
     good = _copy(tmp_path)
     bad = _copy(tmp_path, "csv-column-sum")
