@@ -40,28 +40,48 @@ if ! docker info >/dev/null 2>&1; then
 fi
 
 # 2. the package (reinstalled only when pyproject.toml changed)
+wheels="${FACTORY_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/factory}/wheels"
+mkdir -p "$wheels"
+[ -x .venv/bin/pip ] || { log "creating .venv"; python3 -m venv .venv; .venv/bin/pip install -q --upgrade pip >/dev/null; }
+if [ "$extras" != dev ]; then
+    # llama-cpp-python (local-llm extra) builds from source. A native build (GGML_NATIVE, the
+    # default) on these VMs' CPUs, which report AVX-512 and AMX, dies with a general protection
+    # fault in libggml-cpu on the first completion; so build it once for a portable x86-64
+    # level (GGML_NATIVE=OFF: AVX2/FMA/F16C), keep the wheel, and install that one.
+    llama="$(grep -o 'llama-cpp-python\[server\]==[0-9.]*' pyproject.toml | cut -d= -f3)"
+    if ! ls "$wheels/llama_cpp_python-$llama-"*.whl >/dev/null 2>&1; then
+        log "building llama-cpp-python $llama (portable, about 4 minutes on 2 cores, once)"
+        CMAKE_ARGS="-DGGML_NATIVE=OFF" CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" \
+            .venv/bin/pip wheel -q --no-deps --no-cache-dir -w "$wheels" "llama-cpp-python==$llama" 2>&1 \
+            | grep -v '^WARNING: Location' >&2 || true
+        ls "$wheels/llama_cpp_python-$llama-"*.whl >/dev/null 2>&1 || { log "llama-cpp-python did not build"; exit 1; }
+    fi
+    if [ ! -f ".venv/.llama-portable-$llama" ] && .venv/bin/python -c 'import llama_cpp' 2>/dev/null; then
+        log "replacing the installed llama-cpp-python with the portable build"
+        .venv/bin/pip install -q --no-deps --force-reinstall "$wheels/llama_cpp_python-$llama-"*.whl
+    fi
+fi
 stamp=".venv/.factory-installed-${extras//,/-}"
 # A full install also satisfies a plain one.
 full=.venv/.factory-installed-dev-local-llm-train-trl-ray
 [ "$extras" = dev ] && [ -f "$full" ] && stamp="$full"
 if [ ! -x .venv/bin/factory ] || [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
     log "installing factory[$extras] into .venv"
-    python3 -m venv .venv
-    .venv/bin/pip install -q --upgrade pip >/dev/null
-    CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" .venv/bin/pip install -q -e ".[$extras]"
+    # --find-links: the portable llama-cpp-python wheel is taken instead of a native build
+    CMAKE_ARGS="-DGGML_NATIVE=OFF" CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" \
+        .venv/bin/pip install -q --find-links "$wheels" -e ".[$extras]"
     touch "$stamp"
 fi
+[ "$extras" = dev ] || touch ".venv/.llama-portable-$llama"
 
 # 3. base images (seconds when they are up to date)
 .venv/bin/factory images build
 
 # 4. (--full) the BFCL multi-turn data for `factory tasks import-bfcl` and its tests: the
-# bfcl-eval wheel, pinned, downloaded once without its (heavy, unused) dependencies.
-if [ "$extras" != dev ]; then
-    bfcl_wheel="$(.venv/bin/python -c 'from factory.importers.bfcl import cache_dir; print(cache_dir() / "wheels")')"
-    if ! ls "$bfcl_wheel"/bfcl_eval-2026.3.23-*.whl >/dev/null 2>&1; then
-        log "downloading the bfcl-eval wheel (BFCL data) into $bfcl_wheel"
-        .venv/bin/pip download -q --no-deps -d "$bfcl_wheel" bfcl-eval==2026.3.23 2>&1 | grep -v '^WARNING: Location' >&2 || true
-        ls "$bfcl_wheel"/bfcl_eval-2026.3.23-*.whl >/dev/null 2>&1 || { log "could not download bfcl-eval"; exit 1; }
-    fi
+# bfcl-eval wheel, pinned, downloaded once without its (heavy, unused) dependencies, into the
+# cache where factory.importers.bfcl looks for it.
+if [ "$extras" != dev ] && ! ls "$wheels"/bfcl_eval-2026.3.23-*.whl >/dev/null 2>&1; then
+    log "downloading the bfcl-eval wheel (BFCL data) into $wheels"
+    .venv/bin/pip download -q --no-deps -d "$wheels" bfcl-eval==2026.3.23 2>&1 | grep -v '^WARNING: Location' >&2 || true
+    ls "$wheels"/bfcl_eval-2026.3.23-*.whl >/dev/null 2>&1 || { log "could not download bfcl-eval"; exit 1; }
 fi

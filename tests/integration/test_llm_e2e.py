@@ -157,7 +157,7 @@ def test_pipeline_survives_a_tiny_real_model(tmp_path, llm_server):
         assert record["outcome"] in KNOWN and record["reason"], record
         assert record["generator"] == "llm" and record["model"] == "smollm2"
         assert record["prompt_version"] in ("task_v1", "hidden_flag_v1")
-        assert record["llm"]["prompt_tokens"] > 0
+        assert record["llm"]["prompt_tokens"] > 0, record
     manifest = json.loads((out / "suite.json").read_text())
     assert manifest["totals"]["llm_tokens"] > 0
     for leaf in manifest["coverage"]:
