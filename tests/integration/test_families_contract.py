@@ -16,6 +16,9 @@ from factory.validate.validator import Validator
 pytestmark = pytest.mark.docker
 
 
+# 35 families x 3 difficulties, each built and certified (2 repeats + probes): ~12 minutes on
+# 2 cores, so past the suite's default 600 s per test.
+@pytest.mark.timeout(1800)
 def test_every_family_at_every_difficulty(runtime, tmp_path):
     trials = [
         render_trial(name, d, 1, tmp_path / "tasks")
