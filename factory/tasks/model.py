@@ -109,6 +109,8 @@ def load_harbor_task(root: Path) -> Task:
     if not instruction.strip():
         raise TaskFormatError(paths.instruction, "the instruction is empty")
     compose = [paths.environment_dir / n for n in ("docker-compose.yaml", "docker-compose.yml")]
+    for compose_file in compose:
+        _refuse_sidecars(compose_file)
     if config.environment.docker_image is None and not paths.dockerfile.is_file():
         if any(p.is_file() for p in compose):
             raise TaskFormatError(
@@ -126,6 +128,29 @@ def load_harbor_task(root: Path) -> Task:
             "file is missing (the verifier entry point that writes /logs/verifier/reward.txt)",
         )
     return Task(paths=paths, config=config, instruction=instruction)
+
+
+def _refuse_sidecars(compose_file: Path) -> None:
+    """Harbor merges ``environment/docker-compose.yaml`` over its own ``main`` service; extra
+    services (sidecars: a database, a DNS server) would be silently missing here, so a task
+    that declares any is refused with their names rather than failing its oracle obscurely."""
+    if not compose_file.is_file():
+        return
+    import yaml
+
+    try:
+        data = yaml.safe_load(compose_file.read_text(encoding="utf-8", errors="replace")) or {}
+    except yaml.YAMLError as exc:
+        raise TaskFormatError(compose_file, f"invalid YAML ({exc})".splitlines()[0]) from None
+    services = data.get("services") if isinstance(data, dict) else None
+    extra = sorted(set(services) - {"main"}) if isinstance(services, dict) else []
+    if extra:
+        raise TaskFormatError(
+            compose_file,
+            "multi-container environments are not supported yet (services besides 'main': "
+            f"{', '.join(extra)}); fold them into environment/Dockerfile",
+            field="services",
+        )
 
 
 def load_task(root: Path | str, *, tb1_cache: Path | None = None) -> Task:

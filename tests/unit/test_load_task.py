@@ -105,6 +105,28 @@ def test_compose_environments_are_refused_clearly(tmp_path):
         load_task(task)
 
 
+def test_sidecar_services_are_refused_by_name(tmp_path):
+    files = {
+        "task.toml": 'version = "1.0"\n',
+        "instruction.md": "do it\n",
+        "environment/Dockerfile": "FROM ubuntu:24.04\n",
+        "environment/docker-compose.yaml": (
+            "services:\n  main:\n    depends_on: [dns-server, db]\n"
+            "  dns-server:\n    build: ./dns-server\n  db:\n    image: postgres:16\n"
+        ),
+        **TEST_SH,
+    }
+    task = write_task(tmp_path / "t", files)
+    with pytest.raises(TaskFormatError, match="besides 'main': db, dns-server") as info:
+        load_task(task)
+    assert info.value.field == "services"
+    # overrides of the main service alone are fine
+    (task / "environment" / "docker-compose.yaml").write_text(
+        "services:\n  main:\n    environment: [A=1]\n"
+    )
+    assert load_task(task).config.environment.docker_image is None
+
+
 def test_task_ids_are_safe():
     assert task_id_from_name("org/my task!") == "org__my-task"
     assert task_id_from_name("plain") == "plain"
