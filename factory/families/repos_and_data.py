@@ -20,24 +20,13 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from factory.families.base import Draft, Family, register
+from factory.families.names import FIRST_NAMES, LAST_NAMES
 from factory.generate.taxonomy import Difficulty
 
 # ---------------------------------------------------------------------------------------------
 # shared word lists
 # ---------------------------------------------------------------------------------------------
 
-FIRST_NAMES = [
-    "Ada", "Grace", "Linus", "Margaret", "Ken", "Barbara", "Dennis", "Frances", "Alan", "Edsger",
-    "Radia", "Guido", "Anita", "Donald", "Hedy", "Niklaus", "Sophie", "Tomas", "Priya", "Mateo",
-    "Yuki", "Olga", "Kwame", "Ingrid", "Rafael", "Leila", "Bjorn", "Chiara", "Dmitri", "Amara",
-    "Hugo", "Nadia", "Omar", "Paula", "Quentin", "Rosa", "Sven", "Tara", "Uma", "Viktor",
-]  # fmt: skip
-LAST_NAMES = [
-    "Lovelace", "Hopper", "Torvalds", "Hamilton", "Thompson", "Liskov", "Ritchie", "Allen",
-    "Turing", "Dijkstra", "Perlman", "Rossum", "Borg", "Knuth", "Lamarr", "Wirth", "Okafor",
-    "Nakamura", "Petrov", "Silva", "Moreau", "Novak", "Haddad", "Lindqvist", "Kowalski", "Mensah",
-    "Fischer", "Ferreira", "Iyer", "Castillo", "Brennan", "Adeyemi", "Varga", "Sato", "Quinn",
-]  # fmt: skip
 PROJECT_WORDS = [
     "tidepool", "ledgerline", "quarry", "lantern", "sprocket", "orchard", "beacon", "meridian",
     "cobalt", "juniper", "pebble", "foundry", "inkwell", "harbor", "kestrel", "mosaic", "nimbus",

@@ -7,6 +7,8 @@ import datetime
 import random
 
 from factory.families.base import register
+from factory.families.names import FIRST_NAMES as FIRST
+from factory.families.names import LAST_NAMES as LAST
 from factory.families.tooling import Call, Scenario, ToolFamily
 from factory.generate.taxonomy import Difficulty
 from factory.toolenv.core import JSON
@@ -18,58 +20,6 @@ from factory.toolenv.domains.airline import (
     reservation_code,
 )
 
-FIRST = [
-    "Ana",
-    "Bruno",
-    "Chen",
-    "Dana",
-    "Emeka",
-    "Farah",
-    "Goran",
-    "Hana",
-    "Ivo",
-    "Jun",
-    "Kira",
-    "Luis",
-    "Mei",
-    "Nadia",
-    "Omar",
-    "Priya",
-    "Quinn",
-    "Rosa",
-    "Sven",
-    "Tomas",
-    "Uma",
-    "Vera",
-    "Yusuf",
-    "Zoe",
-    "Mateo",
-    "Leila",
-    "Aiko",
-    "Noah",
-]
-LAST = [
-    "Okafor",
-    "Lindqvist",
-    "Haddad",
-    "Moreau",
-    "Tanaka",
-    "Novak",
-    "Silva",
-    "Kowalski",
-    "Brennan",
-    "Iyer",
-    "Castillo",
-    "Fischer",
-    "Adeyemi",
-    "Rossi",
-    "Park",
-    "Dubois",
-    "Nguyen",
-    "Larsen",
-    "Mendes",
-    "Schmidt",
-]
 AIRPORTS = [
     ("JFK", "New York"),
     ("LAX", "Los Angeles"),

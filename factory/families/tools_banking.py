@@ -7,63 +7,13 @@ import datetime
 import random
 
 from factory.families.base import register
+from factory.families.names import FIRST_NAMES as FIRST
+from factory.families.names import LAST_NAMES as LAST
 from factory.families.tooling import Call, Scenario, ToolFamily
 from factory.generate.taxonomy import Difficulty
 from factory.toolenv.core import JSON
-from factory.toolenv.domains.banking import DOMAIN, NEW_PAYEE_CAP
+from factory.toolenv.domains.banking import DOMAIN, NEW_PAYEE_CAP, get_transfer_limit
 
-FIRST = [
-    "Ana",
-    "Bruno",
-    "Chen",
-    "Dana",
-    "Emeka",
-    "Farah",
-    "Goran",
-    "Hana",
-    "Ivo",
-    "Jun",
-    "Kira",
-    "Luis",
-    "Mei",
-    "Nadia",
-    "Omar",
-    "Priya",
-    "Quinn",
-    "Rosa",
-    "Sven",
-    "Tomas",
-    "Uma",
-    "Vera",
-    "Yusuf",
-    "Zoe",
-    "Mateo",
-    "Leila",
-    "Aiko",
-    "Noah",
-]
-LAST = [
-    "Okafor",
-    "Lindqvist",
-    "Haddad",
-    "Moreau",
-    "Tanaka",
-    "Novak",
-    "Silva",
-    "Kowalski",
-    "Brennan",
-    "Iyer",
-    "Castillo",
-    "Fischer",
-    "Adeyemi",
-    "Rossi",
-    "Park",
-    "Dubois",
-    "Nguyen",
-    "Larsen",
-    "Mendes",
-    "Schmidt",
-]
 BANKS = [
     "First Harbor Bank",
     "Summit Credit Union",
@@ -370,7 +320,13 @@ class _Plan:
         # Money the reference takes out of each account, and what is left of the daily limit:
         # kept so that every requested change succeeds in any order.
         self.spent: dict[str, float] = {}
-        self.budget = me["daily_limit"]
+        # Payments the seed already made today count against the limit: leave room for the
+        # request's own payments (raise the seeded limit when today's history ate it up).
+        remaining = get_transfer_limit(state, me["customer_id"])["remaining"]
+        if remaining < 1500:  # room for the largest payee payment plus a new payee (900 + 500)
+            me["daily_limit"] = float(me["daily_limit"] + -(-(1500 - remaining) // 50) * 50)
+            remaining = get_transfer_limit(state, me["customer_id"])["remaining"]
+        self.budget = remaining
         if lookup:
             self.calls.append(Call("find_customer", {"query": me["name"]}))
         self.calls.append(

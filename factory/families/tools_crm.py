@@ -8,66 +8,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from factory.families.base import register
+from factory.families.names import FIRST_NAMES as FIRST
+from factory.families.names import LAST_NAMES as LAST
 from factory.families.tooling import Call, Scenario, ToolFamily
 from factory.generate.taxonomy import Difficulty
 from factory.toolenv.core import JSON
 
-FIRST = [
-    "Ana",
-    "Bruno",
-    "Chen",
-    "Dana",
-    "Emeka",
-    "Farah",
-    "Goran",
-    "Hana",
-    "Ivo",
-    "Jun",
-    "Kira",
-    "Luis",
-    "Mei",
-    "Nadia",
-    "Omar",
-    "Priya",
-    "Quinn",
-    "Rosa",
-    "Sven",
-    "Tomas",
-    "Uma",
-    "Vera",
-    "Wes",
-    "Yara",
-    "Zoltan",
-    "Ines",
-    "Kofi",
-    "Lena",
-    "Marta",
-    "Raj",
-]
-LAST = [
-    "Okafor",
-    "Lindqvist",
-    "Haddad",
-    "Moreau",
-    "Tanaka",
-    "Novak",
-    "Silva",
-    "Kowalski",
-    "Brennan",
-    "Iyer",
-    "Castillo",
-    "Fischer",
-    "Adeyemi",
-    "Rossi",
-    "Park",
-    "Dubois",
-    "Meyer",
-    "Nakamura",
-    "Ortiz",
-    "Svensson",
-    "Mbeki",
-    "Horvat",
-]
 SELLERS = [
     ("Nimbus Analytics", "nimbus-analytics.com"),
     ("Brightpath Software", "brightpath.io"),

@@ -8,52 +8,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from factory.families.base import register
+from factory.families.names import FIRST_NAMES as FIRST
+from factory.families.names import LAST_NAMES as LAST
 from factory.families.tooling import Call, Scenario, ToolFamily
 from factory.generate.taxonomy import Difficulty
 from factory.toolenv.core import JSON
 
-FIRST = [
-    "Ana",
-    "Bruno",
-    "Chen",
-    "Dana",
-    "Emeka",
-    "Farah",
-    "Goran",
-    "Hana",
-    "Ivo",
-    "Jun",
-    "Kira",
-    "Luis",
-    "Mei",
-    "Nadia",
-    "Omar",
-    "Priya",
-    "Quinn",
-    "Rosa",
-    "Sven",
-    "Tomas",
-    "Uma",
-    "Vera",
-]
-LAST = [
-    "Okafor",
-    "Lindqvist",
-    "Haddad",
-    "Moreau",
-    "Tanaka",
-    "Novak",
-    "Silva",
-    "Kowalski",
-    "Brennan",
-    "Iyer",
-    "Castillo",
-    "Fischer",
-    "Adeyemi",
-    "Rossi",
-    "Park",
-    "Dubois",
-]
 COMPANIES = [
     "northwind",
     "bluepeak",
@@ -304,8 +264,11 @@ class _Drive:
     def fresh_name(self, folder: JSON | None = None, patterns: list[str] | None = None) -> str:
         """A file name no file in the drive has yet."""
         dept = self.dept_of(folder)["name"] if folder else self.rng.choice(list(DEPTS))
-        for _ in range(200):
+        for attempt in range(400):
             name = self.fill(self.rng.choice(patterns or DEPTS[dept]))
+            if attempt >= 200:  # the patterns are used up: number the name instead
+                stem, ext = _stem(name), _ext(name)
+                name = f"{stem} v{attempt - 198}{ext}"
             if name not in self.names and not any(name in n or n in name for n in self.names):
                 self.names.add(name)
                 return name

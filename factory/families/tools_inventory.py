@@ -7,63 +7,13 @@ import datetime
 import random
 
 from factory.families.base import register
+from factory.families.names import FIRST_NAMES as FIRST
+from factory.families.names import LAST_NAMES as LAST
 from factory.families.tooling import Call, Scenario, ToolFamily
 from factory.generate.taxonomy import Difficulty
 from factory.toolenv.core import JSON
 from factory.toolenv.domains.inventory import DISCOUNT_CAP, DOMAIN
 
-FIRST = [
-    "Ana",
-    "Bruno",
-    "Chen",
-    "Dana",
-    "Emeka",
-    "Farah",
-    "Goran",
-    "Hana",
-    "Ivo",
-    "Jun",
-    "Kira",
-    "Luis",
-    "Mei",
-    "Nadia",
-    "Omar",
-    "Priya",
-    "Quinn",
-    "Rosa",
-    "Sven",
-    "Tomas",
-    "Uma",
-    "Vera",
-    "Yusuf",
-    "Zoe",
-    "Mateo",
-    "Leila",
-    "Aiko",
-    "Noah",
-]
-LAST = [
-    "Okafor",
-    "Lindqvist",
-    "Haddad",
-    "Moreau",
-    "Tanaka",
-    "Novak",
-    "Silva",
-    "Kowalski",
-    "Brennan",
-    "Iyer",
-    "Castillo",
-    "Fischer",
-    "Adeyemi",
-    "Rossi",
-    "Park",
-    "Dubois",
-    "Nguyen",
-    "Larsen",
-    "Mendes",
-    "Schmidt",
-]
 WAREHOUSES = [
     ("WH-NJ", "Newark"),
     ("WH-TX", "Dallas"),

@@ -6,6 +6,8 @@ from __future__ import annotations
 import random
 
 from factory.families.base import register
+from factory.families.names import FIRST_NAMES as FIRST
+from factory.families.names import LAST_NAMES as LAST
 from factory.families.webbing import WebFamily, WebScenario
 from factory.generate.taxonomy import Difficulty
 
@@ -28,48 +30,6 @@ NEW_PAYEES = [
     "Quartz Roofing",
     "Juniper Vet Clinic",
     "Alder Garden Care",
-]
-FIRST = [
-    "Alex",
-    "Bea",
-    "Cyrus",
-    "Dora",
-    "Elif",
-    "Femi",
-    "Greta",
-    "Hugo",
-    "Ines",
-    "Jonas",
-    "Kemal",
-    "Lena",
-    "Mateo",
-    "Noor",
-    "Olga",
-    "Pavel",
-    "Rhea",
-    "Sami",
-    "Talia",
-    "Viktor",
-]
-LAST = [
-    "Albers",
-    "Brandt",
-    "Costa",
-    "Duarte",
-    "Eklund",
-    "Faure",
-    "Grieg",
-    "Holm",
-    "Ibarra",
-    "Jansen",
-    "Kaur",
-    "Laine",
-    "Mendes",
-    "Nilsen",
-    "Ortiz",
-    "Pires",
-    "Quist",
-    "Reyes",
 ]
 WORDS = ["amber", "birch", "cobalt", "delta", "ember", "fjord", "granite", "harbor", "iris"]
 

@@ -6,51 +6,11 @@ import datetime
 import random
 
 from factory.families.base import register
+from factory.families.names import FIRST_NAMES as FIRST
+from factory.families.names import LAST_NAMES as LAST
 from factory.families.webbing import WebFamily, WebScenario
 from factory.generate.taxonomy import Difficulty
 
-FIRST = [
-    "Alex",
-    "Bea",
-    "Cyrus",
-    "Dora",
-    "Elif",
-    "Femi",
-    "Greta",
-    "Hugo",
-    "Ines",
-    "Jonas",
-    "Kemal",
-    "Lena",
-    "Mateo",
-    "Noor",
-    "Olga",
-    "Pavel",
-    "Rhea",
-    "Sami",
-    "Talia",
-    "Viktor",
-]
-LAST = [
-    "Albers",
-    "Brandt",
-    "Costa",
-    "Duarte",
-    "Eklund",
-    "Faure",
-    "Grieg",
-    "Holm",
-    "Ibarra",
-    "Jansen",
-    "Kaur",
-    "Laine",
-    "Mendes",
-    "Nilsen",
-    "Ortiz",
-    "Pires",
-    "Quist",
-    "Reyes",
-]
 WORDS = ["amber", "birch", "cedar", "delta", "ember", "fjord", "glade", "heron", "islet", "jasper"]
 BOARDS = {
     "General": "Talk about anything to do with the hobby",
