@@ -1,0 +1,146 @@
+"""The tool environment's core and server, on the host (no Docker): argument checks, policy
+violations, OpenAI and MCP surfaces, reset."""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import urllib.request
+from http.server import ThreadingHTTPServer
+
+import pytest
+
+from factory.families import registry
+from factory.generate.taxonomy import Difficulty
+from factory.toolenv.core import Environment, load_domain
+from factory.toolenv.server import DomainBackend, ToolService, make_handler
+
+
+@pytest.fixture
+def calendar_state():
+    family = registry.get("tool-calendar")
+    return family.seed_state(random.Random(3), Difficulty.EASY)
+
+
+def test_calls_are_checked_logged_and_atomic(calendar_state):
+    env = Environment(load_domain("calendar"), calendar_state)
+    assert env.call("find_user", {"query": calendar_state["users"][1]["name"]})["ok"]
+    missing = env.call("find_user", {})
+    assert not missing["ok"] and "missing required argument 'query'" in missing["error"]
+    wrong = env.call(
+        "find_free_rooms",
+        {"date": "2026-01-01", "start": "09:00", "end": "10:00", "min_capacity": "two"},
+    )
+    assert "expected integer" in wrong["error"]
+    assert "unknown tool" in env.call("teleport", {})["error"]
+    before = json.dumps(env.state, sort_keys=True)
+    bad = env.call(
+        "create_event",
+        {
+            "title": "x",
+            "attendees": ["u-nobody"],
+            "date": "2026-01-01",
+            "start": "09:00",
+            "end": "10:00",
+        },
+    )
+    assert not bad["ok"] and json.dumps(env.state, sort_keys=True) == before
+    assert len(env.log) == 5
+
+
+def test_policy_violation_is_refused_and_recorded(calendar_state):
+    env = Environment(load_domain("calendar"), calendar_state)
+    theirs = next(
+        e for e in calendar_state["events"] if e["organizer"] != calendar_state["acting_user"]
+    )
+    result = env.call("cancel_event", {"event_id": theirs["event_id"]})
+    assert not result["ok"] and "refused by policy" in result["error"]
+    assert result["violation"] and env.violations()
+    assert theirs in env.state["events"]
+
+
+@pytest.fixture
+def server(calendar_state):
+    service = ToolService(
+        DomainBackend(Environment(load_domain("calendar"), calendar_state)), None, None
+    )
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(service))
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+
+
+def _post(url: str, body: object) -> tuple[int, object]:
+    request = urllib.request.Request(
+        url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(request) as response:
+        raw = response.read()
+        return response.status, json.loads(raw) if raw else None
+
+
+def _get(url: str) -> dict:
+    with urllib.request.urlopen(url) as response:
+        return json.loads(response.read())
+
+
+def test_openai_surface(server):
+    tools = _get(server + "/tools")["tools"]
+    create = next(t for t in tools if t["function"]["name"] == "create_event")
+    assert create["type"] == "function"
+    assert create["function"]["parameters"]["required"] == [
+        "title",
+        "attendees",
+        "date",
+        "start",
+        "end",
+    ]
+    status, result = _post(server + "/call", {"name": "list_rooms", "arguments": "{}"})
+    assert status == 200 and result["ok"] and result["result"]
+    assert _get(server + "/state")["log"][0]["tool"] == "list_rooms"
+
+
+def test_mcp_surface(server):
+    status, init = _post(
+        server + "/mcp",
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {"protocolVersion": "2025-03-26"},
+        },
+    )
+    assert init["result"]["protocolVersion"] == "2025-03-26"
+    assert "Scheduling policy" in init["result"]["instructions"]
+    assert (
+        _post(server + "/mcp", {"jsonrpc": "2.0", "method": "notifications/initialized"})[0] == 202
+    )
+    _, listed = _post(server + "/mcp", {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+    assert all("inputSchema" in t for t in listed["result"]["tools"])
+    _, batch = _post(
+        server + "/mcp",
+        [
+            {
+                "jsonrpc": "2.0",
+                "id": 3,
+                "method": "tools/call",
+                "params": {"name": "get_event", "arguments": {"event_id": "ev-0"}},
+            },
+            {"jsonrpc": "2.0", "id": 4, "method": "no/such"},
+        ],
+    )
+    assert batch[0]["result"]["isError"] is True
+    assert batch[1]["error"]["code"] == -32601
+
+
+def test_reset_restores_initial_state(server, calendar_state):
+    me = calendar_state["acting_user"]
+    mine = [e for e in calendar_state["events"] if e["organizer"] == me]
+    args = {"title": "t", "attendees": [], "date": "2027-03-03", "start": "09:00", "end": "10:00"}
+    assert _post(server + "/call", {"name": "create_event", "arguments": args})[1]["ok"]
+    assert len(_get(server + "/state")["state"]["events"]) == len(calendar_state["events"]) + 1
+    _post(server + "/reset", {})
+    assert _get(server + "/state") == {"state": calendar_state, "log": []}
+    assert mine == [e for e in calendar_state["events"] if e["organizer"] == me]
