@@ -18,6 +18,7 @@ import io
 import logging
 import os
 import queue
+import re
 import shlex
 import socket
 import tarfile
@@ -65,6 +66,9 @@ def new_run_id(prefix: str = "run") -> str:
     outer = os.environ.get("FACTORY_RUN_PREFIX")
     prefix = f"{outer}-{prefix}" if outer else prefix
     return f"{prefix}-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
 def _docker():
@@ -455,6 +459,7 @@ class DockerRuntime:
         log_file = log_path.open("w", encoding="utf-8") if log_path else None
 
         def emit(text: str) -> None:
+            text = _ANSI.sub("", text)  # the legacy builder colours each stderr chunk red
             lines.append(text)
             if len(lines) > 400:
                 del lines[:200]

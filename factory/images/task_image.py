@@ -3,6 +3,7 @@ built once per content hash and reused (unchanged environment -> no rebuild, no 
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -10,6 +11,7 @@ from pathlib import Path
 
 from factory.errors import BaseImageMissingError, TaskFormatError
 from factory.images.aliases import AliasTable, rewrite_dockerfile
+from factory.images.builder import default_cache_dir
 from factory.images.dockerfile_compat import make_legacy_compatible
 from factory.images.usage import record_use
 from factory.runtime import (
@@ -34,6 +36,57 @@ class TaskImage:
     seconds: float
     env_hash: str
     notes: list[str] = field(default_factory=list)
+    unreachable: list[str] = field(default_factory=list)
+    """Hosts the build tried and failed to reach (no internet here) although it succeeded,
+    e.g. ``curl ... | sh`` whose pipe hid the failure: the image may lack what they serve."""
+
+
+# What curl, wget, git, pip, apt and getaddrinfo print when a host cannot be reached.
+_UNREACHABLE = re.compile(
+    r"Could not resolve (?:host:? |proxy:? )?'?(?P<a>[\w.-]+\.[a-z]{2,})"
+    r"|unable to resolve host address [‘'\"]?(?P<b>[\w.-]+)"
+    r"|Failed to connect to (?P<c>[\w.-]+)"
+    r"|Failed to establish a new connection.*?host='(?P<d>[\w.-]+)'"
+    r"|HTTPSConnectionPool\(host='(?P<e>[\w.-]+)'",
+    re.IGNORECASE,
+)
+
+
+def unreachable_hosts(build_log: str) -> list[str]:
+    """Hosts a build log says could not be reached, in order, once each."""
+    hosts: list[str] = []
+    for match in _UNREACHABLE.finditer(build_log):
+        host = next(g for g in match.groups() if g)
+        if host not in hosts:
+            hosts.append(host)
+    return hosts
+
+
+def _unreachable_file(env_hash: str) -> Path:
+    return default_cache_dir() / "unreachable" / f"{env_hash[:40]}.txt"
+
+
+def _remember_unreachable(env_hash: str, log_path: Path | None) -> list[str]:
+    """Scan a fresh build's log and keep what it found beside the image cache, so a later run
+    that reuses the image still knows (a failed write is forgotten, never a failed build)."""
+    if log_path is None or not log_path.is_file():
+        return []
+    hosts = unreachable_hosts(log_path.read_text(encoding="utf-8", errors="replace"))
+    if hosts:
+        try:
+            path = _unreachable_file(env_hash)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("\n".join(hosts) + "\n")
+        except OSError:
+            pass
+    return hosts
+
+
+def _recall_unreachable(env_hash: str) -> list[str]:
+    try:
+        return _unreachable_file(env_hash).read_text().split()
+    except OSError:
+        return []
 
 
 def _label_each_stage(dockerfile: str) -> str:
@@ -97,7 +150,12 @@ class TaskImageBuilder:
             if self.runtime.image_exists(tag):
                 record_use(tag, self.runtime.image_id(tag))  # for `factory images prune`
                 return TaskImage(
-                    tag, False, time.monotonic() - started, env_hash, notes + rewrite.notes
+                    tag,
+                    False,
+                    time.monotonic() - started,
+                    env_hash,
+                    notes + rewrite.notes,
+                    _recall_unreachable(env_hash),
                 )
             labels = {
                 **self.runtime.base_labels(task.id),
@@ -115,4 +173,7 @@ class TaskImageBuilder:
                 log_path=log_path,
             )
             record_use(tag, self.runtime.image_id(tag))
-        return TaskImage(tag, True, time.monotonic() - started, env_hash, notes + rewrite.notes)
+            unreachable = _remember_unreachable(env_hash, log_path)
+        return TaskImage(
+            tag, True, time.monotonic() - started, env_hash, notes + rewrite.notes, unreachable
+        )

@@ -92,6 +92,7 @@ class Validator:
         self.on_task_done = on_task_done or (lambda _t: None)
         self.on_task_start = on_task_start or (lambda _p: None)
         self.images = TaskImageBuilder(runtime)
+        self._unreachable: dict[str, list[str]] = {}  # image -> hosts its build could not reach
         self._starter = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="prestart")
         self.report_path = out_dir / REPORT_NAME
         self._lock = threading.Lock()
@@ -164,6 +165,13 @@ class Validator:
             phases = self._run_phases(task, image, logs, verdict)
             verdict.phases = phases
             verdict.outcome, verdict.reason = classify(phases)
+            if verdict.outcome is Outcome.FAILS_WITH_SOLUTION and self._unreachable:
+                hosts = ", ".join(self._unreachable.get(image, [])[:3])
+                if hosts:
+                    verdict.reason += (
+                        f"; note: the image build could not reach {hosts} (no internet here), "
+                        "so the environment may lack what it downloads (see build.log)"
+                    )
             if verdict.outcome is Outcome.INFRA_ERROR and self._cancel.is_set():
                 verdict.reason = "interrupted before the task finished"
             self._sum_timings(verdict)
@@ -229,6 +237,9 @@ class Validator:
         else:
             verdict.image = image.ref
             verdict.notes.extend(image.notes)
+            if image.unreachable:
+                self._unreachable[image.ref] = image.unreachable
+                verdict.notes.append(f"build: could not reach {', '.join(image.unreachable)}")
             verdict.timings["build"] = image.seconds
             if not build_log.exists():
                 build_log.write_text(f"# cached image {image.ref} (environment unchanged)\n")

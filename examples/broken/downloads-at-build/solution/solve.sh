@@ -1,0 +1,2 @@
+#!/bin/bash
+stamp init /app
