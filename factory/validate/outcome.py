@@ -66,6 +66,8 @@ class PhaseResult(BaseModel):
     log_dir: str | None = None
     output_tail: str = ""
     """Last lines of the test (or failing step's) output."""
+    solve_output_tail: str = ""
+    """Last lines of solve.sh's output (oracle phases)."""
 
     @property
     def harness_sec(self) -> float:
@@ -226,9 +228,14 @@ def classify(phases: list[PhaseResult]) -> tuple[Outcome, str]:
                 f"; solve.sh exit {first.solve_exit_code}): {_tail(first.output_tail)}"
             )
         if first.reward < 1:
+            said = []
+            if first.solve_exit_code and first.solve_output_tail.strip():
+                said.append(f"solve.sh output: {_tail(first.solve_output_tail, 2)}")
+            if first.output_tail.strip():
+                said.append(f"test output: {_tail(first.output_tail)}")
             return Outcome.FAILS_WITH_SOLUTION, (
                 f"the reference solution scores {first.reward:g} (must be 1; solve.sh exit "
-                f"{first.solve_exit_code}); test output: {_tail(first.output_tail)}"
+                f"{first.solve_exit_code})" + "".join(f"; {part}" for part in said)
             )
     if not oracle:
         return Outcome.INVALID_TASK, "no oracle run"

@@ -145,6 +145,7 @@ def _solve(task: Task, box: Sandbox, result: PhaseResult, log_dir: Path, solutio
     timings["solve"] = solve.duration_sec
     _write(log_dir / "solve.log", solve)
     result.solve_exit_code = solve.exit_code
+    result.solve_output_tail = solve.output[-600:]
     if solve.timed_out:
         result.timed_out, result.timeout_sec = "solve", timeout
         result.output_tail = solve.output[-2000:]

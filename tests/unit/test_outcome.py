@@ -88,3 +88,15 @@ def test_harness_seconds():
         kind=PhaseKind.ORACLE, repeat=1, timings={"total": 2.0, "solve": 0.5, "test": 1.0}
     )
     assert phase.harness_sec == pytest.approx(0.5)
+
+
+def test_failing_solution_quotes_its_own_output_when_it_exited_nonzero():
+    failed = phases(
+        [0.0], [0.0], solve_exit_code=127, solve_output_tail="stamp: command not found\n"
+    )
+    outcome, reason = classify(failed)
+    assert outcome is Outcome.FAILS_WITH_SOLUTION
+    assert "solve.sh exit 127); solve.sh output: stamp: command not found" in reason
+    assert "test output" not in reason  # the tests printed nothing
+    quiet = phases([0.0], [0.0], solve_output_tail="done\n", output_tail="1 failed\n")
+    assert classify(quiet)[1].endswith("solve.sh exit 0); test output: 1 failed")
