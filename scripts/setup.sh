@@ -27,6 +27,8 @@ as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 missing=()
 command -v dockerd >/dev/null 2>&1 || missing+=(docker.io)
 command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
+# --full: headless Chromium renders `factory report`'s page in its test (~25 s to install)
+[ "$extras" = dev ] || command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 if [ ${#missing[@]} -gt 0 ]; then
     log "installing ${missing[*]}"
     as_root apt-get update -qq

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -158,6 +159,8 @@ def test_report_renders_in_headless_chromium(tmp_path):
     """Debian's chromium loads the page from disk and its DOM shows every section."""
     browser = shutil.which("chromium") or shutil.which("chromium-browser")
     if browser is None:
+        if os.environ.get("FACTORY_REQUIRE_BROWSER") == "1":  # scripts/test.sh installs it
+            pytest.fail("FACTORY_REQUIRE_BROWSER=1 but there is no chromium binary")
         pytest.skip("no chromium binary (apt-get install chromium)")
     suite = make_suite(tmp_path)
     out = write_report(suite, tmp_path / "report.html")
