@@ -34,8 +34,10 @@ class AliasRule(BaseModel):
     pattern: str
     """Shell-style glob over the normalised reference ``repo:tag`` (``docker.io/library/`` is
     dropped; a reference without a tag means ``:latest``)."""
-    targets: list[str] = Field(min_length=1)
-    """Local images to use, best first; the first one the engine has wins."""
+    targets: list[str]
+    """Local images to use, best first; the first one the engine has (or, for a recipe built
+    from another local image, can build on first use) wins. Empty: explicitly no stand-in
+    (e.g. Alpine variants), so a broader rule below does not catch the reference."""
     note: str | None = None
     """Why this mapping is reasonable (shown in import notes)."""
 

@@ -11,8 +11,9 @@ from pathlib import Path
 
 from factory.errors import BaseImageMissingError, TaskFormatError
 from factory.images.aliases import AliasTable, rewrite_dockerfile
-from factory.images.builder import default_cache_dir
+from factory.images.builder import build_recipe, default_cache_dir
 from factory.images.dockerfile_compat import make_legacy_compatible
+from factory.images.recipes import ImageRecipe, load_recipes
 from factory.images.usage import record_use
 from factory.runtime import (
     KIND_TASK_IMAGE,
@@ -103,11 +104,36 @@ def _label_each_stage(dockerfile: str) -> str:
 class TaskImageBuilder:
     """Builds task images, one build per environment hash even with many threads."""
 
-    def __init__(self, runtime: DockerRuntime, aliases: AliasTable | None = None) -> None:
+    def __init__(
+        self,
+        runtime: DockerRuntime,
+        aliases: AliasTable | None = None,
+        *,
+        build_bases: bool = True,
+    ) -> None:
         self.runtime = runtime
         self.aliases = aliases or AliasTable.load()
+        self.build_bases = build_bases
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
+        self._recipes: dict[str, ImageRecipe] | None = None
+
+    def _base_available(self, ref: str) -> bool:
+        """Whether the engine has ``ref``; a missing recipe image that starts from a built
+        local image (the language toolchains: factory/node:trixie, ...) is built first."""
+        if self.runtime.image_exists(ref):
+            return True
+        if not self.build_bases:
+            return False
+        if self._recipes is None:
+            self._recipes = {r.name: r for r in load_recipes() if r.from_image}
+        recipe = self._recipes.get(ref)
+        if recipe is None or not self.runtime.image_exists(recipe.from_image or ""):
+            return False
+        with self._lock_for(f"recipe:{ref}"):
+            if not self.runtime.image_exists(ref):
+                build_recipe(self.runtime, recipe)
+        return True
 
     def _lock_for(self, key: str) -> threading.Lock:
         with self._guard:
@@ -122,7 +148,7 @@ class TaskImageBuilder:
         env = task.config.environment
         notes: list[str] = []
         if env.docker_image:
-            resolved = self.aliases.resolve(env.docker_image, self.runtime.image_exists)
+            resolved = self.aliases.resolve(env.docker_image, self._base_available)
             if resolved is not None:
                 if resolved != env.docker_image:
                     notes.append(f"docker_image {env.docker_image} -> {resolved} (alias)")
@@ -140,7 +166,7 @@ class TaskImageBuilder:
         compat = make_legacy_compatible(original)
         notes += compat.notes
         rewrite = rewrite_dockerfile(
-            compat.text, self.aliases, self.runtime.image_exists, dockerfile=task.paths.dockerfile
+            compat.text, self.aliases, self._base_available, dockerfile=task.paths.dockerfile
         )
         dockerfile = _label_each_stage(rewrite.text)
         base_ids = [self.runtime.image_id(ref) or ref for ref in rewrite.base_images]

@@ -147,3 +147,25 @@ def test_buildkit_only_dockerfile_builds_with_the_legacy_builder(runtime, tmp_pa
     verdict = Validator(runtime, tmp_path / "out").validate(task)
     assert verdict.outcome is Outcome.VALID, verdict.reason
     assert any("here-document" in note for note in verdict.notes)
+
+
+def test_a_node_image_maps_to_a_toolchain_built_on_first_use(runtime, tmp_path):
+    # fails-with-solution's tests want /app/answer.txt = 42; here node must compute it
+    task = variant(
+        tmp_path,
+        "node",
+        {
+            "environment/Dockerfile": "FROM node:20-bookworm-slim\nWORKDIR /app\n"
+            "RUN printf 'console.log(6 * 7)\\n' > /app/answer.js\n",
+            "solution/solve.sh": "#!/bin/bash\nnode /app/answer.js > /app/answer.txt\n",
+        },
+    )
+    verdict = Validator(runtime, tmp_path / "out").validate(task)
+    assert verdict.outcome is Outcome.VALID, verdict.reason
+    assert runtime.image_exists("factory/node:trixie")
+    alpine = variant(
+        tmp_path, "alpine", {"environment/Dockerfile": "FROM rust:1.70-alpine\nRUN apk add bash\n"}
+    )
+    verdict = Validator(runtime, tmp_path / "out-alpine").validate(alpine)
+    assert verdict.outcome is Outcome.BUILD_FAILED
+    assert "'rust:1.70-alpine' is not available locally" in verdict.reason

@@ -131,3 +131,28 @@ def test_rewrite_raises_for_unmapped_image(table):
     assert "quay.io/acme/tool:2" in str(info.value)
     assert "env/Dockerfile" in str(info.value)
     assert "factory images build" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("ref", "target"),
+    [
+        ("node:20-bookworm-slim", "factory/node:trixie"),
+        ("golang:1.22", "factory/golang:trixie"),
+        ("rust:1.70", "factory/rust:trixie"),
+        ("eclipse-temurin:21-jdk", "factory/java:trixie"),
+        ("rust:1.70-alpine", None),  # an empty rule: Alpine has no stand-in
+        ("node:22-alpine3.20", None),
+    ],
+)
+def test_language_images_and_alpine(table, ref, target):
+    toolchains = {"factory/node:trixie", "factory/golang:trixie", "factory/rust:trixie"}
+    available = LOCAL | toolchains | {"factory/java:trixie"}
+    assert table.resolve(ref, available.__contains__) == target
+
+
+def test_every_alias_target_is_a_recipe(table):
+    from factory.images.recipes import load_recipes
+
+    recipes = {r.name for r in load_recipes()}
+    targets = {t for rule in table.rules for t in rule.targets}
+    assert targets and targets <= recipes, targets - recipes
