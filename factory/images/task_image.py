@@ -3,7 +3,6 @@ built once per content hash and reused (unchanged environment -> no rebuild, no 
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -11,7 +10,8 @@ from pathlib import Path
 
 from factory.errors import BaseImageMissingError, TaskFormatError
 from factory.images.aliases import AliasTable, rewrite_dockerfile
-from factory.images.builder import build_recipe, default_cache_dir
+from factory.images.build_log import recall_unreachable, remember_unreachable
+from factory.images.builder import build_recipe
 from factory.images.dockerfile_compat import make_legacy_compatible
 from factory.images.recipes import ImageRecipe, load_recipes
 from factory.images.usage import record_use
@@ -42,54 +42,6 @@ class TaskImage:
     e.g. ``curl ... | sh`` whose pipe hid the failure: the image may lack what they serve."""
 
 
-# What curl, wget, git, pip, apt and getaddrinfo print when a host cannot be reached.
-_UNREACHABLE = re.compile(
-    r"Could not resolve (?:host:? |proxy:? )?'?(?P<a>[\w.-]+\.[a-z]{2,})"
-    r"|unable to resolve host address [‘'\"]?(?P<b>[\w.-]+)"
-    r"|Failed to connect to (?P<c>[\w.-]+)"
-    r"|Failed to establish a new connection.*?host='(?P<d>[\w.-]+)'"
-    r"|HTTPSConnectionPool\(host='(?P<e>[\w.-]+)'",
-    re.IGNORECASE,
-)
-
-
-def unreachable_hosts(build_log: str) -> list[str]:
-    """Hosts a build log says could not be reached, in order, once each."""
-    hosts: list[str] = []
-    for match in _UNREACHABLE.finditer(build_log):
-        host = next(g for g in match.groups() if g)
-        if host not in hosts:
-            hosts.append(host)
-    return hosts
-
-
-def _unreachable_file(env_hash: str) -> Path:
-    return default_cache_dir() / "unreachable" / f"{env_hash[:40]}.txt"
-
-
-def _remember_unreachable(env_hash: str, log_path: Path | None) -> list[str]:
-    """Scan a fresh build's log and keep what it found beside the image cache, so a later run
-    that reuses the image still knows (a failed write is forgotten, never a failed build)."""
-    if log_path is None or not log_path.is_file():
-        return []
-    hosts = unreachable_hosts(log_path.read_text(encoding="utf-8", errors="replace"))
-    if hosts:
-        try:
-            path = _unreachable_file(env_hash)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text("\n".join(hosts) + "\n")
-        except OSError:
-            pass
-    return hosts
-
-
-def _recall_unreachable(env_hash: str) -> list[str]:
-    try:
-        return _unreachable_file(env_hash).read_text().split()
-    except OSError:
-        return []
-
-
 def _label_each_stage(dockerfile: str) -> str:
     """Add ``LABEL factory.managed=1`` after every FROM, so that intermediate images and
     containers of an interrupted build can be found (and removed) by `factory gc`."""
@@ -108,12 +60,9 @@ class TaskImageBuilder:
         self,
         runtime: DockerRuntime,
         aliases: AliasTable | None = None,
-        *,
-        build_bases: bool = True,
     ) -> None:
         self.runtime = runtime
         self.aliases = aliases or AliasTable.load()
-        self.build_bases = build_bases
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
         self._recipes: dict[str, ImageRecipe] | None = None
@@ -123,8 +72,6 @@ class TaskImageBuilder:
         local image (the language toolchains: factory/node:trixie, ...) is built first."""
         if self.runtime.image_exists(ref):
             return True
-        if not self.build_bases:
-            return False
         if self._recipes is None:
             self._recipes = {r.name: r for r in load_recipes() if r.from_image}
         recipe = self._recipes.get(ref)
@@ -181,7 +128,7 @@ class TaskImageBuilder:
                     time.monotonic() - started,
                     env_hash,
                     notes + rewrite.notes,
-                    _recall_unreachable(env_hash),
+                    recall_unreachable(env_hash),
                 )
             labels = {
                 **self.runtime.base_labels(task.id),
@@ -199,7 +146,7 @@ class TaskImageBuilder:
                 log_path=log_path,
             )
             record_use(tag, self.runtime.image_id(tag))
-            unreachable = _remember_unreachable(env_hash, log_path)
+            unreachable = remember_unreachable(env_hash, log_path)
         return TaskImage(
             tag, True, time.monotonic() - started, env_hash, notes + rewrite.notes, unreachable
         )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from factory.images.task_image import unreachable_hosts
+from factory.images.build_log import unreachable_hosts
 
 LOG = """Step 4/9 : RUN curl --proto '=https' -sSf https://sh.rustup.rs | sh -s -- -y
 curl: (6) Could not resolve host: sh.rustup.rs
