@@ -53,7 +53,7 @@ from factory.runtime import DockerRuntime
 from factory.tasks.hashing import hash_tree
 from factory.tasks.model import load_task_config
 from factory.validate.outcome import Outcome
-from factory.validate.validator import Validator
+from factory.validate.validator import SIGNAL_POLL_SEC, Validator
 
 
 class Backend(Protocol):
@@ -161,7 +161,9 @@ class SuiteGenerator:
                 self._submit(pool, running)
                 if not running:
                     break
-                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                done: set[Future] = set()
+                while not done:  # short waits, so Ctrl-C is noticed (see Validator.run)
+                    done, _ = wait(running, timeout=SIGNAL_POLL_SEC, return_when=FIRST_COMPLETED)
                 for future in done:
                     state, attempt = running.pop(future)
                     state.inflight.discard(attempt)

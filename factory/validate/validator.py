@@ -115,7 +115,12 @@ class Validator:
         pool = ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="validate")
         futures: list[Future] = [pool.submit(self._validate_and_record, d) for d in task_dirs]
         try:
-            wait(futures)
+            pending = set(futures)
+            while pending:
+                # Short waits: SIGINT may land on any thread, and Python raises KeyboardInterrupt
+                # only when the main thread wakes, so a wait without a timeout can sit on a
+                # Ctrl-C until a task finishes (a minute or more).
+                _, pending = wait(pending, timeout=SIGNAL_POLL_SEC)
         except BaseException:
             self._cancel.set()
             pool.shutdown(wait=False, cancel_futures=True)
@@ -297,6 +302,9 @@ class Validator:
             )
         verdict.timings["harness"] = sum(p.harness_sec for p in verdict.phases)
 
+
+#: How often a waiting main thread wakes up to notice Ctrl-C (see Validator.run).
+SIGNAL_POLL_SEC = 0.25
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _BUILDER_CHATTER = re.compile(r"^(Step \d+/\d+ :|---> |Removing intermediate container|ERROR: )")
