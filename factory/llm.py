@@ -65,6 +65,9 @@ class Completion:
     cost_usd: float = 0.0
     cached: bool = False
     finish_reason: str | None = None
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    """The reply's tool calls in OpenAI's format (``id``, ``type``, ``function``: ``name`` and
+    ``arguments`` as a JSON string); empty when it answered in text."""
 
 
 _RESPONSE_FORMATS = ("json_schema", "json_object", "none")
@@ -93,14 +96,24 @@ class LlmClient:
     # --- public ---------------------------------------------------------------------
     def complete(
         self,
-        messages: list[dict[str, str]],
+        messages: list[dict[str, Any]],
         *,
         schema: dict[str, Any] | None = None,
         temperature: float = 0.7,
         max_tokens: int = 2048,
         seed: int | None = None,
+        tools: list[dict[str, Any]] | None = None,
     ) -> Completion:
-        params = {"temperature": temperature, "max_tokens": max_tokens, "seed": seed}
+        """One chat completion. ``tools`` (OpenAI's format) lets the model answer with tool
+        calls (``tool_choice`` auto); ``messages`` may then hold its earlier calls and the
+        ``role: tool`` results."""
+        params: dict[str, Any] = {
+            "temperature": temperature,
+            "max_tokens": max_tokens,
+            "seed": seed,
+        }
+        if tools:
+            params["tools"] = tools
         key = self._cache_key(messages, schema, params)
         cached = self._cache_get(key)
         if cached is not None:
@@ -155,6 +168,9 @@ class LlmClient:
             }
             if params["seed"] is not None:
                 kwargs["seed"] = params["seed"]
+            if params.get("tools"):
+                kwargs["tools"] = params["tools"]
+                kwargs["tool_choice"] = "auto"  # llama.cpp ignores tools without it
             if form == "json_schema":
                 kwargs["response_format"] = {
                     "type": "json_schema",
@@ -188,8 +204,15 @@ class LlmClient:
             prompt * self.settings.price_prompt_per_1k
             + completion * self.settings.price_completion_per_1k
         ) / 1000
+        calls = getattr(choice.message, "tool_calls", None) if choice is not None else None
         return Completion(
-            text, prompt, completion, cost, False, getattr(choice, "finish_reason", None)
+            text,
+            prompt,
+            completion,
+            cost,
+            False,
+            getattr(choice, "finish_reason", None),
+            [_tool_call(call) for call in calls or []],
         )
 
     def _cache_key(self, messages, schema, params) -> str:
@@ -220,6 +243,7 @@ class LlmClient:
             0.0,
             True,
             data.get("finish_reason"),
+            data.get("tool_calls", []),
         )
 
     def _cache_put(self, key: str, completion: Completion) -> None:
@@ -234,6 +258,7 @@ class LlmClient:
                     "prompt_tokens": completion.prompt_tokens,
                     "completion_tokens": completion.completion_tokens,
                     "finish_reason": completion.finish_reason,
+                    **({"tool_calls": completion.tool_calls} if completion.tool_calls else {}),
                 }
             ),
         )
@@ -258,6 +283,18 @@ def _retrying_client(openai: Any) -> type:
             return super()._should_retry(response)
 
     return RetryingClient
+
+
+def _tool_call(call: Any) -> dict[str, Any]:
+    function = getattr(call, "function", None)
+    return {
+        "id": getattr(call, "id", None) or "",
+        "type": "function",
+        "function": {
+            "name": getattr(function, "name", "") or "",
+            "arguments": getattr(function, "arguments", "") or "",
+        },
+    }
 
 
 def _transient(exc: Exception) -> bool:

@@ -5,25 +5,15 @@ from __future__ import annotations
 
 import json
 import logging
-import random
-import threading
 import urllib.error
 import urllib.request
-from http.server import ThreadingHTTPServer
 
 import anyio
 import pytest
+from fixtures.tool_server import serve_domain
 
-from factory.families import registry
-from factory.generate.taxonomy import Difficulty
-from factory.toolenv.core import Environment, load_domain
-from factory.toolenv.server import (
-    HANDSHAKE_VERSIONS,
-    MODERN_VERSIONS,
-    DomainBackend,
-    ToolService,
-    make_handler,
-)
+from factory.toolenv.core import load_domain
+from factory.toolenv.server import HANDSHAKE_VERSIONS, MODERN_VERSIONS
 
 mcp_client = pytest.importorskip("mcp.client", reason="the dev extra installs mcp")
 
@@ -31,31 +21,10 @@ MODERN = MODERN_VERSIONS[-1]
 LATEST_HANDSHAKE = HANDSHAKE_VERSIONS[-1]
 
 
-class Served:
-    def __init__(self, handler, httpd: ThreadingHTTPServer) -> None:
-        self.handler = handler
-        self.httpd = httpd
-        self.url = f"http://127.0.0.1:{httpd.server_address[1]}/mcp"
-
-    @property
-    def sessions(self) -> dict[str, str]:
-        return dict(self.handler.endpoint.sessions)
-
-    @property
-    def log(self) -> list[dict]:
-        return self.handler.endpoint.service.snapshot()["log"]
-
-
 @pytest.fixture
 def served():
-    state = registry.get("tool-calendar").seed_state(random.Random(3), Difficulty.EASY)
-    service = ToolService(DomainBackend(Environment(load_domain("calendar"), state)), None, None)
-    handler = make_handler(service)
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    yield Served(handler, httpd)
-    httpd.shutdown()
+    with serve_domain("tool-calendar") as domain:
+        yield domain
 
 
 def request(url: str, body=None, headers=None, method: str = "POST"):
