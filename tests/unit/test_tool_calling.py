@@ -9,7 +9,7 @@ import json
 import subprocess
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import jinja2
@@ -26,6 +26,7 @@ from factory.llm import LlmClient, LlmSettings
 from factory.runtime import ExecResult
 from factory.tasks.model import load_task
 from factory.toolenv.core import load_domain
+from factory.toolenv.server import ToolService, make_handler
 
 CALENDAR_TOOLS = sorted(load_domain("calendar").tools)
 
@@ -179,25 +180,12 @@ def test_clashing_names_are_prefixed_with_the_server(tmp_path, calendar):
 # --- the in-container MCP client against both protocol eras ------------------------------
 
 
-class LegacyOnly(BaseHTTPRequestHandler):
-    """A handshake-era MCP server (2025-06-18): sessions, no per-request version."""
+class LegacyOnly(make_handler(ToolService(None, None, None))):  # type: ignore[misc]
+    """A handshake-era MCP server (2025-06-18): sessions, no per-request version, paged
+    tools/list. Only the real handler's ``_send`` is reused."""
 
-    protocol_version = "HTTP/1.1"
     seen: list[tuple[str, str]] = []
     lock = threading.Lock()
-
-    def log_message(self, *args):
-        pass
-
-    def _send(self, status, body=None, headers=None):
-        data = b"" if body is None else json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        for key, value in (headers or {}).items():
-            self.send_header(key, value)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
 
     def do_DELETE(self):  # noqa: N802
         with self.lock:
