@@ -12,10 +12,17 @@ from __future__ import annotations
 import re
 import sys
 from enum import Enum
-from typing import Annotated, Any
+from typing import Any
 
 import tomli_w
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_serializer,
+    field_validator,
+    model_validator,
+)
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -179,8 +186,8 @@ class EnvironmentConfig(_Section):
     """Limit for building ``environment/Dockerfile``."""
     docker_image: str | None = None
     """A prebuilt image to use instead of building ``environment/Dockerfile``."""
-    cpus: Annotated[int, Field(gt=0)] | Annotated[float, Field(gt=0)] | None = None
-    """CPU cores (default 1); an integer stays an integer (Harbor's field is an int)."""
+    cpus: float | None = Field(default=None, gt=0)
+    """CPU cores (default 1); a whole number is written as an integer (Harbor's field is one)."""
     memory_mb: int | None = Field(default=None, gt=0)
     """Memory limit in MB (default 2048)."""
     memory: str | None = None
@@ -210,6 +217,10 @@ class EnvironmentConfig(_Section):
     """MCP servers the environment offers to the agent."""
 
     _env = field_validator("env", mode="before")(_coerce_env)
+
+    @field_serializer("cpus")
+    def _whole_cpus(self, value: float | None) -> float | int | None:
+        return int(value) if value is not None and float(value).is_integer() else value
 
     @field_validator("memory", "storage")
     @classmethod
