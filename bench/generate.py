@@ -23,6 +23,7 @@ import argparse
 import hashlib
 import random
 import re
+import statistics
 import sys
 import tempfile
 import time
@@ -178,8 +179,8 @@ class AllPairsIndex:
         return None
 
 
-def _per_call_ms(seconds: float, calls: int) -> str:
-    return f"{1000 * seconds / max(1, calls):.3f}"
+def _ms(seconds: float) -> str:
+    return f"{1000 * seconds:.3f}"
 
 
 def dedup_scaling(sizes: list[int], threshold: float, probes: int = 50, real: int = 1000) -> None:
@@ -193,7 +194,10 @@ def dedup_scaling(sizes: list[int], threshold: float, probes: int = 50, real: in
     differ); beyond that it is filled with copies of those signatures, since its lookup cost
     depends only on how many it holds (signing 100k texts at its speed would take hours), and
     then timed on the same ``probes`` texts."""
-    print(f"\n## dedup scaling (threshold {threshold}, last {probes} insert+queries timed)")
+    print(
+        f"\n## dedup scaling (threshold {threshold}; median of the last {probes} "
+        "insert+queries and signatures)"
+    )
     print(
         "| kept tasks | LSH insert+query (ms) | all-pairs insert+query (ms) | ratio "
         "| LSH signature (ms) | all-pairs signature (ms) | LSH = exhaustive scan "
@@ -206,7 +210,7 @@ def dedup_scaling(sizes: list[int], threshold: float, probes: int = 50, real: in
         index = DedupIndex()
         kept = np.zeros((len(texts), 128), dtype=np.uint32)
         kept_ids: list[str] = []
-        lsh = {"insert": 0.0, "sign": 0.0}
+        lsh: dict[str, list[float]] = {"insert": [], "sign": []}
         lsh_verdicts, scan_verdicts = {}, {}
         for i, text in enumerate(texts):
             task_id = f"t{i:07d}"
@@ -215,8 +219,8 @@ def dedup_scaling(sizes: list[int], threshold: float, probes: int = 50, real: in
             middle = time.perf_counter()
             hit = index.check_and_add_signature(task_id, f"h{i}", sig, threshold)
             if i >= size:
-                lsh["insert"] += time.perf_counter() - middle
-                lsh["sign"] += middle - start
+                lsh["insert"].append(time.perf_counter() - middle)
+                lsh["sign"].append(middle - start)
             if i < real or i >= size:
                 lsh_verdicts[i] = None if hit is None else hit[0]
                 same = np.count_nonzero(kept[: len(kept_ids)] == sig.hashvalues, axis=1)
@@ -227,7 +231,7 @@ def dedup_scaling(sizes: list[int], threshold: float, probes: int = 50, real: in
                 kept[len(kept_ids)] = sig.hashvalues
                 kept_ids.append(task_id)
         baseline = AllPairsIndex()
-        old = {"insert": 0.0, "sign": 0.0}
+        old: dict[str, list[float]] = {"insert": [], "sign": []}
         old_verdicts = {}
         filled = min(real, size)
         for i in range(filled):
@@ -241,18 +245,17 @@ def dedup_scaling(sizes: list[int], threshold: float, probes: int = 50, real: in
             sig = baseline.signature(texts[i])
             middle = time.perf_counter()
             hit = baseline.check_and_add(f"t{i:07d}", sig, threshold)
-            old["insert"] += time.perf_counter() - middle
-            old["sign"] += middle - start
+            old["insert"].append(time.perf_counter() - middle)
+            old["sign"].append(middle - start)
             if filled == size:
                 old_verdicts[i] = None if hit is None else hit[0]
         scan_same = sum(lsh_verdicts[i] == scan_verdicts[i] for i in checked)
         old_same = sum(lsh_verdicts[i] == verdict for i, verdict in old_verdicts.items())
         duplicates = sum(verdict is not None for verdict in scan_verdicts.values())
+        fast, slow = statistics.median(lsh["insert"]), statistics.median(old["insert"])
         print(
-            f"| {size:,} | {_per_call_ms(lsh['insert'], probes)} "
-            f"| {_per_call_ms(old['insert'], probes)} "
-            f"| {old['insert'] / max(lsh['insert'], 1e-12):.0f}x "
-            f"| {_per_call_ms(lsh['sign'], probes)} | {_per_call_ms(old['sign'], probes)} "
+            f"| {size:,} | {_ms(fast)} | {_ms(slow)} | {slow / max(fast, 1e-12):.0f}x "
+            f"| {_ms(statistics.median(lsh['sign']))} | {_ms(statistics.median(old['sign']))} "
             f"| {scan_same}/{len(checked)} ({duplicates} duplicates) "
             f"| {old_same}/{len(old_verdicts)} |"
         )
