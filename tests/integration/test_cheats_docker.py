@@ -99,3 +99,15 @@ def test_attacks_as_a_policy_earn_nothing_in_an_episode(built, attack, tmp_path)
     assert result.infra_error is None
     assert result.reward == 0.0
     assert result.verifier is not None and result.verifier.isolation
+
+
+def test_generation_certifies_with_the_combined_attack_probe(built, tmp_path):
+    from factory.generate.taxonomy import Difficulty
+    from factory.generate.trial import certify_trial, render_trial
+
+    runtime, _ = built
+    trial = render_trial("log-report", Difficulty.EASY, 1, tmp_path / "tasks")
+    done = certify_trial(trial, Validator(runtime, tmp_path / "validation", repeats=1))
+    assert done.certificate.valid, done.certificate.reason
+    probes = {p.name: p for p in done.certificate.probes}
+    assert probes["tamper"].rejected and probes["tamper"].reward == 0.0
