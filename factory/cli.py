@@ -833,6 +833,14 @@ def validate(
             min=0,
         ),
     ] = 0,
+    probes: Annotated[
+        bool,
+        typer.Option(
+            "--probes",
+            help="Then run the cheat probes on each valid task (trivial agents and every "
+            "tampering attack of factory/validate/attacks); one that scores makes it cheat_passed.",
+        ),
+    ] = False,
 ) -> None:
     """Certify tasks in containers: tests fail on the untouched environment, pass after the
     reference solution. Prints a table; writes OUT/validation.json (and OUT/flake/flake.json
@@ -853,7 +861,11 @@ def validate(
         runtime.ping()  # fail fast, before any progress bar, when the engine is down
     progress = ValidationProgress(len(dirs), console)
     common = dict(
-        repeats=repeats, force=force, on_task_start=progress.started, on_task_done=progress.done
+        repeats=repeats,
+        force=force,
+        probes=probes,
+        on_task_start=progress.started,
+        on_task_done=progress.done,
     )
     if cluster is not None:
         from factory.distributed.validate import RayValidator

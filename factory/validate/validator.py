@@ -40,6 +40,7 @@ from factory.validate.outcome import (
     classify,
 )
 from factory.validate.phases import container_spec, run_phase
+from factory.validate.probes import cheat_scripts, run_probes
 
 REPORT_NAME = "validation.json"
 
@@ -76,6 +77,7 @@ class Validator:
         jobs: int = 1,
         force: bool = False,
         prestart: bool = True,
+        probes: bool = False,
         on_task_done: Callable[[TaskValidation], None] | None = None,
         on_task_start: Callable[[Path], None] | None = None,
     ) -> None:
@@ -89,6 +91,7 @@ class Validator:
         self.jobs = jobs
         self.force = force
         self.prestart = prestart
+        self.probes = probes
         self.on_task_done = on_task_done or (lambda _t: None)
         self.on_task_start = on_task_start or (lambda _p: None)
         self.images = TaskImageBuilder(runtime)
@@ -177,6 +180,8 @@ class Validator:
                         f"; note: the image build could not reach {hosts} (no internet here), "
                         "so the environment may lack what it downloads (see build.log)"
                     )
+            if verdict.outcome is Outcome.VALID and self.probes:
+                self._probe(task, image, logs, verdict)
             if verdict.outcome is Outcome.INFRA_ERROR and self._cancel.is_set():
                 verdict.reason = "interrupted before the task finished"
             self._sum_timings(verdict)
@@ -290,6 +295,30 @@ class Validator:
             if upcoming is not None:
                 upcoming.add_done_callback(_close_unused)
         return phases
+
+    def _probe(self, task: Task, image: str, logs: Path, verdict: TaskValidation) -> None:
+        """``--probes``: every cheat probe (trivial agents, each tampering attack) must score 0."""
+        mark = time.monotonic()
+        results = run_probes(
+            self.runtime, task, image, cheat_scripts((), attacks="each"), "cheat", logs
+        )
+        verdict.timings["probes"] = time.monotonic() - mark
+        verdict.probes = [r.record() for r in results]
+        for result in results:
+            verdict.logs[f"cheat-{result.name}"] = result.log_dir
+        broken = [r for r in results if r.reward is None]
+        passed = [r for r in results if r.reward is not None and not r.rejected]
+        if broken:
+            verdict.outcome = Outcome.INFRA_ERROR
+            verdict.reason = f"cheat probe '{broken[0].name}': {broken[0].detail}"
+        elif passed:
+            names = ", ".join(f"'{r.name}' ({r.reward:g})" for r in passed)
+            verdict.outcome = Outcome.CHEAT_PASSED
+            verdict.reason = (
+                f"a solution that does not solve the task scores: {names}; see "
+                f"{passed[0].log_dir} (the tests must check the outcome, not trust the "
+                "agent's code or files)"
+            )
 
     def _start_ahead(self, spec: ContainerSpec) -> Future | None:
         return self._starter.submit(self.runtime.start, spec) if self.prestart else None
