@@ -51,7 +51,7 @@ from factory.generate.taxonomy import Difficulty, Leaf, Taxonomy
 from factory.quality.dedup import DedupIndex
 from factory.runtime import DockerRuntime
 from factory.tasks.hashing import hash_tree
-from factory.tasks.model import load_task_config
+from factory.tasks.model import load_task_config, save_task_config
 from factory.validate.outcome import Outcome
 from factory.validate.validator import SIGNAL_POLL_SEC, Validator
 
@@ -409,7 +409,7 @@ class SuiteGenerator:
             }
         )
         config.set_provenance(provenance)
-        (folder / "task.toml").write_text(config.to_toml())
+        save_task_config(folder / "task.toml", config)
 
     def _finish(
         self,

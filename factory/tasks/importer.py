@@ -9,7 +9,7 @@ from pathlib import Path
 from factory import __version__
 from factory.errors import TaskFormatError
 from factory.fsutil import staged_directory
-from factory.tasks.model import load_harbor_task, task_id_from_name
+from factory.tasks.model import load_harbor_task, save_task_config, task_id_from_name
 from factory.tasks.offline import scan_test_script, with_build_time_installs
 from factory.tasks.paths import TaskPaths, TB1Paths
 from factory.tasks.tb1 import convert_tb1
@@ -68,7 +68,7 @@ def import_harbor(src: Path, dest: Path) -> list[str]:
                 }
             )
         )
-        out.config.write_text(config.to_toml())
+        save_task_config(out.config, config)
     return notes
 
 

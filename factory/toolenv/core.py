@@ -30,25 +30,37 @@ class Tool:
     name: str
     description: str
     parameters: JSON
-    """JSON schema (type: object) of the arguments."""
+    """JSON schema (type: object) of the arguments, as the domain wrote it: optional arguments
+    are left out of ``required``, a map is an object with an ``additionalProperties`` schema."""
     fn: Callable[..., Any]
     mutates: bool
     """Whether the tool changes the state (read-only tools never do)."""
 
+    def published_parameters(self) -> tuple[JSON, bool]:
+        """(schema, strict): the schema offered to agents, in OpenAI's strict form when the
+        domain's schema has one (see :func:`strict_schema`), else as written."""
+        try:
+            return strict_schema(self.parameters), True
+        except NotStrictError:
+            return self.parameters, False
+
     def openai(self) -> JSON:
-        """The tool in OpenAI's tool-calling format."""
+        """The tool in OpenAI's tool-calling format (``strict`` when the schema allows it)."""
+        parameters, strict = self.published_parameters()
         return {
             "type": "function",
             "function": {
                 "name": self.name,
                 "description": self.description,
-                "parameters": self.parameters,
+                "parameters": parameters,
+                "strict": strict,
             },
         }
 
     def mcp(self) -> JSON:
-        """The tool as an MCP ``tools/list`` entry."""
-        return {"name": self.name, "description": self.description, "inputSchema": self.parameters}
+        """The tool as an MCP ``tools/list`` entry (the same schema as :meth:`openai`)."""
+        parameters, _strict = self.published_parameters()
+        return {"name": self.name, "description": self.description, "inputSchema": parameters}
 
 
 Rule = Callable[[JSON, str, JSON], "str | None"]
@@ -134,6 +146,95 @@ def _check_type(where: str, schema: JSON, value: Any) -> None:
             _check_type(f"{where}[{i}]", schema["items"], item)
 
 
+# --- OpenAI's strict mode -------------------------------------------------------------
+# Strict function calling (``"strict": true``) accepts a subset of JSON Schema: every object
+# lists all its properties in ``required`` and sets ``additionalProperties: false``; an optional
+# argument is a required one whose type also allows null. Domains write their schemas the plain
+# way; the strict form is derived here, and a call made in the strict form is mapped back
+# before it is checked, so a tool accepts exactly what it accepted before, plus the strict
+# spellings of the same calls (null for an omitted optional argument, a map as name/value pairs).
+
+PAIR_KEYS = ("name", "value")
+
+
+class NotStrictError(ValueError):
+    """A schema with no strict form (e.g. an object whose keys and values are left open)."""
+
+
+def strict_schema(schema: JSON, where: str = "$") -> JSON:
+    """The strict-mode form of a tool's argument schema (raises :class:`NotStrictError`)."""
+    out = dict(schema)
+    if "items" in schema:
+        out["items"] = strict_schema(schema["items"], f"{where}[]")
+    if "anyOf" in schema:
+        out["anyOf"] = [strict_schema(s, f"{where}|{i}") for i, s in enumerate(schema["anyOf"])]
+    if schema.get("type") != "object":
+        return out
+    if "properties" in schema:
+        required = set(schema.get("required", list(schema["properties"])))
+        properties = {}
+        for name, sub in schema["properties"].items():
+            strict = strict_schema(sub, f"{where}.{name}")
+            properties[name] = strict if name in required else _nullable(strict)
+        out.update(properties=properties, required=list(properties), additionalProperties=False)
+        return out
+    value = schema.get("additionalProperties")
+    if isinstance(value, dict):  # a map: offered as a list of {name, value} pairs
+        pair = {
+            "type": "object",
+            "properties": {"name": {"type": "string"}, "value": strict_schema(value, where)},
+            "required": list(PAIR_KEYS),
+            "additionalProperties": False,
+        }
+        text = schema.get("description", "")
+        note = "each entry is one key of the map: {name, value}"
+        described = {"description": f"{text}; {note}" if text else note}
+        return {"type": "array", **described, "items": pair}
+    raise NotStrictError(f"{where}: an object needs properties or an additionalProperties schema")
+
+
+def _nullable(schema: JSON) -> JSON:
+    out = dict(schema)
+    kind = schema.get("type")
+    if isinstance(kind, str):
+        out["type"] = [kind, "null"]
+    elif isinstance(kind, list) and "null" not in kind:
+        out["type"] = [*kind, "null"]
+    elif "anyOf" in schema:
+        out["anyOf"] = [*schema["anyOf"], {"type": "null"}]
+    if "enum" in schema and None not in schema["enum"]:
+        out["enum"] = [*schema["enum"], None]
+    return out
+
+
+def from_strict_arguments(schema: JSON, value: Any) -> Any:
+    """Map a value in the strict form of ``schema`` back to the form the domain wrote: a null
+    optional property is dropped, a list of {name, value} pairs for a map becomes the map.
+    Anything else is returned unchanged (for :func:`check_arguments` to judge)."""
+    if schema.get("type") == "array" and isinstance(value, list) and "items" in schema:
+        return [from_strict_arguments(schema["items"], item) for item in value]
+    if schema.get("type") != "object":
+        return value
+    if "properties" in schema and isinstance(value, dict):
+        required = set(schema.get("required", list(schema["properties"])))
+        out = {}
+        for name, item in value.items():
+            sub = schema["properties"].get(name)
+            if sub is None:
+                out[name] = item
+            elif not (item is None and name not in required):
+                out[name] = from_strict_arguments(sub, item)
+        return out
+    entry = schema.get("additionalProperties")
+    if isinstance(entry, dict) and isinstance(value, list) and all(_is_pair(p) for p in value):
+        return {p["name"]: from_strict_arguments(entry, p["value"]) for p in value}
+    return value
+
+
+def _is_pair(item: Any) -> bool:
+    return isinstance(item, dict) and set(item) == set(PAIR_KEYS) and isinstance(item["name"], str)
+
+
 class Environment:
     """A domain bound to a state. ``call`` runs one tool call and logs it."""
 
@@ -157,6 +258,8 @@ class Environment:
                 raise ToolError(
                     f"unknown tool '{name}'; tools: {', '.join(sorted(self.domain.tools))}"
                 )
+            arguments = from_strict_arguments(tool.parameters, arguments)
+            entry["arguments"] = arguments
             check_arguments(tool, arguments)
             for rule in self.domain.rules:
                 message = rule(self.state, name, arguments)

@@ -86,12 +86,22 @@ _CABIN = {"type": "string", "enum": list(CABINS)}
 _FLIGHTS = {
     "type": "array",
     "description": "the flights, each {flight_number, date}",
-    "items": {"type": "object"},
+    "items": {
+        "type": "object",
+        "properties": {"flight_number": {"type": "string"}, "date": {"type": "string"}},
+    },
 }
 _PASSENGERS = {
     "type": "array",
     "description": "each {first_name, last_name, dob (YYYY-MM-DD)}",
-    "items": {"type": "object"},
+    "items": {
+        "type": "object",
+        "properties": {
+            "first_name": {"type": "string"},
+            "last_name": {"type": "string"},
+            "dob": {"type": "string", "description": "YYYY-MM-DD"},
+        },
+    },
 }
 _CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 

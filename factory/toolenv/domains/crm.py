@@ -346,7 +346,15 @@ def complete_task(state: JSON, task_id: str) -> JSON:
 @DOMAIN.tool(
     "Send a templated email to a contact (it goes to the outbox). fields gives a value for each "
     "of the template's fields.",
-    {"contact_id": _ID, "template_id": _ID, "fields": {"type": "object"}},
+    {
+        "contact_id": _ID,
+        "template_id": _ID,
+        "fields": {
+            "type": "object",
+            "description": "template field -> its text",
+            "additionalProperties": {"type": "string"},
+        },
+    },
     mutates=True,
 )
 def send_email(state: JSON, contact_id: str, template_id: str, fields: JSON) -> JSON:

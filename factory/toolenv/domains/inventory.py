@@ -44,7 +44,10 @@ _QTY = {"type": "integer", "description": "units, at least 1"}
 _LINES = {
     "type": "array",
     "description": "each {sku, quantity}",
-    "items": {"type": "object"},
+    "items": {
+        "type": "object",
+        "properties": {"sku": {"type": "string"}, "quantity": {"type": "integer"}},
+    },
 }
 
 
