@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from factory.generate.taxonomy import Difficulty, Domain
+from factory.vocabulary import Difficulty, Domain
 
 
 @dataclass

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from factory.families.base import Draft, Family, register
-from factory.generate.taxonomy import Difficulty
+from factory.vocabulary import Difficulty
 
 # --- shared helpers ------------------------------------------------------------------------
 

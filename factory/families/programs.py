@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from factory.families.base import Draft, Family, register
-from factory.generate.taxonomy import Difficulty
+from factory.vocabulary import Difficulty
 
 TEAMS = ["ops", "infra", "platform", "data", "billing", "search", "web", "etl", "payments", "sre"]
 SAFE_CODES = [2, 3, 4, 5, 6, 7, 9, 64, 65, 66, 69, 70, 73, 74, 75, 77, 78]

@@ -21,7 +21,7 @@ from typing import Any
 
 from factory.families.base import Draft, Family, register
 from factory.families.names import FIRST_NAMES, LAST_NAMES
-from factory.generate.taxonomy import Difficulty
+from factory.vocabulary import Difficulty
 
 # ---------------------------------------------------------------------------------------------
 # shared word lists

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from factory.families.base import Draft, Family, register
-from factory.generate.taxonomy import Difficulty
+from factory.vocabulary import Difficulty
 
 APPS = [
     "ledger",

@@ -22,8 +22,8 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from factory.families.base import Draft, Family, register
-from factory.generate.taxonomy import Difficulty
 from factory.templating import render
+from factory.vocabulary import Difficulty
 
 EASY, MEDIUM, HARD = Difficulty.EASY, Difficulty.MEDIUM, Difficulty.HARD
 AGENT_TIMEOUT = {EASY: 300.0, MEDIUM: 600.0, HARD: 900.0}

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from factory.families.base import Draft, Family
-from factory.generate.taxonomy import Difficulty, Domain
 from factory.toolenv.core import JSON, Environment, load_domain
+from factory.vocabulary import Difficulty, Domain
 
 TOOL_PORT = 8000
 TOOLENV_DIR = Path(__file__).resolve().parent.parent / "toolenv"

@@ -10,7 +10,6 @@ from factory.families.base import register
 from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
 from factory.families.tooling import Call, Scenario, ToolFamily
-from factory.generate.taxonomy import Difficulty
 from factory.toolenv.core import JSON
 from factory.toolenv.domains.airline import (
     BAG_FEE,
@@ -19,6 +18,7 @@ from factory.toolenv.domains.airline import (
     INSURANCE_FEE,
     reservation_code,
 )
+from factory.vocabulary import Difficulty
 
 AIRPORTS = [
     ("JFK", "New York"),

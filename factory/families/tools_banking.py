@@ -10,9 +10,9 @@ from factory.families.base import register
 from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
 from factory.families.tooling import Call, Scenario, ToolFamily
-from factory.generate.taxonomy import Difficulty
 from factory.toolenv.core import JSON
 from factory.toolenv.domains.banking import DOMAIN, NEW_PAYEE_CAP, get_transfer_limit
+from factory.vocabulary import Difficulty
 
 BANKS = [
     "First Harbor Bank",

@@ -9,8 +9,8 @@ from factory.families.base import register
 from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
 from factory.families.tooling import Call, Scenario, ToolFamily
-from factory.generate.taxonomy import Difficulty
 from factory.toolenv.core import JSON
+from factory.vocabulary import Difficulty
 
 ROOMS = ["Aurora", "Basalt", "Cedar", "Delta", "Ember", "Fjord", "Granite", "Harbor", "Iris"]
 TOPICS = [

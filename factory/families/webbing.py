@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from factory.families.base import Draft, Family
-from factory.generate.taxonomy import Difficulty, Domain
 from factory.templating import environment
+from factory.vocabulary import Difficulty, Domain
 
 WEB_PORT = 8000
 WEBENV_DIR = Path(__file__).resolve().parent.parent / "webenv"
