@@ -22,7 +22,6 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from factory.families.base import Draft, Family, register
-from factory.templating import render
 from factory.vocabulary import Difficulty
 
 EASY, MEDIUM, HARD = Difficulty.EASY, Difficulty.MEDIUM, Difficulty.HARD
@@ -38,11 +37,13 @@ def _mentioned(text: str, secret: str) -> bool:
     return secret in text
 
 
-def _secrets(family: str, context: dict[str, Any], level: Difficulty, answers: list[str]) -> list:
+def _secrets(
+    family: Family, context: dict[str, Any], level: Difficulty, answers: list[str]
+) -> list:
     """The answers that the instruction does not mention by coincidence (a status code that
     happens to equal a count is no leak)."""
-    text = render(
-        f"families/{family}/instruction.md.j2", **context, difficulty=level.value, task_id="t"
+    text = family.template("instruction.md.j2").render(
+        **context, difficulty=level.value, task_id="t"
     )
     return [a for a in answers if a and not _mentioned(text, a)]
 
@@ -742,7 +743,7 @@ class LogReport(Family):
         return Draft(
             context=context,
             files=files,
-            secrets=_secrets(self.name, context, level, answers),
+            secrets=_secrets(self, context, level, answers),
             outputs=[out],
             tags=["logs", fmt, q["kind"]],
             agent_timeout_sec=AGENT_TIMEOUT[level],
@@ -1222,7 +1223,7 @@ class RegexExtract(Family):
         return Draft(
             context=context,
             files=files,
-            secrets=_secrets(self.name, context, level, [expected]),
+            secrets=_secrets(self, context, level, [expected]),
             outputs=[out],
             tags=["regex", *kinds],
             agent_timeout_sec=AGENT_TIMEOUT[level],
@@ -1825,7 +1826,7 @@ class TextTransform(Family):
         return Draft(
             context=context,
             files=files,
-            secrets=_secrets(self.name, context, level, [secret]),
+            secrets=_secrets(self, context, level, [secret]),
             outputs=outputs,
             tags=[shape, "sed", "awk"],
             agent_timeout_sec=AGENT_TIMEOUT[level],
@@ -2445,7 +2446,7 @@ class CsvJsonWrangle(Family):
         return Draft(
             context=context,
             files={f"environment/data/{name}": t for name, t in texts.items()},
-            secrets=_secrets(self.name, context, level, [text]),
+            secrets=_secrets(self, context, level, [text]),
             outputs=[out],
             tags=[shape, "csv", "json"],
             agent_timeout_sec=AGENT_TIMEOUT[level],

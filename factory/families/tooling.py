@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from factory.families.base import Draft, Family
+from factory.resources import templates_dir
 from factory.toolenv.core import JSON, Environment, load_domain
 from factory.vocabulary import Difficulty, Domain
 
@@ -67,8 +68,8 @@ class ToolFamily(Family):
     """Module name under ``factory.toolenv.domains``."""
 
     @property
-    def template_dir(self) -> str:
-        return "families/_tool"
+    def templates(self) -> Path:
+        return templates_dir() / "families" / "_tool"
 
     def seed_state(self, rng: random.Random, difficulty: Difficulty) -> JSON:
         raise NotImplementedError

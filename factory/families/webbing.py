@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 from factory.families.base import Draft, Family
-from factory.templating import environment
 from factory.vocabulary import Difficulty, Domain
 
 WEB_PORT = 8000
@@ -60,7 +59,7 @@ class WebFamily(Family):
         scenario = self.scenario(rng, difficulty)
         files = web_environment_files(scenario.seed)
         context = {**scenario.context, "port": WEB_PORT, "difficulty": difficulty.value}
-        solve = environment().get_template(f"{self.template_dir}/solution/solve.sh.j2")
+        solve = self.template("solution/solve.sh.j2")
         mutations = {
             name: solve.render(**{**context, **overrides})
             for name, overrides in scenario.near_misses.items()
