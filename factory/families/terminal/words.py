@@ -1,0 +1,30 @@
+"""Word lists that several terminal families draw names from."""
+
+from __future__ import annotations
+
+APPS = [
+    "ledger",
+    "tidepool",
+    "quarry",
+    "lantern",
+    "orchard",
+    "beacon",
+    "meridian",
+    "cobalt",
+    "juniper",
+    "pebble",
+    "foundry",
+    "kestrel",
+    "marlin",
+    "sextant",
+    "halyard",
+    "bramble",
+    "cinder",
+    "drover",
+    "ember",
+    "garnet",
+    "heron",
+    "jasper",
+    "lumen",
+    "nimbus",
+]
