@@ -1,6 +1,10 @@
-"""Programs that terminal families put into their tasks (daemons, job stubs, service code) are
-kept as files in the family's ``shipped/`` folder, with ``@@KEY@@`` markers where the draft fills
-in names and values. Their bytes reach the task unchanged (``shipped/`` is never reformatted)."""
+"""Code that terminal families put into their tasks outside their templates lives in the
+family's ``shipped/`` folder, never reformatted (its bytes reach the tasks):
+
+* programs with ``@@KEY@@`` markers where the draft fills in names and values (daemons, job
+  stubs, service code): :func:`read` and :func:`fill`;
+* Python modules the family imports on the host and whose source it also embeds in the tasks
+  (a cron library, a reference solution)."""
 
 from __future__ import annotations
 
