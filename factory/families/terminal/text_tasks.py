@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import csv
 import io
-import random
 import re
 from typing import Any
 
@@ -33,11 +32,6 @@ def unmentioned(
         **context, difficulty=level.value, task_id="t"
     )
     return [a for a in answers if a and not mentioned(text, a)]
-
-
-def pick(rng: random.Random, level: Difficulty, easy: Any, medium: Any, hard: Any) -> Any:
-    value = {EASY: easy, MEDIUM: medium, HARD: hard}[level]
-    return rng.randint(*value) if isinstance(value, tuple) else value
 
 
 def csv_text(rows: list[list[Any]]) -> str:

@@ -28,3 +28,5 @@ APPS = [
     "lumen",
     "nimbus",
 ]
+TEAMS = ["ops", "infra", "platform", "data", "billing", "search", "web", "etl", "payments", "sre"]
+CTF_APPS = ["ledger", "beacon", "orchard", "quarry", "tidepool", "lantern", "sprocket", "meridian"]

@@ -15,6 +15,7 @@ from factory.families.terminal.csv_json_wrangle.shipped.reference import (
     _cj_solve,
     parse_result,
 )
+from factory.families.terminal.knobs import pick
 from factory.families.terminal.text_tasks import (
     AGENT_TIMEOUT,
     EASY,
@@ -26,7 +27,6 @@ from factory.families.terminal.text_tasks import (
     TT_LAST,
     TT_PRODUCTS,
     csv_text,
-    pick,
     sha256_hex,
     unmentioned,
     utc_offset,

@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from factory.families.base import Draft, Family, register
+from factory.families.terminal.knobs import pick
 from factory.families.terminal.log_report.logs import (
     LR_APPS,
     LR_FORMATS,
@@ -32,7 +33,6 @@ from factory.families.terminal.text_tasks import (
     MEDIUM,
     OUT_DIRS,
     csv_text,
-    pick,
     sha256_hex,
     unmentioned,
 )

@@ -8,7 +8,8 @@ import random
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from factory.families.terminal.text_tasks import pick, utc_offset
+from factory.families.terminal.knobs import pick
+from factory.families.terminal.text_tasks import utc_offset
 from factory.vocabulary import Difficulty
 
 LR_SERVICES = [

@@ -11,6 +11,7 @@ from datetime import date, timedelta
 from typing import Any
 
 from factory.families.base import Draft, Family, register
+from factory.families.terminal.knobs import pick
 from factory.families.terminal.text_tasks import (
     AGENT_TIMEOUT,
     EASY,
@@ -18,7 +19,6 @@ from factory.families.terminal.text_tasks import (
     MEDIUM,
     OUT_DIRS,
     csv_text,
-    pick,
     sha256_hex,
     unmentioned,
 )

@@ -8,7 +8,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from factory.families.terminal.text_tasks import HARD, pick
+from factory.families.terminal.knobs import pick
+from factory.families.terminal.text_tasks import HARD
 from factory.vocabulary import Difficulty
 
 TT_CONFIG_BUGS = {

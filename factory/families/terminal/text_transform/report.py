@@ -10,6 +10,7 @@ import re
 from datetime import date, timedelta
 from typing import Any
 
+from factory.families.terminal.knobs import pick
 from factory.families.terminal.text_tasks import (
     EASY,
     HARD,
@@ -18,7 +19,6 @@ from factory.families.terminal.text_tasks import (
     TT_HARD_PRODUCTS,
     TT_LAST,
     TT_PRODUCTS,
-    pick,
 )
 from factory.vocabulary import Difficulty
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-from datetime import datetime
 from typing import Any
 
 
