@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import importlib
 import logging
-import pkgutil
 from pathlib import Path
 
 from factory.families.base import Draft, Family, register, registry
@@ -23,9 +22,6 @@ def _discover() -> None:
         if domain.startswith(("_", ".")) or folder.startswith(("_", ".")):
             continue
         _load(f"{__name__}.{domain}.{folder}.family", f"{domain}/{folder}")
-    for legacy in pkgutil.iter_modules(__path__):  # flat modules, until they become folders
-        if not legacy.ispkg and legacy.name not in {"base", "names"} and legacy.name[0] != "_":
-            _load(f"{__name__}.{legacy.name}", legacy.name)
 
 
 def _load(module: str, label: str) -> None:

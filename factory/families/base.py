@@ -28,7 +28,6 @@ from typing import Any, ClassVar
 
 import jinja2
 
-from factory.resources import templates_dir
 from factory.templating import folder_environment
 from factory.vocabulary import Difficulty, Domain
 
@@ -89,8 +88,7 @@ class Family:
     @property
     def templates(self) -> Path:
         """The folder of the family's task templates."""
-        own = self.folder() / "templates"
-        return own if own.is_dir() else templates_dir() / "families" / self.name
+        return self.folder() / "templates"
 
     def template(self, name: str) -> jinja2.Template:
         """One of the family's templates, by its path under :attr:`templates`."""

@@ -28,7 +28,7 @@ from factory.toolenv.core import JSON, Environment, load_domain
 from factory.vocabulary import Difficulty, Domain
 
 TOOL_PORT = 8000
-TOOLENV_DIR = Path(__file__).resolve().parent.parent / "toolenv"
+TOOLENV_DIR = Path(__file__).resolve().parents[2] / "toolenv"
 KIT_FILES = ("__init__.py", "core.py", "server.py", "cli.py", "domains/__init__.py")
 
 

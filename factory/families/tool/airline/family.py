@@ -9,7 +9,7 @@ import random
 from factory.families.base import register
 from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
-from factory.families.tooling import Call, Scenario, ToolFamily
+from factory.families.tool.toolfamily import Call, Scenario, ToolFamily
 from factory.toolenv.core import JSON
 from factory.toolenv.domains.airline import (
     BAG_FEE,

@@ -8,7 +8,7 @@ import random
 from factory.families.base import register
 from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
-from factory.families.webbing import WebFamily, WebScenario
+from factory.families.web.webfamily import WebFamily, WebScenario
 from factory.vocabulary import Difficulty
 
 PATTERNS = [

@@ -21,7 +21,7 @@ from factory.families.base import Draft, Family
 from factory.vocabulary import Difficulty, Domain
 
 WEB_PORT = 8000
-WEBENV_DIR = Path(__file__).resolve().parent.parent / "webenv"
+WEBENV_DIR = Path(__file__).resolve().parents[2] / "webenv"
 _KIT_FILES = ("kit.py", "browser.py", "client.py", "health.py", "entrypoint.sh", "reset.sh")
 HEALTHCHECK = {
     "command": "python3 /opt/webkit/health.py",
