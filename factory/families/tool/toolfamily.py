@@ -23,12 +23,12 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from factory.families.base import Draft, Family
-from factory.resources import templates_dir
+from factory.resources import templates_dir, toolenv_dir
 from factory.toolenv.core import JSON, Environment, load_domain
 from factory.vocabulary import Difficulty, Domain
 
 TOOL_PORT = 8000
-TOOLENV_DIR = Path(__file__).resolve().parents[2] / "toolenv"
+TOOLENV_DIR = toolenv_dir()
 KIT_FILES = ("__init__.py", "core.py", "server.py", "cli.py", "domains/__init__.py")
 
 

@@ -1,7 +1,7 @@
 """Web environments as procedural families: one family per app.
 
-A web family ships a small app built on the shared webkit (``factory/webenv``: Flask + sqlite,
-login, CSRF, pagination, audit trail) in ``templates/families/<name>/environment/app/app.py``,
+A web family ships a small app built on the shared webkit (``environments/web/webkit``: Flask +
+sqlite, login, CSRF, pagination, audit trail) in ``environments/web/apps/<app>/app.py``,
 draws the app's seed data and a goal from the seed, and checks the goal in the app's database.
 The app starts with the container (entrypoint) and ``[environment.healthcheck]`` holds phases and
 episodes until it answers. Tasks need several steps through the app: sign in, navigate, search,
@@ -18,10 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from factory.families.base import Draft, Family
+from factory.resources import web_apps_dir, webkit_dir
 from factory.vocabulary import Difficulty, Domain
 
 WEB_PORT = 8000
-WEBENV_DIR = Path(__file__).resolve().parents[2] / "webenv"
+WEBENV_DIR = webkit_dir()
 _KIT_FILES = ("kit.py", "browser.py", "client.py", "health.py", "entrypoint.sh", "reset.sh")
 HEALTHCHECK = {
     "command": "python3 /opt/webkit/health.py",
@@ -48,9 +49,15 @@ class WebScenario:
 
 
 class WebFamily(Family):
-    """Base of web-app families: subclasses implement :meth:`scenario`."""
+    """Base of web-app families: subclasses implement :meth:`scenario`. The app itself is
+    ``environments/web/apps/<folder>/``, where <folder> is the family's folder name."""
 
     domain = Domain.WEB
+
+    @classmethod
+    def app_dir(cls) -> Path:
+        """The family's app (container side): ``environments/web/apps/<family folder>/``."""
+        return web_apps_dir() / cls.folder().name
 
     def scenario(self, rng: random.Random, difficulty: Difficulty) -> WebScenario:
         raise NotImplementedError
@@ -58,6 +65,10 @@ class WebFamily(Family):
     def draft(self, rng: random.Random, difficulty: Difficulty, params: Mapping[str, Any]) -> Draft:
         scenario = self.scenario(rng, difficulty)
         files = web_environment_files(scenario.seed)
+        for path in sorted(p for p in self.app_dir().rglob("*") if p.is_file()):
+            files[f"environment/app/{path.relative_to(self.app_dir()).as_posix()}"] = (
+                path.read_bytes()
+            )
         context = {**scenario.context, "port": WEB_PORT, "difficulty": difficulty.value}
         solve = self.template("solution/solve.sh.j2")
         mutations = {
