@@ -14,10 +14,11 @@ Every tool family shares the templates in ``templates/families/_tool``.
 
 from __future__ import annotations
 
+import datetime
 import json
 import random
 import shlex
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -59,11 +60,101 @@ class Scenario:
     tags: list[str] = field(default_factory=list)
 
 
+@dataclass
+class Part:
+    """One piece of a request: its words, its calls, and a plausible wrong version of them."""
+
+    text: str
+    calls: list[Call]
+    near: tuple[str, list[Call]] | None = None
+    secrets: list[str] = field(default_factory=list)
+
+
+def compose(
+    rng: random.Random,
+    parts: list[Part],
+    traps: list[tuple[str, Call]],
+    *,
+    greetings: Callable[[], list[str]],
+    byes: list[str],
+    tags: list[str],
+) -> Scenario:
+    """The scenario of a request made of ``parts`` with the words of ``traps`` slipped in, between
+    a greeting (drawn from ``greetings()``, called after the traps are placed) and a goodbye. A
+    part's near miss replaces that part's calls in the otherwise right chain."""
+    calls = [c for p in parts for c in p.calls]
+    near = {}
+    for i, part in enumerate(parts):
+        if part.near:
+            name, wrong = part.near
+            near[name] = (
+                [c for p in parts[:i] for c in p.calls]
+                + wrong
+                + [c for p in parts[i + 1 :] for c in p.calls]
+            )
+    words = [p.text for p in parts]
+    for text, _ in traps:
+        words.insert(rng.randint(1, len(words)), text)
+    hello = rng.choice(greetings())
+    bye = rng.choice(byes)
+    return Scenario(
+        request=" ".join(w for w in [hello, *words, bye] if w),
+        calls=calls,
+        traps=[t for _, t in traps],
+        near_misses=near,
+        secrets=[s for p in parts for s in p.secrets],
+        tags=tags,
+    )
+
+
+class Plan:
+    """Builds one scenario piece by piece: each piece plants what it needs in the state and adds
+    calls, words, near misses and traps. Subclasses add the pieces of their domain."""
+
+    def __init__(self, rng: random.Random, state: JSON, me: JSON) -> None:
+        self.rng, self.state, self.me = rng, state, me
+        self.calls: list[Call] = []
+        self.parts: list[str] = []
+        self.traps: list[Call] = []
+        self.near: dict[str, list[Call]] = {}
+        self.secrets: list[str] = []
+        self.tags: list[str] = []
+
+    def scenario(self, domain: Any, request: str, tag: str) -> Scenario:
+        """The scenario of the pieces added so far; a read made once is not repeated."""
+        mutating = {name for name, tool in domain.tools.items() if tool.mutates}
+        calls, seen = [], set()
+        for call in self.calls:
+            key = (call.name, call.arguments_json)
+            if call.name in mutating or key not in seen:
+                calls.append(call)
+            seen.add(key)
+        return Scenario(
+            request=request,
+            calls=calls,
+            traps=self.traps,
+            near_misses=self.near,
+            secrets=sorted(set(self.secrets)),
+            tags=[tag, *self.tags],
+        )
+
+
+def draw_today(rng: random.Random) -> datetime.date:
+    """The day a seeded state lives in: 5 January 2026 plus up to 300 days."""
+    return datetime.date(2026, 1, 5) + datetime.timedelta(days=rng.randrange(300))
+
+
+def shift_date(date: str, days: int) -> str:
+    """An ISO date ``days`` later (earlier when negative)."""
+    return (datetime.date.fromisoformat(date) + datetime.timedelta(days=days)).isoformat()
+
+
 class ToolFamily(Family):
     """Base of tool-domain families. Subclasses name their ``toolenv_domain`` and implement
     :meth:`seed_state` and :meth:`sample`."""
 
     domain = Domain.TOOL
+    category = "tool-use"
     toolenv_domain: ClassVar[str]
     """Module name under ``factory.toolenv.domains``."""
 

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from factory.families.base import Draft, Family, register
+from factory.families.names import MONTH_NAMES
 from factory.families.terminal.cron_schedule.shipped import cronlib
 from factory.families.terminal.shipped import fill, read
 from factory.families.terminal.words import APPS
@@ -52,20 +53,6 @@ CRON_ARGS = [
 CRON_DATE_ARGS = [("--stamp", "%F", "DATE_F"), ("--label", "%Y%m%d", "DATE_YMD")]
 CRON_USERS = ["reporter", "archiver", "etl", "batch", "mailer"]
 DAYNAMES = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]
-MONTHNAMES = [
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-]
 CRON_EASY = ["every_n", "daily", "weekdays", "weekly", "hourly", "monthly", "weekend"]
 CRON_MEDIUM = CRON_EASY + [
     "business",
@@ -141,7 +128,7 @@ def _cron_schedule(kind: str, rng: random.Random) -> tuple[str, list[str]]:
         )
     if kind == "yearly":
         mon, d = rng.randint(1, 12), rng.randint(1, 28)
-        return f"once a year, at {at} on {MONTHNAMES[mon - 1]} {d}", [f"{m} {h} {d} {mon} *"]
+        return f"once a year, at {at} on {MONTH_NAMES[mon - 1]} {d}", [f"{m} {h} {d} {mon} *"]
     if kind == "twice_daily":
         h2, m2 = (h + rng.randint(6, 12)) % 24, rng.choice([x for x in range(0, 60, 5) if x != m])
         return f"every day at {at} and again at {_hhmm(h2, m2)}", [

@@ -6,10 +6,6 @@ from __future__ import annotations
 import datetime
 import random
 
-from factory.families.base import register
-from factory.families.names import FIRST_NAMES as FIRST
-from factory.families.names import LAST_NAMES as LAST
-from factory.families.tool.toolfamily import Call, Scenario, ToolFamily
 from factory.toolenv.core import JSON
 from factory.toolenv.domains.airline import (
     BAG_FEE,
@@ -18,6 +14,11 @@ from factory.toolenv.domains.airline import (
     INSURANCE_FEE,
     reservation_code,
 )
+
+from factory.families.base import register
+from factory.families.names import FIRST_NAMES as FIRST
+from factory.families.names import LAST_NAMES as LAST
+from factory.families.tool.toolfamily import Call, Plan, Scenario, ToolFamily, shift_date
 from factory.vocabulary import Difficulty
 
 AIRPORTS = [
@@ -66,7 +67,6 @@ RELATIONS = [
 ]
 MINORS = ("my kid", "my godchild")
 _ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
-_MUTATING = {name for name, tool in DOMAIN.tools.items() if tool.mutates}
 
 
 def _pretty(date: str) -> str:
@@ -85,10 +85,6 @@ def _dob_words(rng: random.Random, dob: str) -> str:
     )
 
 
-def _shift(date: str, days: int) -> str:
-    return (datetime.date.fromisoformat(date) + datetime.timedelta(days=days)).isoformat()
-
-
 def _random_dob(rng: random.Random, adult: bool = True) -> str:
     year = rng.randint(1950, 2003) if adult else rng.randint(2008, 2020)
     return datetime.date(year, rng.randint(1, 12), rng.randint(1, 28)).isoformat()
@@ -105,7 +101,6 @@ class AirlineRequests(ToolFamily):
 
     name = "tool-airline"
     title = "Handle an airline customer's request with reservation tools under an airline policy"
-    category = "tool-use"
     toolenv_domain = "airline"
 
     # --- seeding -----------------------------------------------------------------------------
@@ -258,22 +253,9 @@ class AirlineRequests(ToolFamily):
             ]
         )
         request = " ".join([greeting, *plan.parts])
-        calls, seen = [], set()
-        for call in plan.calls:  # a read made once need not be repeated
-            key = (call.name, call.arguments_json)
-            if call.name in _MUTATING or key not in seen:
-                calls.append(call)
-            seen.add(key)
         if difficulty is not Difficulty.EASY:
             request += rng.choice(["", " Thanks!", " Thank you so much.", " Cheers."])
-        return Scenario(
-            request=request,
-            calls=calls,
-            traps=plan.traps,
-            near_misses=plan.near,
-            secrets=sorted(set(plan.secrets)),
-            tags=["airline", *plan.tags],
-        )
+        return plan.scenario(DOMAIN, request, "airline")
 
 
 def _plant(
@@ -345,18 +327,11 @@ def _plant(
     return reservation
 
 
-class _Plan:
-    """Builds one scenario piece by piece: each piece plants what it needs in the state and
-    adds calls, words, near misses and traps."""
+class _Plan(Plan):
+    """The pieces of an airline request."""
 
     def __init__(self, rng: random.Random, state: JSON, me: JSON) -> None:
-        self.rng, self.state, self.me = rng, state, me
-        self.calls: list[Call] = []
-        self.parts: list[str] = []
-        self.traps: list[Call] = []
-        self.near: dict[str, list[Call]] = {}
-        self.secrets: list[str] = []
-        self.tags: list[str] = []
+        super().__init__(rng, state, me)
         self.used = {
             (leg["flight_number"], leg["date"])
             for r in state["reservations"]
@@ -388,7 +363,7 @@ class _Plan:
         route: tuple[str, str] | None = None,
     ) -> JSON:
         today = self.state["today"]
-        lo, hi = _shift(today, days[0]), _shift(today, days[1])
+        lo, hi = shift_date(today, days[0]), shift_date(today, days[1])
         # The customer's trips stay distinct, so "my trip from A to B on D" names one.
         trips = {
             (leg["origin"], leg["destination"], leg["date"])

@@ -6,12 +6,13 @@ from __future__ import annotations
 import datetime
 import random
 
+from factory.toolenv.core import JSON
+from factory.toolenv.domains.banking import DOMAIN, NEW_PAYEE_CAP, get_transfer_limit
+
 from factory.families.base import register
 from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
-from factory.families.tool.toolfamily import Call, Scenario, ToolFamily
-from factory.toolenv.core import JSON
-from factory.toolenv.domains.banking import DOMAIN, NEW_PAYEE_CAP, get_transfer_limit
+from factory.families.tool.toolfamily import Call, Plan, Scenario, ToolFamily, shift_date
 from factory.vocabulary import Difficulty
 
 BANKS = [
@@ -48,7 +49,6 @@ MERCHANTS = [
     "QuickRide",
     "Sunset Pharmacy",
 ]
-_MUTATING = {name for name, tool in DOMAIN.tools.items() if tool.mutates}
 
 
 def _pretty(date: str) -> str:
@@ -58,10 +58,6 @@ def _pretty(date: str) -> str:
 
 def _money(amount: float) -> str:
     return f"${amount:,.2f}".replace(".00", "")
-
-
-def _shift(date: str, days: int) -> str:
-    return (datetime.date.fromisoformat(date) + datetime.timedelta(days=days)).isoformat()
 
 
 @register
@@ -76,7 +72,6 @@ class BankingRequests(ToolFamily):
 
     name = "tool-banking"
     title = "Handle a bank customer's request with banking tools under a support policy"
-    category = "tool-use"
     toolenv_domain = "banking"
 
     def seed_state(self, rng: random.Random, difficulty: Difficulty) -> JSON:
@@ -132,7 +127,7 @@ class BankingRequests(ToolFamily):
                         rng.choice([2100.0, 2850.0, 3400.0, 4200.0]),
                         "deposit",
                         "Salary",
-                        _shift(state["today"], -rng.randint(1, 28)),
+                        shift_date(state["today"], -rng.randint(1, 28)),
                     )
             for _ in range(rng.randint(1, 3)):
                 _payee(rng, state, customer)
@@ -169,20 +164,7 @@ class BankingRequests(ToolFamily):
                 rng.choice(traps)()
         request = " ".join([plan.intro(), *plan.parts])
         request += rng.choice(["", " Thanks!", " Thank you.", " Many thanks in advance."])
-        calls, seen = [], set()
-        for call in plan.calls:  # a read made once need not be repeated
-            key = (call.name, call.arguments_json)
-            if call.name in _MUTATING or key not in seen:
-                calls.append(call)
-            seen.add(key)
-        return Scenario(
-            request=request,
-            calls=calls,
-            traps=plan.traps,
-            near_misses=plan.near,
-            secrets=sorted(set(plan.secrets)),
-            tags=["banking", *plan.tags],
-        )
+        return plan.scenario(DOMAIN, request, "banking")
 
 
 def _dob(rng: random.Random) -> str:
@@ -268,7 +250,7 @@ def _purchase(
         -amount,
         "card",
         merchant or rng.choice(MERCHANTS),
-        _shift(state["today"], -days_ago),
+        shift_date(state["today"], -days_ago),
     )
 
 
@@ -294,7 +276,7 @@ def _payee(rng: random.Random, state: JSON, customer: JSON, name: str | None = N
         "name": name,
         "account_number": f"{rng.randint(10000000, 99999999)}",
         "bank": rng.choice(BANKS),
-        "added": _shift(state["today"], -rng.randint(20, 700)),
+        "added": shift_date(state["today"], -rng.randint(20, 700)),
     }
     while any(p["payee_id"] == payee["payee_id"] for p in state["payees"]):
         payee["payee_id"] = f"P-{rng.randint(100, 2999)}"
@@ -302,17 +284,14 @@ def _payee(rng: random.Random, state: JSON, customer: JSON, name: str | None = N
     return payee
 
 
-class _Plan:
-    """Builds one scenario piece by piece; each piece plants what it needs."""
+class _Plan(Plan):
+    """The pieces of a banking request."""
 
     def __init__(self, rng: random.Random, state: JSON, me: JSON, lookup: bool) -> None:
-        self.rng, self.state, self.me, self.lookup = rng, state, me, lookup
-        self.calls: list[Call] = []
-        self.parts: list[str] = []
-        self.traps: list[Call] = []
-        self.near: dict[str, list[Call]] = {}
-        self.secrets: list[str] = [me["customer_id"]] if lookup else []
-        self.tags: list[str] = []
+        super().__init__(rng, state, me)
+        self.lookup = lookup
+        if lookup:
+            self.secrets.append(me["customer_id"])
         cid = me["customer_id"]
         mine = [a for a in state["accounts"] if a["customer_id"] == cid and a["status"] == "open"]
         self.checking = next(a for a in mine if a["type"] == "checking")

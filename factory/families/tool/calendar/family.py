@@ -5,11 +5,12 @@ from __future__ import annotations
 import datetime
 import random
 
+from factory.toolenv.core import JSON
+
 from factory.families.base import register
 from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
-from factory.families.tool.toolfamily import Call, Scenario, ToolFamily
-from factory.toolenv.core import JSON
+from factory.families.tool.toolfamily import Call, Scenario, ToolFamily, draw_today
 from factory.vocabulary import Difficulty
 
 ROOMS = ["Aurora", "Basalt", "Cedar", "Delta", "Ember", "Fjord", "Granite", "Harbor", "Iris"]
@@ -61,11 +62,10 @@ class CalendarRequests(ToolFamily):
 
     name = "tool-calendar"
     title = "Handle a scheduling request with calendar tools under a booking policy"
-    category = "tool-use"
     toolenv_domain = "calendar"
 
     def seed_state(self, rng: random.Random, difficulty: Difficulty) -> JSON:
-        today = datetime.date(2026, 1, 5) + datetime.timedelta(days=rng.randrange(300))
+        today = draw_today(rng)
         days = _weekdays(today, 5)
         names = rng.sample([f"{f} {s}" for f in FIRST for s in LAST], 12)
         users = [

@@ -5,13 +5,14 @@ from __future__ import annotations
 import datetime
 import random
 from collections.abc import Callable
-from dataclasses import dataclass, field
+
+from factory.toolenv.core import JSON
 
 from factory.families.base import register
 from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
-from factory.families.tool.toolfamily import Call, Scenario, ToolFamily
-from factory.toolenv.core import JSON
+from factory.families.names import MONTH_NAMES
+from factory.families.tool.toolfamily import Call, Part, Scenario, ToolFamily, compose, draw_today
 from factory.vocabulary import Difficulty
 
 SELLERS = [
@@ -154,30 +155,6 @@ PAIRS = [
 LABELS = {"quote_number": "quote", "invoice_number": "invoice", "meeting_link": "link"}
 STAGES = ["lead", "qualified", "proposal", "negotiation", "closed-won", "closed-lost"]
 WEEKDAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
-MONTHS = [
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-]
-
-
-@dataclass
-class Part:
-    """One piece of a request: its words, its calls, and a plausible wrong version of them."""
-
-    text: str
-    calls: list[Call]
-    near: tuple[str, list[Call]] | None = None
-    secrets: list[str] = field(default_factory=list)
 
 
 class _Book:
@@ -318,7 +295,7 @@ class _Book:
 
     def pretty(self, date: str) -> str:
         day = datetime.date.fromisoformat(date)
-        text = f"{WEEKDAYS[day.weekday()]}, {MONTHS[day.month - 1]} {day.day}"
+        text = f"{WEEKDAYS[day.weekday()]}, {MONTH_NAMES[day.month - 1]} {day.day}"
         return text if day.year == self.today.year else f"{text}, {day.year}"
 
 
@@ -757,11 +734,10 @@ class CrmRequests(ToolFamily):
 
     name = "tool-crm"
     title = "Handle a sales rep's request with CRM and email tools under a sales policy"
-    category = "tool-use"
     toolenv_domain = "crm"
 
     def seed_state(self, rng: random.Random, difficulty: Difficulty) -> JSON:
-        today = datetime.date(2026, 1, 5) + datetime.timedelta(days=rng.randrange(300))
+        today = draw_today(rng)
         seller, seller_domain = rng.choice(SELLERS)
         names = rng.sample([f"{f} {s}" for f in FIRST for s in LAST], 8)
         users = []
@@ -869,34 +845,16 @@ class CrmRequests(ToolFamily):
         if difficulty is Difficulty.HARD:
             traps = [make(b) for make in rng.sample(TRAPS, rng.choice([1, 1, 2]))]
 
-        calls = [c for p in parts for c in p.calls]
-        near = {}
-        for i, part in enumerate(parts):
-            if part.near:
-                name, wrong = part.near
-                near[name] = (
-                    [c for p in parts[:i] for c in p.calls]
-                    + wrong
-                    + [c for p in parts[i + 1 :] for c in p.calls]
-                )
-        words = [p.text for p in parts]
-        for text, _ in traps:
-            words.insert(rng.randint(1, len(words)), text)
-        hello = rng.choice(
-            [
+        return compose(
+            rng,
+            parts,
+            traps,
+            greetings=lambda: [
                 f"Hi, this is {b.me['name']}.",
                 f"Hey - {b.me['name']} from sales.",
                 f"Hi! {b.me['name']} here.",
                 "",
-            ]
-        )
-        bye = rng.choice(["Thanks!", "Thanks a lot.", "Cheers", ""])
-        request = " ".join(w for w in [hello, *words, bye] if w)
-        return Scenario(
-            request=request,
-            calls=calls,
-            traps=[t for _, t in traps],
-            near_misses=near,
-            secrets=[s for p in parts for s in p.secrets],
+            ],
+            byes=["Thanks!", "Thanks a lot.", "Cheers", ""],
             tags=["crm"],
         )

@@ -5,13 +5,14 @@ from __future__ import annotations
 import datetime
 import random
 from collections.abc import Callable
-from dataclasses import dataclass, field
+
+from factory.toolenv.core import JSON
 
 from factory.families.base import register
 from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
-from factory.families.tool.toolfamily import Call, Scenario, ToolFamily
-from factory.toolenv.core import JSON
+from factory.families.names import MONTH_NAMES
+from factory.families.tool.toolfamily import Call, Part, Scenario, ToolFamily, compose, draw_today
 from factory.vocabulary import Difficulty
 
 COMPANIES = [
@@ -64,20 +65,6 @@ CLIENTS = [
     "Soylent",
 ]
 CITIES = ["Lisbon", "Austin", "Nairobi", "Osaka", "Krakow", "Toronto", "Lyon", "Pune"]
-MONTHS = [
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-]
 DEPTS: dict[str, list[str]] = {
     "Finance": [
         "Budget {year}.xlsx",
@@ -199,16 +186,6 @@ GIB = 1024**3
 MIN_FREE = 200 * 1024**2
 
 
-@dataclass
-class Part:
-    """One piece of a request: its words, its calls, and a plausible wrong version of them."""
-
-    text: str
-    calls: list[Call]
-    near: tuple[str, list[Call]] | None = None
-    secrets: list[str] = field(default_factory=list)
-
-
 class _Drive:
     """The seeded state plus the bookkeeping the samplers need to add records to it."""
 
@@ -253,7 +230,7 @@ class _Drive:
         return pattern.format(
             year=r.choice([2024, 2025, 2026]),
             q=r.randint(1, 4),
-            month=r.choice(MONTHS),
+            month=r.choice(MONTH_NAMES),
             product=r.choice(PRODUCTS),
             client=r.choice(CLIENTS),
             city=r.choice(CITIES),
@@ -371,7 +348,7 @@ def _stem(name: str) -> str:
 
 def _pretty(date: str, today: str) -> str:
     day = datetime.date.fromisoformat(date)
-    text = f"{MONTHS[day.month - 1]} {day.day}"
+    text = f"{MONTH_NAMES[day.month - 1]} {day.day}"
     return text if date[:4] == today[:4] else f"{text}, {day.year}"
 
 
@@ -825,11 +802,10 @@ class FileRequests(ToolFamily):
 
     name = "tool-files"
     title = "Handle a cloud drive request with file-storage tools under a sharing policy"
-    category = "tool-use"
     toolenv_domain = "files"
 
     def seed_state(self, rng: random.Random, difficulty: Difficulty) -> JSON:
-        today = datetime.date(2026, 1, 5) + datetime.timedelta(days=rng.randrange(300))
+        today = draw_today(rng)
         company = rng.choice(COMPANIES)
         domain = f"{company}.example"
         names = rng.sample([f"{f} {s}" for f in FIRST for s in LAST], 10)
@@ -927,34 +903,16 @@ class FileRequests(ToolFamily):
             traps = [make(d) for make in rng.sample(TRAPS, rng.choice([1, 1, 2]))]
         _set_quotas(d)
 
-        calls = [c for p in parts for c in p.calls]
-        near = {}
-        for i, part in enumerate(parts):
-            if part.near:
-                name, wrong = part.near
-                near[name] = (
-                    [c for p in parts[:i] for c in p.calls]
-                    + wrong
-                    + [c for p in parts[i + 1 :] for c in p.calls]
-                )
-        words = [p.text for p in parts]
-        for text, _ in traps:
-            words.insert(rng.randint(1, len(words)), text)
-        hello = rng.choice(
-            [
+        return compose(
+            rng,
+            parts,
+            traps,
+            greetings=lambda: [
                 f"Hi, it's {d.me['name']}.",
                 f"Hello - {d.me['name']} here.",
                 f"Hi! {d.me['name']} from {d.dept_of(rng.choice(d.subs))['name']}.",
                 "",
-            ]
-        )
-        bye = rng.choice(["Thanks!", "Thank you.", "Cheers", ""])
-        request = " ".join(w for w in [hello, *words, bye] if w)
-        return Scenario(
-            request=request,
-            calls=calls,
-            traps=[t for _, t in traps],
-            near_misses=near,
-            secrets=[s for p in parts for s in p.secrets],
+            ],
+            byes=["Thanks!", "Thank you.", "Cheers", ""],
             tags=["file-storage"],
         )

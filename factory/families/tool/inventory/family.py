@@ -6,12 +6,13 @@ from __future__ import annotations
 import datetime
 import random
 
+from factory.toolenv.core import JSON
+from factory.toolenv.domains.inventory import DISCOUNT_CAP, DOMAIN
+
 from factory.families.base import register
 from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
-from factory.families.tool.toolfamily import Call, Scenario, ToolFamily
-from factory.toolenv.core import JSON
-from factory.toolenv.domains.inventory import DISCOUNT_CAP, DOMAIN
+from factory.families.tool.toolfamily import Call, Plan, Scenario, ToolFamily, shift_date
 from factory.vocabulary import Difficulty
 
 WAREHOUSES = [
@@ -38,11 +39,6 @@ ITEMS = [
     ("Tea Kettle", "KTL", "kitchen", 49, ["Steel", "Copper"]),
     ("Rain Jacket", "JKT", "outdoor", 95, ["Size M", "Size L", "Size XL"]),
 ]
-_MUTATING = {name for name, tool in DOMAIN.tools.items() if tool.mutates}
-
-
-def _shift(date: str, days: int) -> str:
-    return (datetime.date.fromisoformat(date) + datetime.timedelta(days=days)).isoformat()
 
 
 def _pretty(date: str) -> str:
@@ -72,7 +68,6 @@ class InventoryRequests(ToolFamily):
 
     name = "tool-inventory"
     title = "Handle an online-store customer's request with order and inventory tools"
-    category = "tool-use"
     toolenv_domain = "inventory"
 
     def seed_state(self, rng: random.Random, difficulty: Difficulty) -> JSON:
@@ -150,20 +145,7 @@ class InventoryRequests(ToolFamily):
                 )()
         request = " ".join([plan.intro(), *plan.parts])
         request += rng.choice(["", " Thanks!", " Thank you.", " Appreciate it."])
-        calls, seen = [], set()
-        for call in plan.calls:  # a read made once need not be repeated
-            key = (call.name, call.arguments_json)
-            if call.name in _MUTATING or key not in seen:
-                calls.append(call)
-            seen.add(key)
-        return Scenario(
-            request=request,
-            calls=calls,
-            traps=plan.traps,
-            near_misses=plan.near,
-            secrets=sorted(set(plan.secrets)),
-            tags=["orders", *plan.tags],
-        )
+        return plan.scenario(DOMAIN, request, "orders")
 
 
 def _order(
@@ -192,11 +174,11 @@ def _order(
         ),
         key=lambda x: x["sku"],
     )
-    created = _shift(state["today"], -age)
+    created = shift_date(state["today"], -age)
     shipped = None
     if status in ("shipped", "delivered"):
         ago = shipped_ago if shipped_ago is not None else rng.randint(0, max(0, age - 1))
-        shipped = _shift(state["today"], -min(ago, age))
+        shipped = shift_date(state["today"], -min(ago, age))
     subtotal = round(sum(x["quantity"] * x["unit_price"] for x in lines), 2)
     order = {
         "order_id": order_id,
@@ -214,17 +196,11 @@ def _order(
     return order
 
 
-class _Plan:
-    """Builds one scenario piece by piece; each piece plants what it needs."""
+class _Plan(Plan):
+    """The pieces of an order-desk request."""
 
     def __init__(self, rng: random.Random, state: JSON, me: JSON) -> None:
-        self.rng, self.state, self.me = rng, state, me
-        self.calls: list[Call] = []
-        self.parts: list[str] = []
-        self.traps: list[Call] = []
-        self.near: dict[str, list[Call]] = {}
-        self.secrets: list[str] = []
-        self.tags: list[str] = []
+        super().__init__(rng, state, me)
         self.used: set[str] = set()
         """SKUs a piece relies on (kept apart so that stock needs never interfere)."""
         self.home = me["home_warehouse"]
