@@ -120,6 +120,11 @@ class Plan:
         self.secrets: list[str] = []
         self.tags: list[str] = []
 
+    def say(self, tag: str, options: list[str]) -> None:
+        """Add one of ``options`` to the request's words, and ``tag`` to the task's tags."""
+        self.parts.append(self.rng.choice(options))
+        self.tags.append(tag)
+
     def scenario(self, domain: Any, request: str, tag: str) -> Scenario:
         """The scenario of the pieces added so far; a read made once is not repeated."""
         mutating = {name for name, tool in domain.tools.items() if tool.mutates}

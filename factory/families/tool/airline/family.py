@@ -613,18 +613,16 @@ class _Plan(Plan):
         self.calls += calls
         self.secrets.append(card["payment_id"])
         bag = f"{more} more checked bag{'s' if more > 1 else ''}"
-        self.parts.append(
-            rng.choice(
-                [
-                    f"On reservation {code} we need {bag}; put any fee on {self._card_words(card)}.",
-                    f"Could you add {bag} to booking {code}? If there's a charge, use "
-                    f"{self._card_words(card)}.",
-                    f"For my trip {code} ({self._trip_words(res)}) I'd like to check {bag} than "
-                    f"currently booked. Bill {self._card_words(card)} for anything extra.",
-                ]
-            )
+        self.say(
+            "baggage",
+            [
+                f"On reservation {code} we need {bag}; put any fee on {self._card_words(card)}.",
+                f"Could you add {bag} to booking {code}? If there's a charge, use "
+                f"{self._card_words(card)}.",
+                f"For my trip {code} ({self._trip_words(res)}) I'd like to check {bag} than "
+                f"currently booked. Bill {self._card_words(card)} for anything extra.",
+            ],
         )
-        self.tags.append("baggage")
 
     def fix_passenger(self) -> None:
         rng = self.rng
@@ -677,16 +675,14 @@ class _Plan(Plan):
             ),
         ]
         self.calls += calls
-        self.parts.append(
-            rng.choice(
-                [
-                    f"On booking {code}, {what}. Please correct it.",
-                    f"I just noticed a mistake in reservation {code}: {what}. Can you fix that?",
-                    f"Small correction for {code} ({self._trip_words(res)}): {what}.",
-                ]
-            )
+        self.say(
+            "passengers",
+            [
+                f"On booking {code}, {what}. Please correct it.",
+                f"I just noticed a mistake in reservation {code}: {what}. Can you fix that?",
+                f"Small correction for {code} ({self._trip_words(res)}): {what}.",
+            ],
         )
-        self.tags.append("passengers")
 
     def change_cabin(self) -> None:
         rng = self.rng
@@ -725,19 +721,17 @@ class _Plan(Plan):
         ]
         self.calls += calls
         self.secrets.append(card["payment_id"])
-        self.parts.append(
-            rng.choice(
-                [
-                    f"Please upgrade reservation {code} to {CABIN_WORDS[new]}, same flights; pay the "
-                    f"difference with {self._card_words(card)}.",
-                    f"I'd like to move booking {code} ({self._trip_words(res)}) up to "
-                    f"{CABIN_WORDS[new]}. Charge the fare difference to {self._card_words(card)}.",
-                    f"Can we switch {code} to the {CABIN_WORDS[new]} cabin? Keep the flights as they "
-                    f"are. {self._card_words(card).capitalize()} for the difference.",
-                ]
-            )
+        self.say(
+            "cabin-change",
+            [
+                f"Please upgrade reservation {code} to {CABIN_WORDS[new]}, same flights; pay the "
+                f"difference with {self._card_words(card)}.",
+                f"I'd like to move booking {code} ({self._trip_words(res)}) up to "
+                f"{CABIN_WORDS[new]}. Charge the fare difference to {self._card_words(card)}.",
+                f"Can we switch {code} to the {CABIN_WORDS[new]} cabin? Keep the flights as they "
+                f"are. {self._card_words(card).capitalize()} for the difference.",
+            ],
         )
-        self.tags.append("cabin-change")
 
     def change_flight(self) -> None:
         rng = self.rng
@@ -788,19 +782,17 @@ class _Plan(Plan):
         ]
         self.calls += calls
         self.secrets += [target["flight_number"], card["payment_id"]]
-        self.parts.append(
-            rng.choice(
-                [
-                    f"My plans moved: reservation {code} should fly on {_pretty(target['date'])} "
-                    f"instead, on the {target['departure']} flight, same cabin. Any fare difference "
-                    f"goes to {self._card_words(card)}.",
-                    f"Could you change {code} to the flight leaving at {target['departure']} on "
-                    f"{_pretty(target['date'])}? Keep {CABIN_WORDS[cabin]}; use "
-                    f"{self._card_words(card)} for any difference.",
-                ]
-            )
+        self.say(
+            "flight-change",
+            [
+                f"My plans moved: reservation {code} should fly on {_pretty(target['date'])} "
+                f"instead, on the {target['departure']} flight, same cabin. Any fare difference "
+                f"goes to {self._card_words(card)}.",
+                f"Could you change {code} to the flight leaving at {target['departure']} on "
+                f"{_pretty(target['date'])}? Keep {CABIN_WORDS[cabin]}; use "
+                f"{self._card_words(card)} for any difference.",
+            ],
         )
-        self.tags.append("flight-change")
 
     def cancel_fresh(self) -> None:
         rng = self.rng
@@ -828,17 +820,15 @@ class _Plan(Plan):
         ]
         self.calls += calls
         self.secrets.append(code)
-        self.parts.append(
-            rng.choice(
-                [
-                    f"I booked a trip from {self._trip_words(res)} earlier today by mistake - please "
-                    f"cancel it and refund me.",
-                    f"Please cancel my reservation from {self._trip_words(res)}, I made it a few hours "
-                    f"ago and no longer need it.",
-                ]
-            )
+        self.say(
+            "cancellation",
+            [
+                f"I booked a trip from {self._trip_words(res)} earlier today by mistake - please "
+                f"cancel it and refund me.",
+                f"Please cancel my reservation from {self._trip_words(res)}, I made it a few hours "
+                f"ago and no longer need it.",
+            ],
         )
-        self.tags.append("cancellation")
 
     def compensate(self) -> None:
         rng = self.rng
@@ -886,17 +876,15 @@ class _Plan(Plan):
         ]
         self.calls += calls
         words = "was delayed for hours" if reason == "delayed" else "was cancelled on us"
-        self.parts.append(
-            rng.choice(
-                [
-                    f"Also, my flight on reservation {code} ({_pretty(flight['date'])}) {words}. "
-                    f"I'd like the compensation I'm entitled to.",
-                    f"One more thing: the flight of booking {code} {words}, which was really "
-                    f"stressful. Is there any compensation? If so please send it.",
-                ]
-            )
+        self.say(
+            "compensation",
+            [
+                f"Also, my flight on reservation {code} ({_pretty(flight['date'])}) {words}. "
+                f"I'd like the compensation I'm entitled to.",
+                f"One more thing: the flight of booking {code} {words}, which was really "
+                f"stressful. Is there any compensation? If so please send it.",
+            ],
         )
-        self.tags.append("compensation")
 
     # --- traps ------------------------------------------------------------------------------
 

@@ -380,19 +380,17 @@ class _Plan(Plan):
         ]
         self.calls += calls
         self.secrets.append(card["card_id"])
-        self.parts.append(
-            rng.choice(
-                [
-                    f"I can't find my {card['kind']} card ending {card['last_four']} anywhere - please "
-                    f"freeze it for now.",
-                    f"My {card['kind']} card ({card['last_four']}) was in the wallet I lost yesterday. "
-                    f"Can you freeze it?",
-                    f"Please put a freeze on the {card['kind']} card ending in {card['last_four']}; I "
-                    f"think I left it at a restaurant.",
-                ]
-            )
+        self.say(
+            "card-freeze",
+            [
+                f"I can't find my {card['kind']} card ending {card['last_four']} anywhere - please "
+                f"freeze it for now.",
+                f"My {card['kind']} card ({card['last_four']}) was in the wallet I lost yesterday. "
+                f"Can you freeze it?",
+                f"Please put a freeze on the {card['kind']} card ending in {card['last_four']}; I "
+                f"think I left it at a restaurant.",
+            ],
         )
-        self.tags.append("card-freeze")
 
     def unfreeze_card(self) -> None:
         rng, cid = self.rng, self.me["customer_id"]
@@ -420,17 +418,15 @@ class _Plan(Plan):
             Call("unfreeze_card", {"card_id": other["card_id"]}),
         ]
         self.calls += calls
-        self.parts.append(
-            rng.choice(
-                [
-                    f"Good news, I found my {card['kind']} card ending {card['last_four']} - you can "
-                    f"unfreeze it. Leave my other card frozen.",
-                    f"I froze my {card['kind']} card ({card['last_four']}) last week but it turned up "
-                    f"in my coat. Please make it usable again (only that one).",
-                ]
-            )
+        self.say(
+            "card-unfreeze",
+            [
+                f"Good news, I found my {card['kind']} card ending {card['last_four']} - you can "
+                f"unfreeze it. Leave my other card frozen.",
+                f"I froze my {card['kind']} card ({card['last_four']}) last week but it turned up "
+                f"in my coat. Please make it usable again (only that one).",
+            ],
         )
-        self.tags.append("card-unfreeze")
 
     def transfer(self) -> None:
         rng, cid = self.rng, self.me["customer_id"]
@@ -464,18 +460,16 @@ class _Plan(Plan):
         ]
         self.calls += calls
         self.secrets += [source["account_id"], target["account_id"]]
-        self.parts.append(
-            rng.choice(
-                [
-                    f"Please move {_money(amount)} from {self._words(source)} to {self._words(target)}.",
-                    f"Could you transfer {_money(amount)} out of {self._words(source)} into "
-                    f"{self._words(target)}?",
-                    f"I need {_money(amount)} shifted from {self._words(source)} over to "
-                    f"{self._words(target)}.",
-                ]
-            )
+        self.say(
+            "transfer",
+            [
+                f"Please move {_money(amount)} from {self._words(source)} to {self._words(target)}.",
+                f"Could you transfer {_money(amount)} out of {self._words(source)} into "
+                f"{self._words(target)}?",
+                f"I need {_money(amount)} shifted from {self._words(source)} over to "
+                f"{self._words(target)}.",
+            ],
         )
-        self.tags.append("transfer")
 
     def pay_payee(self) -> None:
         rng, cid = self.rng, self.me["customer_id"]
@@ -505,19 +499,17 @@ class _Plan(Plan):
         ]
         self.calls += calls
         self.secrets.append(payee["payee_id"])
-        self.parts.append(
-            rng.choice(
-                [
-                    f"Please pay {payee['name']} {_money(amount)} from {self._words(source)} - they're "
-                    f"already saved as a payee.",
-                    f"I'd like to send {_money(amount)} to {payee['name']} (an existing payee), taken "
-                    f"from {self._words(source)}.",
-                    f"Can you make a payment of {_money(amount)} to my payee {payee['name']}? Use "
-                    f"{self._words(source)}.",
-                ]
-            )
+        self.say(
+            "payment",
+            [
+                f"Please pay {payee['name']} {_money(amount)} from {self._words(source)} - they're "
+                f"already saved as a payee.",
+                f"I'd like to send {_money(amount)} to {payee['name']} (an existing payee), taken "
+                f"from {self._words(source)}.",
+                f"Can you make a payment of {_money(amount)} to my payee {payee['name']}? Use "
+                f"{self._words(source)}.",
+            ],
         )
-        self.tags.append("payment")
 
     def add_and_pay(self) -> None:
         rng, cid = self.rng, self.me["customer_id"]
@@ -562,18 +554,16 @@ class _Plan(Plan):
         ]
         self.calls += calls
         pretty = f"{number[:4]} {number[4:]}" if rng.random() < 0.5 else number
-        self.parts.append(
-            rng.choice(
-                [
-                    f"Please add {first} {last} as a new payee (account {pretty} at {bank}) and send "
-                    f"them {_money(amount)} from {self._words(self.checking)}. Not {old_first} "
-                    f"{last} - that's a different person.",
-                    f"I need a new payee: {first} {last}, {bank}, account number {pretty}. Then pay "
-                    f"{first} {_money(amount)} out of {self._words(self.checking)}.",
-                ]
-            )
+        self.say(
+            "new-payee",
+            [
+                f"Please add {first} {last} as a new payee (account {pretty} at {bank}) and send "
+                f"them {_money(amount)} from {self._words(self.checking)}. Not {old_first} "
+                f"{last} - that's a different person.",
+                f"I need a new payee: {first} {last}, {bank}, account number {pretty}. Then pay "
+                f"{first} {_money(amount)} out of {self._words(self.checking)}.",
+            ],
         )
-        self.tags.append("new-payee")
 
     def dispute(self) -> None:
         rng = self.rng
@@ -615,17 +605,15 @@ class _Plan(Plan):
         ]
         self.calls += calls
         self.secrets.append(target["transaction_id"])
-        self.parts.append(
-            rng.choice(
-                [
-                    f"There's a {_money(amount)} charge from {merchant} on {_pretty(target['date'])} on "
-                    f"{self._words(account)} that I want to dispute: {words}.",
-                    f"Please open a dispute for the {merchant} payment of {_money(amount)} dated "
-                    f"{_pretty(target['date'])} ({self._words(account)}) - {words}.",
-                ]
-            )
+        self.say(
+            "dispute",
+            [
+                f"There's a {_money(amount)} charge from {merchant} on {_pretty(target['date'])} on "
+                f"{self._words(account)} that I want to dispute: {words}.",
+                f"Please open a dispute for the {merchant} payment of {_money(amount)} dated "
+                f"{_pretty(target['date'])} ({self._words(account)}) - {words}.",
+            ],
         )
-        self.tags.append("dispute")
 
     # --- traps -------------------------------------------------------------------------------
 

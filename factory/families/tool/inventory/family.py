@@ -331,16 +331,14 @@ class _Plan(Plan):
         items = " and ".join(
             _units(self.rng, q, p) for p, q in zip(products, quantities, strict=True)
         )
-        self.parts.append(
-            rng.choice(
-                [
-                    f"I'd like to place a new order: {items}.",
-                    f"Please order {items} for me, shipped the usual way.",
-                    f"Can you set up a new order with {items}?",
-                ]
-            )
+        self.say(
+            "new-order",
+            [
+                f"I'd like to place a new order: {items}.",
+                f"Please order {items} for me, shipped the usual way.",
+                f"Can you set up a new order with {items}?",
+            ],
         )
-        self.tags.append("new-order")
 
     def add_product(self) -> None:
         rng = self.rng
@@ -361,17 +359,15 @@ class _Plan(Plan):
         ]
         self.calls += calls
         self.secrets.append(product["sku"])
-        self.parts.append(
-            rng.choice(
-                [
-                    f"Could you add {_units(self.rng, quantity, product)} to my order {oid}?",
-                    f"Please put {_units(self.rng, quantity, product)} on order {oid} as well, it hasn't "
-                    f"shipped yet.",
-                    f"I forgot something in {oid}: {_units(self.rng, quantity, product)}. Can you add it?",
-                ]
-            )
+        self.say(
+            "edit-order",
+            [
+                f"Could you add {_units(self.rng, quantity, product)} to my order {oid}?",
+                f"Please put {_units(self.rng, quantity, product)} on order {oid} as well, it hasn't "
+                f"shipped yet.",
+                f"I forgot something in {oid}: {_units(self.rng, quantity, product)}. Can you add it?",
+            ],
         )
-        self.tags.append("edit-order")
 
     def change_quantity(self) -> None:
         rng = self.rng
@@ -468,19 +464,17 @@ class _Plan(Plan):
         ]
         self.calls += calls
         self.secrets.append(product["sku"])
-        self.parts.append(
-            rng.choice(
-                [
-                    f"I want to return {count} of the {total} {product['name']} from order {oid} - "
-                    f"{why}.",
-                    f"From order {oid}, please take back {count} x {product['name']}; {why}.",
-                ]
-            )
+        self.say(
+            "return",
+            [
+                f"I want to return {count} of the {total} {product['name']} from order {oid} - "
+                f"{why}.",
+                f"From order {oid}, please take back {count} x {product['name']}; {why}.",
+            ],
         )
-        self.tags.append("return")
 
     def cancel(self) -> None:
-        rng, cid = self.rng, self.me["customer_id"]
+        cid = self.me["customer_id"]
         order, products = self._pending(1, avoid=self._mine())
         other, _ = self._pending(1, avoid={products[0]["sku"]})
         self.used.add(products[0]["sku"])  # no later order may hold it too
@@ -497,17 +491,15 @@ class _Plan(Plan):
         self.calls += calls
         self.secrets.append(order["order_id"])
         name = products[0]["name"]
-        self.parts.append(
-            rng.choice(
-                [
-                    f"Please cancel my pending order with the {name} in it - I don't remember its "
-                    f"number.",
-                    f"I changed my mind about the {name}: cancel that order please (it's still "
-                    f"pending).",
-                ]
-            )
+        self.say(
+            "cancellation",
+            [
+                f"Please cancel my pending order with the {name} in it - I don't remember its "
+                f"number.",
+                f"I changed my mind about the {name}: cancel that order please (it's still "
+                f"pending).",
+            ],
         )
-        self.tags.append("cancellation")
 
     def discount(self) -> None:
         rng = self.rng
@@ -526,15 +518,13 @@ class _Plan(Plan):
             Call("apply_discount", {"order_id": oid, "percent": cap}),
         ]
         self.calls += calls
-        self.parts.append(
-            rng.choice(
-                [
-                    f"Your newsletter promised me {percent}% off - could you apply it to order {oid}?",
-                    f"Please apply the {percent}% loyalty discount to my order {oid}.",
-                ]
-            )
+        self.say(
+            "discount",
+            [
+                f"Your newsletter promised me {percent}% off - could you apply it to order {oid}?",
+                f"Please apply the {percent}% loyalty discount to my order {oid}.",
+            ],
         )
-        self.tags.append("discount")
 
     def ship(self) -> None:
         rng = self.rng
@@ -548,16 +538,14 @@ class _Plan(Plan):
             Call("ship_order", {"order_id": other["order_id"]}),
         ]
         self.calls += calls
-        self.parts.append(
-            rng.choice(
-                [
-                    f"Order {oid} is complete, please ship it now.",
-                    f"I'm not adding anything else to {oid}, you can send it out.",
-                    f"Please go ahead and ship {oid}, it has everything I need.",
-                ]
-            )
+        self.say(
+            "shipping",
+            [
+                f"Order {oid} is complete, please ship it now.",
+                f"I'm not adding anything else to {oid}, you can send it out.",
+                f"Please go ahead and ship {oid}, it has everything I need.",
+            ],
         )
-        self.tags.append("shipping")
 
     # --- traps -------------------------------------------------------------------------------
 
