@@ -89,6 +89,19 @@ class WebFamily(Family):
         )
 
 
+def app_user(
+    rng: random.Random, user_id: int, person: str, role: str, password_words: list[str]
+) -> dict[str, Any]:
+    """A seeded user of a web app: username from the first name, a word-and-number password."""
+    return {
+        "id": user_id,
+        "username": person.split()[0].lower() + str(rng.randrange(10, 99)),
+        "password": f"{rng.choice(password_words)}-{rng.randrange(1000, 9999)}",
+        "display_name": person,
+        "role": role,
+    }
+
+
 def web_environment_files(seed: Mapping[str, Any]) -> dict[str, str | bytes]:
     """The webkit files and the app's seed data, as a web task's environment/ holds them."""
     files: dict[str, str | bytes] = {

@@ -8,7 +8,7 @@ import random
 from factory.families.base import register
 from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
-from factory.families.web.webfamily import WebFamily, WebScenario
+from factory.families.web.webfamily import WebFamily, WebScenario, app_user
 from factory.vocabulary import Difficulty
 
 BILLERS = [
@@ -61,16 +61,7 @@ class WebBank(WebFamily):
 
     def scenario(self, rng: random.Random, difficulty: Difficulty) -> WebScenario:
         people = rng.sample([f"{f} {s}" for f in FIRST for s in LAST], 3)
-        users = [
-            {
-                "id": i + 1,
-                "username": p.split()[0].lower() + str(rng.randrange(10, 99)),
-                "password": f"{rng.choice(WORDS)}-{rng.randrange(1000, 9999)}",
-                "display_name": p,
-                "role": "customer",
-            }
-            for i, p in enumerate(people)
-        ]
+        users = [app_user(rng, i + 1, p, "customer", WORDS) for i, p in enumerate(people)]
         me = users[0]
         used: set = set()
         today = f"2030-{rng.randint(1, 12):02d}-{rng.randint(10, 28):02d}"

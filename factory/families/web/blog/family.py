@@ -8,7 +8,7 @@ import random
 from factory.families.base import register
 from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
-from factory.families.web.webfamily import WebFamily, WebScenario
+from factory.families.web.webfamily import WebFamily, WebScenario, app_user
 from factory.vocabulary import Difficulty
 
 PATTERNS = [
@@ -138,13 +138,7 @@ class WebBlog(WebFamily):
         people = rng.sample([f"{f} {s}" for f in FIRST for s in LAST], 6)
         roles = ["admin", "editor", "editor", "author", "author", "author"]
         users = [
-            {
-                "id": i + 1,
-                "username": p.split()[0].lower() + str(rng.randrange(10, 99)),
-                "password": f"{rng.choice(WORDS)}-{rng.randrange(1000, 9999)}",
-                "display_name": p,
-                "role": role,
-            }
+            app_user(rng, i + 1, p, role, WORDS)
             for i, (p, role) in enumerate(zip(people, roles, strict=True))
         ]
         editor = users[rng.choice([1, 2])]

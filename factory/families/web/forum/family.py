@@ -8,7 +8,7 @@ import random
 from factory.families.base import register
 from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
-from factory.families.web.webfamily import WebFamily, WebScenario
+from factory.families.web.webfamily import WebFamily, WebScenario, app_user
 from factory.vocabulary import Difficulty
 
 WORDS = ["amber", "birch", "cedar", "delta", "ember", "fjord", "glade", "heron", "islet", "jasper"]
@@ -123,15 +123,7 @@ class WebForum(WebFamily):
         users = []
         for i, person in enumerate(people):
             role = "moderator" if i == 0 else "admin" if i == 2 else "member"
-            users.append(
-                {
-                    "id": i + 1,
-                    "username": person.split()[0].lower() + str(rng.randrange(10, 99)),
-                    "password": f"{rng.choice(WORDS)}-{rng.randrange(1000, 9999)}",
-                    "display_name": person,
-                    "role": role,
-                }
-            )
+            users.append(app_user(rng, i + 1, person, role, WORDS))
         mod, me = users[0], users[1]
         others = users[3:]
         names = [

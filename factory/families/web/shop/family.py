@@ -7,7 +7,7 @@ import random
 from factory.families.base import register
 from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
-from factory.families.web.webfamily import WebFamily, WebScenario
+from factory.families.web.webfamily import WebFamily, WebScenario, app_user
 from factory.vocabulary import Difficulty
 
 ADJECTIVES = [
@@ -81,13 +81,7 @@ class WebShop(WebFamily):
             product["id"] = i + 1
         people = rng.sample([f"{f} {s}" for f in FIRST for s in LAST], 4)
         users = [
-            {
-                "id": i + 1,
-                "username": p.split()[0].lower() + str(rng.randrange(10, 99)),
-                "password": f"{rng.choice(ADJECTIVES).lower()}-{rng.randrange(1000, 9999)}",
-                "display_name": p,
-                "role": "customer",
-            }
+            app_user(rng, i + 1, p, "customer", [w.lower() for w in ADJECTIVES])
             for i, p in enumerate(people)
         ]
         me = users[0]

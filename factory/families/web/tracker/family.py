@@ -9,7 +9,7 @@ import random
 from factory.families.base import register
 from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
-from factory.families.web.webfamily import WebFamily, WebScenario
+from factory.families.web.webfamily import WebFamily, WebScenario, app_user
 from factory.vocabulary import Difficulty
 
 PROJECTS = [
@@ -103,16 +103,7 @@ class WebTracker(WebFamily):
 
     def scenario(self, rng: random.Random, difficulty: Difficulty) -> WebScenario:
         people = rng.sample([f"{f} {s}" for f in FIRST for s in LAST], 7)
-        users = [
-            {
-                "id": i + 1,
-                "username": p.split()[0].lower() + str(rng.randrange(10, 99)),
-                "password": f"{rng.choice(WORDS)}-{rng.randrange(1000, 9999)}",
-                "display_name": p,
-                "role": "member",
-            }
-            for i, p in enumerate(people)
-        ]
+        users = [app_user(rng, i + 1, p, "member", WORDS) for i, p in enumerate(people)]
         me, assignee = users[0], rng.choice(users[1:])
         projects = [
             {"id": i + 1, "key": k, "name": n} for i, (k, n) in enumerate(rng.sample(PROJECTS, 3))
