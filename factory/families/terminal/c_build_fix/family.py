@@ -8,10 +8,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from factory.families.base import Draft, Family, register
-from factory.families.terminal.c_build_fix.project import C_STAT_DOCS, CProject, body_digest
 from factory.families.terminal.knobs import level_of
 from factory.families.terminal.words import TEAMS
 from factory.vocabulary import Difficulty
+
+from .project import C_STAT_DOCS, CProject, body_digest
 
 
 def _c_number(rng: random.Random) -> str:

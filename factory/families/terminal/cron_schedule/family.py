@@ -9,10 +9,11 @@ from typing import Any
 
 from factory.families.base import Draft, Family, register
 from factory.families.names import MONTH_NAMES
-from factory.families.terminal.cron_schedule.shipped import cronlib
 from factory.families.terminal.shipped import fill, read
 from factory.families.terminal.words import APPS
 from factory.vocabulary import Difficulty
+
+from .shipped import cronlib
 
 # The cron semantics: imported here, and their source embedded in the hidden tests.
 CRON_LIB = "\n" + read(__file__, "cronlib.py")

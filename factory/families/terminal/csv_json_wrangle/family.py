@@ -10,11 +10,6 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from factory.families.base import Draft, Family, register
-from factory.families.terminal.csv_json_wrangle.shipped.reference import (
-    _cj_same,
-    _cj_solve,
-    parse_result,
-)
 from factory.families.terminal.knobs import pick
 from factory.families.terminal.text_tasks import (
     AGENT_TIMEOUT,
@@ -32,6 +27,12 @@ from factory.families.terminal.text_tasks import (
     utc_offset,
 )
 from factory.vocabulary import Difficulty
+
+from .shipped.reference import (
+    _cj_same,
+    _cj_solve,
+    parse_result,
+)
 
 CJ_DOMAINS = [
     {

@@ -11,7 +11,9 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from factory.families.base import Draft, Family, register
-from factory.families.terminal.git_repair.project import (
+from factory.vocabulary import Difficulty
+
+from .project import (
     DOMAINS,
     HOSTS,
     NOUNS,
@@ -25,8 +27,7 @@ from factory.families.terminal.git_repair.project import (
     module_text,
     py_function,
 )
-from factory.families.terminal.git_repair.repo import Repo
-from factory.vocabulary import Difficulty
+from .repo import Repo
 
 
 def _git_easy(rng: random.Random, repo: Repo, proj: Project, people) -> dict[str, Any]:

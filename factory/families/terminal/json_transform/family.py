@@ -10,14 +10,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from factory.families.base import Draft, Family, register
-from factory.families.terminal.json_transform.shipped.transforms import (
+from factory.families.terminal.knobs import level_of, spread
+from factory.families.terminal.words import CTF_APPS
+from factory.vocabulary import Difficulty
+
+from .shipped.transforms import (
     jt_merge,
     jt_report,
     jt_reshape,
 )
-from factory.families.terminal.knobs import level_of, spread
-from factory.families.terminal.words import CTF_APPS
-from factory.vocabulary import Difficulty
 
 # =============================================================================================
 # json-transform

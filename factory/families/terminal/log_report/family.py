@@ -13,7 +13,19 @@ from typing import Any
 
 from factory.families.base import Draft, Family, register
 from factory.families.terminal.knobs import pick
-from factory.families.terminal.log_report.logs import (
+from factory.families.terminal.text_tasks import (
+    AGENT_TIMEOUT,
+    EASY,
+    HARD,
+    MEDIUM,
+    OUT_DIRS,
+    csv_text,
+    sha256_hex,
+    unmentioned,
+)
+from factory.vocabulary import Difficulty
+
+from .logs import (
     LR_APPS,
     LR_FORMATS,
     LR_RESOURCES,
@@ -26,17 +38,6 @@ from factory.families.terminal.log_report.logs import (
     log_line,
     stack_trace,
 )
-from factory.families.terminal.text_tasks import (
-    AGENT_TIMEOUT,
-    EASY,
-    HARD,
-    MEDIUM,
-    OUT_DIRS,
-    csv_text,
-    sha256_hex,
-    unmentioned,
-)
-from factory.vocabulary import Difficulty
 
 
 def _top_lines(items: list[tuple[str, int]], style: str, names: tuple[str, str]) -> str:

@@ -10,10 +10,11 @@ from typing import Any
 
 from factory.families.base import Draft, Family, register
 from factory.families.terminal.knobs import level_of, spread
-from factory.families.terminal.performance_budget.shipped import datagen
 from factory.families.terminal.shipped import read
 from factory.families.terminal.words import TEAMS
 from factory.vocabulary import Difficulty
+
+from .shipped import datagen
 
 # =============================================================================================
 # performance-budget

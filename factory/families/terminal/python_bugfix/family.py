@@ -11,8 +11,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from factory.families.base import Draft, Family, register
-from factory.families.terminal.python_bugfix.kinds import KINDS, Case
 from factory.vocabulary import Difficulty
+
+from .kinds import KINDS, Case
 
 PY_DOMAINS = [
     {

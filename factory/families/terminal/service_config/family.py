@@ -10,7 +10,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from factory.families.base import Draft, Family, register
-from factory.families.terminal.service_config.settings import (
+from factory.families.terminal.shipped import fill, read
+from factory.families.terminal.words import APPS
+from factory.vocabulary import Difficulty
+
+from .settings import (
     SC_DOCS,
     SC_FAULTS,
     SC_FORMAT_DOC,
@@ -24,9 +28,6 @@ from factory.families.terminal.service_config.settings import (
     SC_WORDS,
     _sc_render,
 )
-from factory.families.terminal.shipped import fill, read
-from factory.families.terminal.words import APPS
-from factory.vocabulary import Difficulty
 
 
 def _sc_program(

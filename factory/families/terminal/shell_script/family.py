@@ -10,16 +10,17 @@ from typing import Any
 
 from factory.families.base import Draft, Family, register
 from factory.families.terminal.knobs import level_of, spread
-from factory.families.terminal.shell_script.csv_tool import CSV_NAMES, csv_cases
-from factory.families.terminal.shell_script.file_tools import (
+from factory.families.terminal.words import TEAMS
+from factory.vocabulary import Difficulty
+
+from .csv_tool import CSV_NAMES, csv_cases
+from .file_tools import (
     REN_NAMES,
     ROT_NAMES,
     rename_cases,
     rotate_cases,
 )
-from factory.families.terminal.shell_script.retry_tool import RETRY_NAMES, retry_cases
-from factory.families.terminal.words import TEAMS
-from factory.vocabulary import Difficulty
+from .retry_tool import RETRY_NAMES, retry_cases
 
 SAFE_CODES = [2, 3, 4, 5, 6, 7, 9, 64, 65, 66, 69, 70, 73, 74, 75, 77, 78]
 

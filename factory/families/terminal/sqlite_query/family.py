@@ -9,7 +9,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from factory.families.base import Draft, Family, register
-from factory.families.terminal.sqlite_query.questions import (
+from factory.vocabulary import Difficulty
+
+from .questions import (
     q_group_units,
     q_monthly_groups,
     q_parent_counts,
@@ -17,13 +19,12 @@ from factory.families.terminal.sqlite_query.questions import (
     q_parent_revenue,
     q_status_year,
 )
-from factory.families.terminal.sqlite_query.questions_hard import (
+from .questions_hard import (
     q_net_having,
     q_quarter_grid,
     q_top_per_group,
 )
-from factory.families.terminal.sqlite_query.shop import THEMES, make_shop
-from factory.vocabulary import Difficulty
+from .shop import THEMES, make_shop
 
 QUESTIONS = {
     "easy": [q_status_year, q_parent_counts, q_group_units],

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from factory.families.terminal.sql_rows import sql_time
-from factory.families.terminal.sqlite_query.shop import MONEY_SQL, Shop, money_text, with_article
+
+from .shop import MONEY_SQL, Shop, money_text, with_article
 
 
 @dataclass

@@ -7,7 +7,8 @@ import random
 from datetime import datetime, timedelta
 
 from factory.families.terminal.sql_rows import sql_time
-from factory.families.terminal.sqlite_query.questions import (
+
+from .questions import (
     Question,
     between,
     between_dates,
@@ -15,7 +16,7 @@ from factory.families.terminal.sqlite_query.questions import (
     plant_tie,
     range_text,
 )
-from factory.families.terminal.sqlite_query.shop import (
+from .shop import (
     ITEM_WORDS,
     MONEY_SQL,
     Shop,

@@ -16,18 +16,19 @@ from factory.families.terminal.text_tasks import (
     sha256_hex,
     unmentioned,
 )
-from factory.families.terminal.text_transform.config import (
+from factory.vocabulary import Difficulty
+
+from .config import (
     TT_CONFIG_BUGS,
     apply_changes,
     draw_config,
     render_config,
 )
-from factory.families.terminal.text_transform.report import (
+from .report import (
     TT_REPORT_BUGS,
     draw_report,
     parse_report,
 )
-from factory.vocabulary import Difficulty
 
 TT_BUG_NOTES = {
     "split-on-spaces": "splits rows on whitespace (awk style) instead of by character position",

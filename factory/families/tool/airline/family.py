@@ -15,17 +15,19 @@ from factory.toolenv.domains.airline import (
 from factory.families.base import register
 from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
-from factory.families.tool.airline.data import AIRPORTS, BRANDS, TIMES, random_dob
-from factory.families.tool.airline.plan import AirlinePlan, plant_reservation
-from factory.families.tool.airline.traps import (
+from factory.families.tool.toolfamily import Scenario, ToolFamily
+from factory.vocabulary import Difficulty
+
+from .data import AIRPORTS, BRANDS, TIMES, random_dob
+from .plan import AirlinePlan
+from .reservations import plant_reservation
+from .traps import (
     trap_add_passenger,
     trap_basic_flight,
     trap_cancel,
     trap_compensation,
     trap_remove_bags,
 )
-from factory.families.tool.toolfamily import Scenario, ToolFamily
-from factory.vocabulary import Difficulty
 
 
 @register

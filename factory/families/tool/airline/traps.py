@@ -3,9 +3,11 @@ must trip a rule of the domain)."""
 
 from __future__ import annotations
 
-from factory.families.tool.airline.data import dob_words, pretty_date
-from factory.families.tool.airline.plan import AirlinePlan, plant_reservation
 from factory.families.tool.toolfamily import Call
+
+from .data import dob_words, pretty_date
+from .plan import AirlinePlan
+from .reservations import plant_reservation
 
 # --- traps ------------------------------------------------------------------------------
 

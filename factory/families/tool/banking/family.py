@@ -12,7 +12,10 @@ from factory.toolenv.domains.banking import DOMAIN
 from factory.families.base import register
 from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
-from factory.families.tool.banking.plan import (
+from factory.families.tool.toolfamily import Scenario, ToolFamily, shift_date
+from factory.vocabulary import Difficulty
+
+from .plan import (
     BankingPlan,
     add_account,
     add_card,
@@ -21,7 +24,7 @@ from factory.families.tool.banking.plan import (
     post_transaction,
     random_dob,
 )
-from factory.families.tool.banking.traps import (
+from .traps import (
     trap_fraud_card,
     trap_frozen_account,
     trap_new_payee,
@@ -29,8 +32,6 @@ from factory.families.tool.banking.traps import (
     trap_over_limit,
     trap_relative_card,
 )
-from factory.families.tool.toolfamily import Scenario, ToolFamily, shift_date
-from factory.vocabulary import Difficulty
 
 
 @register

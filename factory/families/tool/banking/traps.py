@@ -6,8 +6,10 @@ from __future__ import annotations
 from factory.toolenv.domains.banking import NEW_PAYEE_CAP
 
 from factory.families.names import FIRST_NAMES as FIRST
-from factory.families.tool.banking.data import BANKS, MERCHANTS, money_text, pretty_date
-from factory.families.tool.banking.plan import (
+from factory.families.tool.toolfamily import Call
+
+from .data import BANKS, MERCHANTS, money_text, pretty_date
+from .plan import (
     BankingPlan,
     add_account,
     add_card,
@@ -16,7 +18,6 @@ from factory.families.tool.banking.plan import (
     fresh_name,
     random_dob,
 )
-from factory.families.tool.toolfamily import Call
 
 # --- traps -------------------------------------------------------------------------------
 

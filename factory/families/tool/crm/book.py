@@ -10,7 +10,8 @@ from factory.toolenv.core import JSON
 from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
 from factory.families.names import MONTH_NAMES
-from factory.families.tool.crm.data import DEAL_NAMES, PRODUCTS, STAGES, TITLES, WEEKDAYS
+
+from .data import DEAL_NAMES, PRODUCTS, STAGES, TITLES, WEEKDAYS
 
 
 class Book:

@@ -10,8 +10,11 @@ from factory.toolenv.core import JSON
 from factory.families.base import register
 from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
-from factory.families.tool.crm.book import Book
-from factory.families.tool.crm.data import (
+from factory.families.tool.toolfamily import Call, Scenario, ToolFamily, compose, draw_today
+from factory.vocabulary import Difficulty
+
+from .book import Book
+from .data import (
     CUSTOMERS,
     SELLERS,
     STAGES,
@@ -19,10 +22,8 @@ from factory.families.tool.crm.data import (
     TASK_TITLES,
     TEMPLATES,
 )
-from factory.families.tool.crm.parts import BIGGER, SIMPLE, amount_part, close_part
-from factory.families.tool.crm.traps import TRAPS
-from factory.families.tool.toolfamily import Call, Scenario, ToolFamily, compose, draw_today
-from factory.vocabulary import Difficulty
+from .parts import BIGGER, SIMPLE, amount_part, close_part
+from .traps import TRAPS
 
 
 @register

@@ -8,9 +8,10 @@ from collections.abc import Callable
 
 from factory.toolenv.core import JSON
 
-from factory.families.tool.crm.book import Book, possessive
-from factory.families.tool.crm.data import LABELS, PAIRS, STAGES, SUMMARIES, TASK_TITLES, TITLES
 from factory.families.tool.toolfamily import Call, Part
+
+from .book import Book, possessive
+from .data import LABELS, PAIRS, STAGES, SUMMARIES, TASK_TITLES, TITLES
 
 
 # --- request parts: contacts ------------------------------------------------------------------

@@ -3,9 +3,10 @@ rule of the domain)."""
 
 from __future__ import annotations
 
-from factory.families.tool.crm.book import Book, possessive
-from factory.families.tool.crm.data import LABELS, PAIRS, STAGES
 from factory.families.tool.toolfamily import Call
+
+from .book import Book, possessive
+from .data import LABELS, PAIRS, STAGES
 
 
 # --- policy traps -----------------------------------------------------------------------------

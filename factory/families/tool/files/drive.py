@@ -10,7 +10,8 @@ from factory.toolenv.core import JSON
 from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
 from factory.families.names import MONTH_NAMES
-from factory.families.tool.files.data import CITIES, CLIENTS, DEPTS, PRODUCTS, SIZES
+
+from .data import CITIES, CLIENTS, DEPTS, PRODUCTS, SIZES
 
 
 class Drive:

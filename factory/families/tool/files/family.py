@@ -9,12 +9,13 @@ from factory.toolenv.core import JSON
 from factory.families.base import register
 from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
-from factory.families.tool.files.data import BIG, COMPANIES, DEPTS, GIB, MIN_FREE, SUBFOLDERS, TAGS
-from factory.families.tool.files.drive import Drive
-from factory.families.tool.files.parts import SIMPLE, reorganise_part
-from factory.families.tool.files.traps import TRAPS
 from factory.families.tool.toolfamily import Call, Scenario, ToolFamily, compose, draw_today
 from factory.vocabulary import Difficulty
+
+from .data import BIG, COMPANIES, DEPTS, GIB, MIN_FREE, SUBFOLDERS, TAGS
+from .drive import Drive
+from .parts import SIMPLE, reorganise_part
+from .traps import TRAPS
 
 
 def _set_quotas(d: Drive) -> None:

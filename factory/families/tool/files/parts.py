@@ -7,9 +7,10 @@ from collections.abc import Callable
 
 from factory.toolenv.core import JSON
 
-from factory.families.tool.files.data import DEPTS, KINDS, NEW_FOLDERS, TEMPLATES
-from factory.families.tool.files.drive import Drive, extension, name_stem, pretty_date, variant
 from factory.families.tool.toolfamily import Call, Part
+
+from .data import DEPTS, KINDS, NEW_FOLDERS, TEMPLATES
+from .drive import Drive, extension, name_stem, pretty_date, variant
 
 
 # --- request parts ----------------------------------------------------------------------------

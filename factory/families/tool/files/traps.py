@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
-from factory.families.tool.files.data import BIG, PARTNERS, TAGS
-from factory.families.tool.files.drive import Drive
 from factory.families.tool.toolfamily import Call
+
+from .data import BIG, PARTNERS, TAGS
+from .drive import Drive
 
 
 # --- policy traps -----------------------------------------------------------------------------

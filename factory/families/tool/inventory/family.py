@@ -12,17 +12,18 @@ from factory.toolenv.domains.inventory import DOMAIN
 from factory.families.base import register
 from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
-from factory.families.tool.inventory.data import ITEMS, WAREHOUSES
-from factory.families.tool.inventory.plan import InventoryPlan, add_order
-from factory.families.tool.inventory.traps import (
+from factory.families.tool.toolfamily import Scenario, ToolFamily
+from factory.vocabulary import Difficulty
+
+from .data import ITEMS, WAREHOUSES
+from .plan import InventoryPlan, add_order
+from .traps import (
     trap_cancel_shipped,
     trap_discount,
     trap_edit_shipped,
     trap_late_return,
     trap_oversell,
 )
-from factory.families.tool.toolfamily import Scenario, ToolFamily
-from factory.vocabulary import Difficulty
 
 
 @register

@@ -8,8 +8,9 @@ import random
 from factory.toolenv.core import JSON
 from factory.toolenv.domains.inventory import DISCOUNT_CAP
 
-from factory.families.tool.inventory.data import units_text
 from factory.families.tool.toolfamily import Call, Plan, shift_date
+
+from .data import units_text
 
 
 def add_order(

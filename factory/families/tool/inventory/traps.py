@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from factory.toolenv.domains.inventory import DISCOUNT_CAP
 
-from factory.families.tool.inventory.data import units_text
-from factory.families.tool.inventory.plan import InventoryPlan
 from factory.families.tool.toolfamily import Call
+
+from .data import units_text
+from .plan import InventoryPlan
 
 # --- traps -------------------------------------------------------------------------------
 
