@@ -1,6 +1,6 @@
 """What the text-processing families share (log-report, regex-extract, text-transform,
-csv-json-wrangle): difficulty knobs, agent timeouts, output folders, people and product names,
-CSV text, digests, and which answers an instruction happens to mention."""
+csv-json-wrangle): agent timeouts, output folders, people and product names, CSV text,
+digests, and which answers an instruction happens to mention."""
 
 from __future__ import annotations
 
