@@ -23,10 +23,10 @@ from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
 
-from factory.families.tooling import KIT_FILES as TOOL_KIT_FILES
-from factory.families.tooling import TOOL_PORT, TOOLENV_DIR, Call, solve_script
-from factory.families.webbing import HEALTHCHECK as WEB_HEALTHCHECK
-from factory.families.webbing import WEB_PORT, web_environment_files
+from factory.families.tool.toolfamily import KIT_FILES as TOOL_KIT_FILES
+from factory.families.tool.toolfamily import TOOL_PORT, TOOLENV_DIR, Call, solve_script
+from factory.families.web.webfamily import HEALTHCHECK as WEB_HEALTHCHECK
+from factory.families.web.webfamily import WEB_PORT, web_environment_files
 from factory.generate.spec import TaskSpec
 from factory.tasks.config import TaskConfig
 from factory.templating import render

@@ -8,7 +8,6 @@ from factory import __version__
 from factory.families.base import Draft, Family
 from factory.generate.spec import TaskSpec
 from factory.generate.taxonomy import Difficulty
-from factory.resources import templates_dir
 from factory.tasks.config import (
     AgentConfig,
     EnvironmentConfig,
@@ -18,7 +17,7 @@ from factory.tasks.config import (
     TaskSection,
     VerifierConfig,
 )
-from factory.templating import environment
+from factory.templating import folder_environment
 
 MUTATIONS_DIR = "mutations/"
 
@@ -51,8 +50,8 @@ def render_family(
     family: Family, draft: Draft, *, task_id: str, difficulty: Difficulty, origin: Origin
 ) -> TaskSpec:
     """Render a family's templates with the draft's context into a TaskSpec."""
-    env = environment()
-    root = templates_dir() / family.template_dir
+    root = family.templates
+    env = folder_environment(root)
     if not root.is_dir():
         raise FileNotFoundError(f"family {family.name}: no templates at {root}")
     context = {**draft.context, "difficulty": difficulty.value, "task_id": task_id}
@@ -61,8 +60,7 @@ def render_family(
     for path in sorted(p for p in root.rglob("*") if p.is_file()):
         rel = path.relative_to(root).as_posix()
         if rel.endswith(".j2"):
-            name = f"{family.template_dir}/{rel}"
-            content = env.get_template(name).render(**context).encode()
+            content = env.get_template(rel).render(**context).encode()
             rel = rel[: -len(".j2")]
         else:
             content = path.read_bytes()

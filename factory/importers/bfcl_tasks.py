@@ -37,7 +37,7 @@ from factory.errors import BfclDataError
 from factory.fsutil import staged_directory, write_text_atomic
 from factory.importers import bfcl
 from factory.importers import bfcl_runtime as rt
-from factory.resources import templates_dir
+from factory.resources import templates_dir, toolenv_dir
 from factory.tasks.config import (
     AgentConfig,
     EnvironmentConfig,
@@ -57,7 +57,7 @@ REPORT_NAME = ".bfcl-import.json"
 """Import report in the output folder (hidden: ``DIR/*`` globs only the tasks)."""
 TOOL_PORT = 8000
 TEMPLATES = "import/bfcl"
-TOOLENV_DIR = Path(__file__).resolve().parent.parent / "toolenv"
+TOOLENV_DIR = toolenv_dir()  # environments/tools/toolenv
 _KIT_FILES = ("__init__.py", "core.py", "server.py", "cli.py", "bfcl_backend.py")
 #: BFCL module every API class imports (its long-context filler data).
 _SHARED_MODULES = ("long_context",)
