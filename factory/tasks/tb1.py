@@ -39,6 +39,7 @@ from factory.tasks.config import (
     VerifierConfig,
     parse_size_mb,
 )
+from factory.tasks.harbor_schema import CURRENT_SCHEMA_VERSION
 from factory.tasks.hashing import hash_tree
 from factory.tasks.model import Task, load_harbor_task, pydantic_error_field
 from factory.tasks.offline import merge_scans, scan_test_script, with_build_time_installs
@@ -339,7 +340,7 @@ def convert_tb1(src: Path, dest: Path) -> Task:
         out.instruction.write_text(spec.instruction_text() or "")
         environment = _compose_environment(client, paths.compose, notes)
         config = TaskConfig(
-            schema_version="1.1",
+            schema_version=CURRENT_SCHEMA_VERSION,
             task=TaskSection(name=src.name),
             metadata={
                 k: v
