@@ -201,9 +201,9 @@ def installed_packages(words: list[str]) -> tuple[list[str], bool]:
             if not equals:
                 next(tokens, None)
         elif not token.startswith("-"):
-            specs.append(token)
             if head == "uvx":
-                break  # the tool; what follows are its own arguments
+                break  # the tool (what --from names, if anything, is the package)
+            specs.append(token)
     if specs == ["pip"] and {"-U", "--upgrade"} & set(args):
         return [], constrained
     return specs, constrained
@@ -260,7 +260,7 @@ class _Linter:
             self._scripts(config)
         if self.paths.dockerfile.is_file():
             self._dockerfile()
-        return self.findings
+        return sorted(self.findings, key=_order)
 
     def _config(self) -> tuple[dict | None, TaskConfig | None]:
         path = self.paths.config
@@ -359,10 +359,7 @@ class _Linter:
         self._network(config)
 
     def _network(self, config: TaskConfig) -> None:
-        env = config.environment
-        mode = env.network_mode
-        if mode is None and env.allow_internet is False:
-            mode = NetworkMode.NO_NETWORK
+        mode = _declared_network(config)
         restricted = mode in (NetworkMode.NO_NETWORK, NetworkMode.ALLOWLIST)
         if restricted and self.host is not None and not self.host.egress_control:
             self.add(
@@ -374,7 +371,7 @@ class _Linter:
             )
 
     def _scripts(self, config: TaskConfig) -> None:
-        offline = not config.environment.network_enabled
+        offline = _declared_network(config) is NetworkMode.NO_NETWORK
         separate = (config.verifier.model_extra or {}).get("environment_mode") == "separate"
         for script, verifier in ((self.paths.test_script, True), (self.paths.solve_script, False)):
             if not script.is_file():
@@ -441,6 +438,19 @@ class _Linter:
                     )
 
 
+def _order(finding: LintFinding) -> tuple:
+    line = re.match(r"line (\d+)$", finding.where or "")
+    return (finding.path, int(line.group(1)) if line else 0, finding.rule.value)
+
+
+def _declared_network(config: TaskConfig) -> NetworkMode:
+    """The network policy other harnesses apply: Harbor's default is public."""
+    env = config.environment
+    if env.network_mode is not None:
+        return env.network_mode
+    return NetworkMode.NO_NETWORK if env.allow_internet is False else NetworkMode.PUBLIC
+
+
 def _version_key(version: str) -> tuple[int, ...]:
     return tuple(int(part) for part in re.findall(r"\d+", version)) or (0,)
 
@@ -449,6 +459,11 @@ def lint_task(root: Path, *, host: HarnessHost | None = None) -> list[LintFindin
     """Findings for one task directory (``host``: also what Harbor's Docker environment on
     that host would refuse)."""
     return _Linter(root.resolve(), host).run()
+
+
+def lint_paths(paths: list[Path], *, host: HarnessHost | None = None) -> list[LintFinding]:
+    """Findings for every task directory at or below ``paths``."""
+    return [finding for root in find_task_dirs(paths) for finding in lint_task(root, host=host)]
 
 
 def find_task_dirs(paths: list[Path]) -> list[Path]:
