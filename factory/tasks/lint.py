@@ -36,6 +36,7 @@ from factory.tasks.harbor_schema import (
     TASK_NAME_PATTERN,
     unknown_keys,
 )
+from factory.tasks.model import discover_task_dirs
 from factory.tasks.paths import TaskPaths
 
 if sys.version_info >= (3, 11):
@@ -463,18 +464,7 @@ def lint_task(root: Path, *, host: HarnessHost | None = None) -> list[LintFindin
 
 def lint_paths(paths: list[Path], *, host: HarnessHost | None = None) -> list[LintFinding]:
     """Findings for every task directory at or below ``paths``."""
-    return [finding for root in find_task_dirs(paths) for finding in lint_task(root, host=host)]
-
-
-def find_task_dirs(paths: list[Path]) -> list[Path]:
-    """Task directories at or below ``paths`` (a folder with a task.toml is a task)."""
-    found: list[Path] = []
-    for path in paths:
-        if (path / "task.toml").is_file() or not path.is_dir():
-            found.append(path)
-            continue
-        found += sorted(p.parent for p in path.rglob("task.toml"))
-    return found
+    return [finding for root in discover_task_dirs(paths) for finding in lint_task(root, host=host)]
 
 
 PROBE_IMAGE = "alpine@sha256:5b10f432ef3da1b8d4c7eb6c487f2f5a8f096bc91145e68878dd4a5019afde11"

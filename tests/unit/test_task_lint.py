@@ -15,7 +15,6 @@ from factory.tasks.lint import (
     HarnessHost,
     LintRule,
     LintSource,
-    find_task_dirs,
     installed_packages,
     is_unpinned,
     lint_paths,
@@ -214,11 +213,12 @@ def test_local_harbor_docker_host_reads_the_kernel_config(tmp_path):
     assert not local_harbor_docker_host(config, image_present=False).egress_control
 
 
-def test_find_task_dirs_walks_folders(tmp_path):
+def test_lint_paths_walks_a_suite_folder(tmp_path):
     make_task(tmp_path / "suite" / "a")
-    make_task(tmp_path / "suite" / "nested" / "b")
-    assert [p.name for p in find_task_dirs([tmp_path / "suite"])] == ["a", "b"]
-    assert lint_paths([tmp_path / "suite"]) == []
+    make_task(tmp_path / "suite" / "b", toml=GOOD_TOML.replace('"1.4"', '"1.2"'))
+    assert [(f.task, f.rule) for f in lint_paths([tmp_path / "suite"])] == [
+        ("b", LintRule.OLD_SCHEMA_VERSION)
+    ]
 
 
 @pytest.mark.parametrize("name", registry.names())
