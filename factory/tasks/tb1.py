@@ -42,7 +42,12 @@ from factory.tasks.config import (
 from factory.tasks.harbor_schema import CURRENT_SCHEMA_VERSION
 from factory.tasks.hashing import hash_tree
 from factory.tasks.model import Task, load_harbor_task, pydantic_error_field
-from factory.tasks.offline import merge_scans, scan_test_script, with_build_time_installs
+from factory.tasks.offline import (
+    VERIFIER_ENV,
+    merge_scans,
+    scan_test_script,
+    with_build_time_installs,
+)
 from factory.tasks.paths import TaskPaths, TB1Paths
 from factory.templating import render
 
@@ -353,7 +358,10 @@ def convert_tb1(src: Path, dest: Path) -> Task:
                 }.items()
                 if v
             },
-            verifier=VerifierConfig(timeout_sec=spec.max_test_timeout_sec),
+            verifier=VerifierConfig(
+                timeout_sec=spec.max_test_timeout_sec,
+                **({"env": dict(VERIFIER_ENV)} if scan.uses_uv else {}),
+            ),
             agent=AgentConfig(timeout_sec=spec.max_agent_timeout_sec),
             environment=environment,
         )
