@@ -161,8 +161,12 @@ def main() -> None:
         harbor_valid = o == 1.0 and n == 0.0
         ok = harbor_valid == (verdict == Outcome.VALID.value)
         agree += ok
-        rows.append({"task": name, "factory": verdict, "harbor_oracle": o, "harbor_nop": n, "agree": ok})
-        print(f"{name:48s} factory={verdict:22s} harbor oracle={o} nop={n} {'agree' if ok else 'DISAGREE'}")
+        rows.append(
+            {"task": name, "factory": verdict, "harbor_oracle": o, "harbor_nop": n, "agree": ok}
+        )
+        print(
+            f"{name:48s} factory={verdict:22s} harbor oracle={o} nop={n} {'agree' if ok else 'DISAGREE'}"
+        )
     summary = {
         "tasks": len(dirs),
         "agree": agree,
