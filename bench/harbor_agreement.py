@@ -11,9 +11,10 @@ agreement and each side's wall time.
 Harbor needs Python >= 3.12, so it runs in a container (``bench/harbor/Dockerfile``: Harbor
 0.26.0, Docker CLI and Compose from Debian) that drives this machine's engine through its
 socket, with the run folder mounted at the same path (Harbor bind-mounts trial folders). The
-public base images the Dockerfiles name are tagged on the engine as factory's stand-ins for
-the duration of the run (``python:3.12-slim-bookworm`` -> ``factory/python:bookworm``, ...),
-so Harbor builds the very Dockerfiles factory certified; the tags are removed afterwards.
+public base images the Dockerfiles name are made on the engine from factory's stand-ins for
+the duration of the run (``python:3.12-slim-bookworm`` -> ``factory/python:bookworm``, ...,
+with factory's image labels blanked), so Harbor builds the very Dockerfiles factory certified;
+they are removed afterwards.
 
 No-network tasks: stock Harbor's Docker environment refuses them here (its egress control
 needs images that cannot be pulled), so Harbor runs with ``--env
@@ -63,6 +64,20 @@ def stand_in_tags(dirs: list[Path], runtime: DockerRuntime) -> dict[str, str]:
             rewrite = rewrite_dockerfile(dockerfile.read_text(), table, runtime.image_exists)
             tags.update(dict(rewrite.substitutions))
     return tags
+
+
+def stand_in_as(public: str, local: str) -> None:
+    """Make ``public`` the stand-in ``local``, without factory's labels: Harbor's containers
+    must not look like factory's own to a `factory gc` running on the same engine."""
+    dockerfile = f'FROM {local}\nLABEL factory.managed="" factory.kind="" factory.recipe_hash=""\n'
+    result = subprocess.run(
+        ["docker", "build", "-q", "-t", public, "-"],
+        input=dockerfile,
+        text=True,
+        capture_output=True,
+    )
+    if result.returncode != 0:
+        raise SystemExit(f"could not tag {local} as {public}: {result.stderr[-400:]}")
 
 
 def factory_side(dirs: list[Path], out: Path, jobs: int) -> tuple[dict[str, str], float]:
@@ -145,7 +160,7 @@ def main() -> None:
     tags = stand_in_tags(dirs, runtime)
     added = [public for public in tags if not runtime.image_exists(public)]
     for public in added:
-        docker("tag", tags[public], public)
+        stand_in_as(public, tags[public])
     try:
         oracle, oracle_wall = harbor_side(dataset, out, "oracle", args.jobs)
         nop, nop_wall = harbor_side(dataset, out, "nop", args.jobs)

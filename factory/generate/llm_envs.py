@@ -222,7 +222,7 @@ def tool_domain_spec(task: LlmToolDomain, task_id: str, config: TaskConfig) -> T
         "command": 'python3 -c "import urllib.request; '
         f"urllib.request.urlopen('http://127.0.0.1:{TOOL_PORT}/health', timeout=2)\"",
         "interval_sec": 0.5,
-        "timeout_sec": 5.0,
+        "timeout_sec": 30.0,  # one attempt; Harbor fails the trial when it runs out
         "retries": 20,
         "start_period_sec": 10.0,
     }
