@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -144,6 +145,8 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--out", type=Path, default=Path("/tmp/factory-harbor-bench"))
     args = parser.parse_args()
+    # a SIGTERM still removes the public-name images this run made (the finally below)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     out = args.out.resolve()
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
