@@ -29,6 +29,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
+from factory.errors import TaskFormatError
 from factory.tasks.config import NetworkMode, TaskConfig
 from factory.tasks.harbor_schema import (
     CURRENT_SCHEMA_VERSION,
@@ -459,6 +460,8 @@ def _version_key(version: str) -> tuple[int, ...]:
 def lint_task(root: Path, *, host: HarnessHost | None = None) -> list[LintFinding]:
     """Findings for one task directory (``host``: also what Harbor's Docker environment on
     that host would refuse)."""
+    if not root.is_dir():
+        raise TaskFormatError(root, "not a task directory (no such folder)")
     return _Linter(root.resolve(), host).run()
 
 

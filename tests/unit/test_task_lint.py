@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from factory.errors import TaskFormatError
 from factory.families import registry
 from factory.generate.render import Origin, render_family
 from factory.generate.taxonomy import Difficulty
@@ -239,3 +240,8 @@ def test_family_tasks_pass_harbors_rules_but_the_shared_verifier(name, tmp_path)
         root = spec.write(tmp_path / difficulty.value)
         found = [f.line() for f in lint_task(root) if f.rule is not LintRule.SHARED_VERIFIER]
         assert found == []
+
+
+def test_a_missing_folder_is_an_error_naming_it(tmp_path):
+    with pytest.raises(TaskFormatError, match="no such folder"):
+        lint_paths([tmp_path / "nope"])
