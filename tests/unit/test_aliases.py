@@ -184,8 +184,12 @@ def test_python_stand_in_names_the_minor_version_it_differs_by(table, dockerfile
 
 def test_python_stand_in_that_matches_adds_no_caveat(table):
     rewrite = rewrite_dockerfile("FROM python:3.11-slim-bookworm\n", table, LOCAL.__contains__)
-    assert rewrite.notes == ["base image python:3.11-slim-bookworm -> factory/python:bookworm (alias)"]
+    assert rewrite.notes == [
+        "base image python:3.11-slim-bookworm -> factory/python:bookworm (alias)"
+    ]
 
 
 def test_python_images_never_fall_back_to_the_tool_laden_base(table):
-    assert table.resolve("python:3.12-slim-bookworm", {"factory/base:bookworm"}.__contains__) is None
+    assert (
+        table.resolve("python:3.12-slim-bookworm", {"factory/base:bookworm"}.__contains__) is None
+    )
