@@ -74,7 +74,13 @@ class LintRule(str, Enum):
 
 
 RULE_SOURCE: dict[LintRule, LintSource] = {
-    **{rule: LintSource.HARBOR for rule in list(LintRule)[:7]},
+    LintRule.INVALID_TASK_CONFIG: LintSource.HARBOR,
+    LintRule.UNKNOWN_CONFIG_FIELD: LintSource.HARBOR,
+    LintRule.INVALID_TASK_FILES: LintSource.HARBOR,
+    LintRule.SHARED_VERIFIER: LintSource.HARBOR,
+    LintRule.UNPINNED_PYTHON_DEPENDENCY: LintSource.HARBOR,
+    LintRule.VERIFIER_RUNTIME_INSTALL: LintSource.HARBOR,
+    LintRule.AGENT_IMAGE_TEST_LEAK: LintSource.HARBOR,
     LintRule.OFFLINE_VERIFIER_INSTALL: LintSource.FIDELITY,
     LintRule.OLD_SCHEMA_VERSION: LintSource.FIDELITY,
     LintRule.DUPLICATE_KEYWORD: LintSource.FIDELITY,

@@ -245,3 +245,9 @@ def test_family_tasks_pass_harbors_rules_but_the_shared_verifier(name, tmp_path)
 def test_a_missing_folder_is_an_error_naming_it(tmp_path):
     with pytest.raises(TaskFormatError, match="no such folder"):
         lint_paths([tmp_path / "nope"])
+
+
+def test_every_rule_has_a_source():
+    from factory.tasks.lint import RULE_SOURCE
+
+    assert set(RULE_SOURCE) == set(LintRule)
