@@ -14,7 +14,9 @@ socket, with the run folder mounted at the same path (Harbor bind-mounts trial f
 public base images the Dockerfiles name are made on the engine from factory's stand-ins for
 the duration of the run (``python:3.12-slim-bookworm`` -> ``factory/python:bookworm``, ...,
 with factory's image labels blanked), so Harbor builds the very Dockerfiles factory certified;
-they are removed afterwards.
+they are removed afterwards. Run it on an engine that no other factory process uses meanwhile:
+while those names exist, factory's alias table takes them as they are, and a build that
+starts just before they are removed fails with a pull from Docker Hub.
 
 No-network tasks: stock Harbor's Docker environment refuses them here (its egress control
 needs images that cannot be pulled), so Harbor runs with ``--env
