@@ -16,7 +16,9 @@ from factory.tasks.config import (
     TaskConfig,
     TaskSection,
     VerifierConfig,
+    unique,
 )
+from factory.tasks.harbor_schema import CURRENT_SCHEMA_VERSION
 from factory.templating import folder_environment
 
 MUTATIONS_DIR = "mutations/"
@@ -73,16 +75,16 @@ def render_family(
     mutations.update(draft.mutations)
     files["instruction.md"] = _framing(origin).encode() + files["instruction.md"]
     config = TaskConfig(
-        schema_version="1.1",
+        schema_version=CURRENT_SCHEMA_VERSION,
         task=TaskSection(
             name=f"{origin.suite}/{task_id}",
             description=family.title,
-            keywords=[family.category, *draft.tags],
+            keywords=unique([family.category, *draft.tags]),
         ),
         metadata={
             "difficulty": difficulty.value,
             "category": family.category,
-            "tags": [family.name, *draft.tags],
+            "tags": unique([family.name, *draft.tags]),
         },
         verifier=VerifierConfig(timeout_sec=draft.verifier_timeout_sec),
         agent=AgentConfig(timeout_sec=draft.agent_timeout_sec),

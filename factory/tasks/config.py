@@ -36,6 +36,11 @@ DEFAULT_CPUS = 1.0
 DEFAULT_MEMORY_MB = 2048
 
 
+def unique(values: list[str]) -> list[str]:
+    """``values`` without repeats, in first-seen order (keywords and tags are sets)."""
+    return list(dict.fromkeys(values))
+
+
 class NetworkMode(str, Enum):
     """Harbor's network modes."""
 

@@ -178,6 +178,13 @@ def test_free_form_reply_becomes_a_task(stub):
         "m",
     )
     assert spec.config.environment.network_enabled is False
+    # hermetic: pytest (pinned) and the tools the prompt promises are installed at build time,
+    # right after FROM; test.sh fetches nothing
+    dockerfile = spec.files["environment/Dockerfile"].decode().splitlines()
+    assert dockerfile[0] == "FROM python:3.12-slim-bookworm"
+    assert "pip install" in dockerfile[1] and "pytest==8.4.2" in dockerfile[1]
+    assert "procps" in dockerfile[2] and dockerfile[-1] == "COPY in.txt /data/in.txt"
+    assert b"pip install" not in spec.files["tests/test.sh"]
     assert usage.calls == 1 and usage.prompt_tokens == 10
     prompt = stub.requests[0]["messages"][1]["content"]
     assert "easy" in prompt and "count" in prompt
@@ -266,3 +273,14 @@ def test_extract_json_variants():
     assert extract_json('prose {"a": {"b": 2}} more {"c": 3}') == {"a": {"b": 2}}
     with pytest.raises(ValueError):
         extract_json("[1, 2]")
+
+
+def test_verifier_setup_goes_into_the_final_stage():
+    from factory.generate.llm_backend import with_verifier_setup
+
+    text = with_verifier_setup(
+        "FROM python:3.12 AS build\nRUN make\nFROM python:3.12-slim\nCOPY x /x\n"
+    )
+    lines = text.splitlines()
+    assert lines[:3] == ["FROM python:3.12 AS build", "RUN make", "FROM python:3.12-slim"]
+    assert "pytest==8.4.2" in lines[3] and lines[-1] == "COPY x /x"

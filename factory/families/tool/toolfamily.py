@@ -224,7 +224,7 @@ class ToolFamily(Family):
             healthcheck={
                 "command": health,
                 "interval_sec": 0.5,
-                "timeout_sec": 5.0,
+                "timeout_sec": 30.0,  # one attempt; Harbor fails the trial when it runs out
                 "retries": 20,
                 "start_period_sec": 10.0,
             },
