@@ -19,6 +19,7 @@ Docker-free and fast: it reads files only.
 
 from __future__ import annotations
 
+import copy
 import gzip
 import re
 import shlex
@@ -33,7 +34,6 @@ from factory.errors import TaskFormatError
 from factory.tasks.config import NetworkMode, TaskConfig
 from factory.tasks.harbor_schema import (
     CURRENT_SCHEMA_VERSION,
-    MCP_TRANSPORTS,
     TASK_NAME_PATTERN,
     unknown_keys,
 )
@@ -284,9 +284,8 @@ class _Linter:
             return raw, TaskConfig.model_validate(raw)
         except ValidationError as exc:
             for error in exc.errors():
-                where = ".".join(str(p) for p in error["loc"]) or None
-                self.add(LintRule.INVALID_TASK_CONFIG, path, error["msg"], where)
-            return raw, None
+                self.add(LintRule.INVALID_TASK_CONFIG, path, error["msg"], _where(error["loc"]))
+            return raw, _without_invalid(raw, exc)
 
     def _layout(self, config: TaskConfig | None) -> None:
         paths = self.paths
@@ -326,9 +325,11 @@ class _Linter:
                 'verifier.environment_mode = "separate"',
                 "verifier.environment_mode",
             )
-        for index, server in enumerate(config.environment.mcp_servers):
+        # The model reads "http" as "streamable-http"; what the file says is in the raw TOML.
+        servers = (raw.get("environment") or {}).get("mcp_servers") or []
+        for index, server in enumerate(servers if isinstance(servers, list) else []):
             where = f"environment.mcp_servers[{index}].transport"
-            if server.transport == "http":
+            if isinstance(server, dict) and server.get("transport") == "http":
                 self.add(
                     LintRule.LEGACY_MCP_TRANSPORT,
                     path,
@@ -336,13 +337,7 @@ class _Linter:
                     "and TRL's Harbor environment reject it)",
                     where,
                 )
-            elif server.transport not in MCP_TRANSPORTS:
-                self.add(
-                    LintRule.INVALID_TASK_CONFIG,
-                    path,
-                    f"{server.transport!r} is not one of {', '.join(MCP_TRANSPORTS)}",
-                    where,
-                )
+            # any other unknown transport fails the model's enum (an invalid-task-config finding)
         version = config.schema_version or config.version
         if version is None or _version_key(version) < _version_key(CURRENT_SCHEMA_VERSION):
             self.add(
@@ -444,6 +439,48 @@ class _Linter:
                         f"{keyword} copies a grading or solution file into the agent's image",
                         f"line {number}",
                     )
+
+
+def _where(loc: tuple) -> str | None:
+    """A pydantic error location as a task.toml path: ``environment.mcp_servers[1].transport``."""
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or None
+
+
+def _without_invalid(raw: dict, error: ValidationError, rounds: int = 5) -> TaskConfig | None:
+    """The configuration with the invalid values dropped (so the other rules still run), or
+    None when it cannot be made valid that way."""
+    data = copy.deepcopy(raw)
+    for _ in range(rounds):
+        for item in error.errors():
+            parent, key = data, None
+            for part in item["loc"][:-1]:
+                parent = parent[part] if isinstance(parent, (dict, list)) else None
+                if parent is None:
+                    break
+            key = item["loc"][-1] if item["loc"] else None
+            if isinstance(parent, dict):
+                parent.pop(key, None)
+            elif isinstance(parent, list) and isinstance(key, int) and key < len(parent):
+                parent[key] = None
+        _drop_nones(data)
+        try:
+            return TaskConfig.model_validate(data)
+        except ValidationError as again:
+            error = again
+    return None
+
+
+def _drop_nones(data: dict | list) -> None:
+    if isinstance(data, dict):
+        for value in data.values():
+            _drop_nones(value)
+    elif isinstance(data, list):
+        data[:] = [v for v in data if v is not None]
+        for value in data:
+            _drop_nones(value)
 
 
 def _order(finding: LintFinding) -> tuple:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from factory.toolenv.core import load_domain
 from fixtures.llama_server import llama_server
 
 from factory.agent.actions import ActionFormat
@@ -18,7 +19,6 @@ from factory.agent.harness import HarnessConfig
 from factory.generate.taxonomy import Difficulty
 from factory.generate.trial import render_trial
 from factory.llm import LlmClient, LlmSettings
-from factory.toolenv.core import load_domain
 
 pytestmark = [pytest.mark.docker, pytest.mark.llm]
 

@@ -10,10 +10,9 @@ import urllib.request
 
 import anyio
 import pytest
-from fixtures.tool_server import serve_domain
-
 from factory.toolenv.core import load_domain
 from factory.toolenv.server import HANDSHAKE_VERSIONS, MODERN_VERSIONS
+from fixtures.tool_server import serve_domain
 
 mcp_client = pytest.importorskip("mcp.client", reason="the dev extra installs mcp")
 

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import jinja2
 import pytest
+from factory.toolenv.core import load_domain
+from factory.toolenv.server import ToolService, make_handler
 from fixtures.llm_stub import Stub, reply
 from fixtures.tool_server import serve_domain
 
@@ -25,8 +27,6 @@ from factory.agent.harness import Episode, HarnessConfig
 from factory.llm import LlmClient, LlmSettings
 from factory.runtime import ExecResult
 from factory.tasks.model import load_task
-from factory.toolenv.core import load_domain
-from factory.toolenv.server import ToolService, make_handler
 from factory.validate.isolation import BUSYBOX
 
 CALENDAR_TOOLS = sorted(load_domain("calendar").tools)

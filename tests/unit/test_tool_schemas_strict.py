@@ -25,12 +25,12 @@ import pkgutil
 import random
 from typing import Any
 
-import pytest
-
 import factory.toolenv.domains as domains_package
+import pytest
+from factory.toolenv.core import Environment, load_domain, strict_schema
+
 from factory.families import registry
 from factory.generate.taxonomy import Difficulty
-from factory.toolenv.core import Environment, load_domain, strict_schema
 
 TYPES = {"string", "number", "integer", "boolean", "object", "array", "null"}
 FORMATS = {"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"}

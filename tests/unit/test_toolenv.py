@@ -10,11 +10,11 @@ import urllib.request
 from http.server import ThreadingHTTPServer
 
 import pytest
+from factory.toolenv.core import Environment, load_domain
+from factory.toolenv.server import DomainBackend, ToolService, make_handler
 
 from factory.families import registry
 from factory.generate.taxonomy import Difficulty
-from factory.toolenv.core import Environment, load_domain
-from factory.toolenv.server import DomainBackend, ToolService, make_handler
 
 
 @pytest.fixture
