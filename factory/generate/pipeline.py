@@ -145,8 +145,6 @@ class Certified:
     usage: LlmUsage
     started: float
     timings: dict[str, float]
-    threshold: float = 1.0
-    """The leaf's near-duplicate threshold."""
 
 
 class SuiteGenerator:
@@ -373,8 +371,9 @@ class SuiteGenerator:
     def _settle(self, item: Certified) -> CandidateResult:
         outcome, reason = item.outcome, item.reason
         if outcome == Outcome.VALID.value and item.staging is not None:
+            leaf = self.states[item.record["taxonomy_path"]].leaf
             duplicate = self._index(
-                item.record["id"], hash_tree(item.staging), item.staging, item.threshold
+                item.record["id"], hash_tree(item.staging), item.staging, self._threshold(leaf)
             )
             if duplicate:
                 other, similarity = duplicate
@@ -439,9 +438,7 @@ class SuiteGenerator:
         record.update(
             verifier_strength=cert.verifier_strength, probes=[p.model_dump() for p in cert.probes]
         )
-        return Certified(
-            record, staging, outcome, reason, usage, started, timings, self._threshold(leaf)
-        )
+        return Certified(record, staging, outcome, reason, usage, started, timings)
 
     def _certify(self, leaf: Leaf, spec: TaskSpec, staging: Path) -> Certificate:
         return certify(

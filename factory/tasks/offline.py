@@ -16,6 +16,7 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from factory.tasks.config import EnvironmentConfig
 from factory.templating import render
 
 _INSTALLER_RE = re.compile(
@@ -317,3 +318,18 @@ def dockerfile_appendix(scan: ScriptScan, dockerfile: str) -> str:
 def with_build_time_installs(dockerfile: str, scan: ScriptScan) -> str:
     """The Dockerfile followed by the lines that install what ``scan`` found."""
     return dockerfile.rstrip("\n") + "\n" + dockerfile_appendix(scan, dockerfile)
+
+
+def undeclared_network_fetches(
+    environment: EnvironmentConfig, test_script: Path
+) -> ScriptScan | None:
+    """What ``tests/test.sh`` fetches at test time when the task declares no network at all
+    (neither ``network_mode`` nor ``allow_internet``), else None. Harbor gives such a task the
+    internet; factory runs it offline, so the two harnesses' verdicts differ."""
+    if environment.network_mode is not None or environment.allow_internet is not None:
+        return None
+    if not test_script.is_file():
+        return None
+    text = test_script.read_text(encoding="utf-8", errors="replace")
+    scan = scan_test_script(text, name=test_script.name)
+    return scan if scan.needs_install else None

@@ -31,7 +31,7 @@ from factory.fsutil import write_text_atomic
 from factory.images.task_image import TaskImageBuilder
 from factory.runtime import ContainerSpec, DockerRuntime
 from factory.tasks.model import Task, load_task
-from factory.tasks.offline import scan_test_script
+from factory.tasks.offline import undeclared_network_fetches
 from factory.validate.outcome import (
     Outcome,
     PhaseKind,
@@ -48,12 +48,7 @@ REPORT_NAME = "validation.json"
 
 def _undeclared_network_hint(task: Task) -> str:
     """Why a task that fetches at test time fails here although Harbor would pass it."""
-    env = task.config.environment
-    script = task.paths.test_script
-    if env.network_mode is not None or env.allow_internet is not None or not script.is_file():
-        return ""
-    scan = scan_test_script(script.read_text(errors="replace"), name=script.name)
-    if not scan.needs_install:
+    if undeclared_network_fetches(task.config.environment, task.paths.test_script) is None:
         return ""
     return (
         "; note: the tests fetch packages at test time and the task declares no network, so "
