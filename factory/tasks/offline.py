@@ -9,11 +9,15 @@ neutralised. Every change is described in a note.
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from factory.inputs import MAX_CONFIG_BYTES
+from factory.tasks.safety import link_escapes
 from factory.templating import render
 
 _INSTALLER_RE = re.compile(
@@ -101,15 +105,23 @@ def _requirements(args: list[str], requirement_root: Path | None) -> list[str]:
 
 
 def _read_requirements(path: str, root: Path | None) -> list[str]:
+    """Package specs of a requirements file in the tests folder. A file that is a link out of
+    that folder, or not a regular file, is never read (its content would be a host file's)."""
     if root is None:
         return []
     candidate = root / Path(path.replace("$TEST_DIR", "").replace("/tests/", "")).name
-    if not candidate.is_file():
+    if candidate.is_symlink() and link_escapes(candidate, Path(os.path.realpath(root))):
         return []
-    lines = candidate.read_text(errors="replace").splitlines()
+    try:
+        info = os.stat(candidate)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_CONFIG_BYTES:
+            return []
+        text = candidate.read_bytes().decode("utf-8", errors="replace")
+    except OSError:
+        return []
     return [
         ln.split("#")[0].strip()
-        for ln in lines
+        for ln in text.splitlines()
         if ln.split("#")[0].strip() and not ln.startswith("-")
     ]
 
