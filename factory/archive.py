@@ -144,7 +144,9 @@ def extract_capped(
     reader = _ChunkReader(chunks, time.monotonic() + timeout_sec)
     kept = 0
     try:
-        with tarfile.open(fileobj=io.BufferedReader(reader, 1 << 16), mode="r|") as archive:
+        with tarfile.open(
+            fileobj=io.BufferedReader(reader, 1 << 20), mode="r|", bufsize=1 << 20
+        ) as archive:
             for count, member in enumerate(archive):
                 if count >= MAX_MEMBERS:
                     files.truncated.append(f"more than {MAX_MEMBERS} entries: the rest skipped")
@@ -162,12 +164,9 @@ def extract_capped(
                 files[name] = handle.read(room)
                 kept += len(files[name])
                 if member.size > room:
-                    files.truncated.append(
-                        f"{name}: kept the first {room} of {member.size} bytes"
-                    )
+                    files.truncated.append(f"{name}: kept the first {room} of {member.size} bytes")
     except (tarfile.TarError, OSError) as exc:
         files.truncated.append(f"archive cut short ({exc})")
     if reader.expired:
         files.truncated.append(f"download stopped at its {timeout_sec:g}s deadline")
     return files
-

@@ -176,7 +176,9 @@ def create_build_cgroup(
             cgroup._dir("memory").mkdir(parents=True)
             _write(cgroup._dir("memory") / "memory.limit_in_bytes", str(cgroup.memory_bytes))
             with contextlib.suppress(OSError):  # absent without swap accounting
-                _write(cgroup._dir("memory") / "memory.memsw.limit_in_bytes", str(cgroup.memory_bytes))
+                _write(
+                    cgroup._dir("memory") / "memory.memsw.limit_in_bytes", str(cgroup.memory_bytes)
+                )
     except OSError as exc:
         cgroup.remove(wait_sec=0)
         return None, f"cannot set up the build's cgroup ({exc.strerror}: {exc.filename})"
@@ -186,9 +188,11 @@ def create_build_cgroup(
 def remove_stale_build_cgroups(root: Path = CGROUP_ROOT) -> int:
     """Remove build cgroups whose factory process is gone (what a killed run left behind)."""
     removed = 0
-    parents = [root / GROUP] if (root / "cgroup.controllers").is_file() else [
-        h / GROUP for h in _hierarchies(root)
-    ]
+    parents = (
+        [root / GROUP]
+        if (root / "cgroup.controllers").is_file()
+        else [h / GROUP for h in _hierarchies(root)]
+    )
     for parent in parents:
         try:
             names = [p.name for p in parent.iterdir() if p.is_dir()]

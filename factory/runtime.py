@@ -57,6 +57,7 @@ from factory.errors import (
     DockerUnavailableError,
     EnvironmentUnhealthyError,
     ExecTimeoutError,
+    FactoryError,
     ImageBuildError,
 )
 
@@ -111,6 +112,14 @@ class BuildNetwork(str, Enum):
     """Factory's filtered bridge: registries and mirrors yes, the host and private ranges no."""
     NONE = "none"
     """No network at all."""
+
+    @classmethod
+    def parse(cls, text: str, option: str = "--build-network") -> BuildNetwork:
+        try:
+            return cls(text.lower())
+        except ValueError:
+            choices = ", ".join(m.value for m in cls)
+            raise FactoryError(f"{option} must be one of {choices}, not {text!r}") from None
 
 
 @dataclass(frozen=True)
@@ -1236,9 +1245,10 @@ def collect_garbage(
     label_filter = [f"{LABEL_MANAGED}=1"] + ([f"{LABEL_RUN}={run_id}"] if run_id else [])
     for item in api.containers(all=True, filters={"label": f"{LABEL_MANAGED}=1"}):
         labels = item.get("Labels") or {}
-        if LABEL_RUN not in labels:
-            # Not started by a run: it inherited the label from one of our images. Only a
-            # stopped one (an interrupted build's step container) is garbage.
+        if LABEL_PID not in labels:
+            # Not started by a run (those carry their owner's pid): it inherited the labels
+            # from one of our images. Only a stopped one (an interrupted build's step
+            # container) is garbage, and only once no live build can be using it.
             if item.get("State") == "running" or not leftover_of_dead_build(item["Created"]):
                 continue
         elif run_id and labels.get(LABEL_RUN) != run_id:

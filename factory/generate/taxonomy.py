@@ -285,6 +285,6 @@ def parse_taxonomy(data: Any, source: Path | str = "taxonomy.yaml") -> Taxonomy:
 def load_taxonomy(path: Path) -> Taxonomy:
     """Read and check a taxonomy file: at most 4 MiB of UTF-8 YAML whose aliases expand to at
     most 200,000 values, nested at most 32 deep (see :mod:`factory.inputs`)."""
-    if not path.is_file():
+    if not path.exists():
         raise TaskFormatError(path, "no such taxonomy file")
     return parse_taxonomy(load_yaml_file(path, max_bytes=MAX_TAXONOMY_BYTES), path)
