@@ -104,31 +104,68 @@ class DownloadedFiles(dict):
         self.truncated: list[str] = []
 
 
-class _ChunkReader(io.RawIOBase):
-    """A file object over an iterator of byte chunks (the engine's archive stream)."""
+class _ForwardReader(io.RawIOBase):
+    """A file object over an iterator of byte chunks (the engine's archive stream) that can
+    seek forward: what is skipped (the rest of a file past its cap) is dropped chunk by chunk,
+    never copied. Past ``deadline`` it reads as the end of the stream."""
 
     def __init__(self, chunks: Iterable[bytes], deadline: float) -> None:
         self._chunks = iter(chunks)
-        self._pending = b""
+        self._pending = memoryview(b"")
+        self._pos = 0
         self.deadline = deadline
         self.expired = False
 
     def readable(self) -> bool:
         return True
 
-    def readinto(self, buffer) -> int:
-        while not self._pending:
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._pos
+
+    def _fill(self) -> bool:
+        while not len(self._pending):
             if time.monotonic() > self.deadline:
                 self.expired = True
-                return 0
+                return False
             try:
-                self._pending = next(self._chunks)
+                self._pending = memoryview(next(self._chunks))
             except StopIteration:
-                return 0
+                return False
+        return True
+
+    def readinto(self, buffer) -> int:
+        if not self._fill():
+            return 0
         size = min(len(buffer), len(self._pending))
         buffer[:size] = self._pending[:size]
         self._pending = self._pending[size:]
+        self._pos += size
         return size
+
+    def read(self, size: int = -1) -> bytes:
+        """Exactly ``size`` bytes unless the stream ends first (tarfile wants whole blocks)."""
+        parts: list[bytes] = []
+        left = size if size >= 0 else 1 << 62
+        while left > 0 and self._fill():
+            step = min(left, len(self._pending))
+            parts.append(bytes(self._pending[:step]))
+            self._pending = self._pending[step:]
+            self._pos += step
+            left -= step
+        return b"".join(parts)
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        target = offset if whence == io.SEEK_SET else self._pos + offset
+        if whence not in (io.SEEK_SET, io.SEEK_CUR) or target < self._pos:
+            raise OSError("the archive stream only seeks forward")
+        while self._pos < target and self._fill():
+            step = min(target - self._pos, len(self._pending))
+            self._pending = self._pending[step:]
+            self._pos += step
+        return self._pos
 
 
 def extract_capped(
@@ -141,12 +178,11 @@ def extract_capped(
     """Regular files of a tar stream whose top folder is stripped, at most ``file_cap`` bytes
     each and ``total_cap`` in all (small files always), read within ``timeout_sec``."""
     files = DownloadedFiles()
-    reader = _ChunkReader(chunks, time.monotonic() + timeout_sec)
+    reader = _ForwardReader(chunks, time.monotonic() + timeout_sec)
     kept = 0
     try:
-        with tarfile.open(
-            fileobj=io.BufferedReader(reader, 1 << 20), mode="r|", bufsize=1 << 20
-        ) as archive:
+        # Not stream mode ("r|"): that skips by reading; this reader skips by dropping chunks.
+        with tarfile.open(fileobj=reader, mode="r:") as archive:
             for count, member in enumerate(archive):
                 if count >= MAX_MEMBERS:
                     files.truncated.append(f"more than {MAX_MEMBERS} entries: the rest skipped")
