@@ -20,6 +20,8 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from factory.processes import pid_alive
+
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 GROUP = "factory-builds"
 """The folder (in every hierarchy) that holds factory's build cgroups."""
@@ -200,16 +202,6 @@ def remove_stale_build_cgroups(root: Path = CGROUP_ROOT) -> int:
             continue
         for name in names:
             pid = name.split("-", 1)[0]
-            if pid.isdigit() and not _pid_alive(int(pid)) and _rmdir_tree(parent / name):
+            if pid.isdigit() and not pid_alive(int(pid)) and _rmdir_tree(parent / name):
                 removed += 1
     return removed
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

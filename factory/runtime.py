@@ -60,6 +60,7 @@ from factory.errors import (
     FactoryError,
     ImageBuildError,
 )
+from factory.processes import pid_alive
 
 log = logging.getLogger(__name__)
 
@@ -1158,15 +1159,7 @@ def owner_alive(labels: Mapping[str, str]) -> bool:
         pid = int(labels.get(LABEL_PID, "0"))
     except ValueError:
         return False
-    if pid <= 0 or pid == os.getpid():
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return pid != os.getpid() and pid_alive(pid)
 
 
 @dataclass

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from task_copies import one_line
 
 from factory.errors import OutputPathError, TaskFormatError
 from factory.fsutil import ensure_output_dir
@@ -24,37 +25,27 @@ from factory.validate.validator import Validator
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 TASK = EXAMPLES / "tasks" / "access-log-report"
-TAXONOMY = """\
-suite: hostile
-domains:
-  - name: terminal
-    categories:
-      - name: files
-        skills:
-          - name: permissions
-            generator: llm
-"""
 
 
-@pytest.fixture
-def task(tmp_path: Path) -> Path:
-    dest = tmp_path / "task"
-    shutil.copytree(TASK, dest)
-    return dest
+def taxonomy_text(*leaves: str) -> str:
+    """A one-category taxonomy; each leaf is YAML flow-mapping entries added to the skill."""
+    skills = ", ".join(
+        "{name: leaf" + str(i) + ", generator: llm" + (f", {extra}" if extra else "") + "}"
+        for i, extra in enumerate(leaves or ("",))
+    )
+    return (
+        "suite: hostile\ndomains: [{name: terminal, categories: [{name: logs, skills: ["
+        + skills
+        + "]}]}]\n"
+    )
 
 
-def _one_line(error: Exception) -> str:
-    text = str(error)
-    assert "\n" not in text and len(text) < 400, text
-    return text
-
-
-def _set_toml(task: Path, section: str, line: str) -> None:
+def _set_toml(task_copy: Path, section: str, line: str) -> None:
     """A minimal task.toml with ``line`` in ``[section]``."""
     sections = {"verifier": "", "agent": "", "environment": 'network_mode = "no-network"\n'}
     sections[section] = line + "\n" + sections.get(section, "")
     body = "".join(f"[{name}]\n{content}" for name, content in sections.items())
-    (task / "task.toml").write_text('schema_version = "1.1"\n' + body)
+    (task_copy / "task.toml").write_text('schema_version = "1.1"\n' + body)
 
 
 # --- task.toml ---------------------------------------------------------------------------
@@ -72,31 +63,31 @@ def _set_toml(task: Path, section: str, line: str) -> None:
         ("environment.healthcheck", 'command = "true"\ninterval_sec = inf', "interval_sec"),
     ],
 )
-def test_absurd_numbers_in_task_toml_name_the_field(task, section, line, field):
-    _set_toml(task, section, line)
+def test_absurd_numbers_in_task_toml_name_the_field(task_copy, section, line, field):
+    _set_toml(task_copy, section, line)
     with pytest.raises(TaskFormatError) as caught:
-        load_task(task)
-    message = _one_line(caught.value)
+        load_task(task_copy)
+    message = one_line(caught.value)
     assert "task.toml" in message and field in message
 
 
-def test_deeply_nested_task_toml_is_refused(task):
-    (task / "task.toml").write_text("x = " + "[" * 5000 + "]" * 5000 + "\n")
+def test_deeply_nested_task_toml_is_refused(task_copy):
+    (task_copy / "task.toml").write_text("x = " + "[" * 5000 + "]" * 5000 + "\n")
     with pytest.raises(TaskFormatError, match="nested more than"):
-        load_task(task)
+        load_task(task_copy)
 
 
-def test_oversized_task_toml_is_refused_before_parsing(task):
-    (task / "task.toml").write_text("# " + "x" * MAX_CONFIG_BYTES + "\n")
+def test_oversized_task_toml_is_refused_before_parsing(task_copy):
+    (task_copy / "task.toml").write_text("# " + "x" * MAX_CONFIG_BYTES + "\n")
     with pytest.raises(TaskFormatError, match="limit is"):
-        load_task(task)
+        load_task(task_copy)
 
 
-def test_non_utf8_instruction_names_the_line(task):
-    (task / "instruction.md").write_bytes(b"fine\nnot \xff utf-8\n")
+def test_non_utf8_instruction_names_the_line(task_copy):
+    (task_copy / "instruction.md").write_bytes(b"fine\nnot \xff utf-8\n")
     with pytest.raises(TaskFormatError) as caught:
-        load_task(task)
-    assert "instruction.md" in _one_line(caught.value) and "line 2" in str(caught.value)
+        load_task(task_copy)
+    assert "instruction.md" in one_line(caught.value) and "line 2" in str(caught.value)
 
 
 def test_tb1_timeout_of_infinity_names_task_yaml(tmp_path):
@@ -106,7 +97,7 @@ def test_tb1_timeout_of_infinity_names_task_yaml(tmp_path):
     (src / "task.yaml").write_text(text + "\nmax_test_timeout_sec: .inf\n")
     with pytest.raises(TaskFormatError) as caught:
         load_task(src, tb1_cache=tmp_path / "cache")
-    assert "task.yaml: max_test_timeout_sec" in _one_line(caught.value)
+    assert "task.yaml: max_test_timeout_sec" in one_line(caught.value)
 
 
 # --- taxonomies ----------------------------------------------------------------------------
@@ -129,20 +120,15 @@ def _taxonomy(tmp_path: Path, text: str | bytes) -> Path:
     ],
 )
 def test_absurd_leaf_settings_name_the_field(tmp_path, setting, field):
-    text = TAXONOMY + f"            {setting}\n"
+    text = taxonomy_text(setting)
     with pytest.raises(TaskFormatError) as caught:
         load_taxonomy(_taxonomy(tmp_path, text))
-    message = _one_line(caught.value)
+    message = one_line(caught.value)
     assert f"domains[0].categories[0].skills[0].{field}" in message
 
 
 def test_a_taxonomy_asking_for_too_many_attempts_in_all_is_refused(tmp_path):
-    skills = "".join(
-        f"          - name: s{i}\n            generator: llm\n            quota: 10000\n"
-        f"            attempts_per_task: 100\n"
-        for i in range(2)
-    )
-    text = TAXONOMY.split("        skills:\n")[0] + "        skills:\n" + skills
+    text = taxonomy_text(*["quota: 10000, attempts_per_task: 100"] * 2)
     with pytest.raises(TaskFormatError, match="candidate attempts"):
         load_taxonomy(_taxonomy(tmp_path, text))
 
@@ -157,7 +143,7 @@ def test_billion_laughs_is_refused_fast_with_a_short_message(tmp_path):
     with pytest.raises(TaskFormatError) as caught:
         load_taxonomy(_taxonomy(tmp_path, "\n".join(lines) + "\n"))
     elapsed = time.monotonic() - started
-    assert "expands to more than" in _one_line(caught.value)
+    assert "expands to more than" in one_line(caught.value)
     assert elapsed < 30  # 88 s and 5.5 GB before the cap
 
 
@@ -173,8 +159,8 @@ def test_deeply_nested_yaml_is_refused(tmp_path):
 
 def test_non_utf8_taxonomy_is_one_line(tmp_path):
     with pytest.raises(TaskFormatError) as caught:
-        load_taxonomy(_taxonomy(tmp_path, TAXONOMY.encode() + b"# caf\xe9\n"))
-    assert "not UTF-8" in _one_line(caught.value) and "line 9" in str(caught.value)
+        load_taxonomy(_taxonomy(tmp_path, taxonomy_text().encode() + b"# caf\xe9\n"))
+    assert "not UTF-8" in one_line(caught.value) and "line 3" in str(caught.value)
 
 
 def test_a_fifo_as_taxonomy_does_not_hang(tmp_path):
@@ -185,7 +171,7 @@ def test_a_fifo_as_taxonomy_does_not_hang(tmp_path):
 
 
 def test_the_cli_prints_one_line_for_a_hostile_taxonomy(tmp_path):
-    path = _taxonomy(tmp_path, TAXONOMY + "            quota: 1e12\n")
+    path = _taxonomy(tmp_path, taxonomy_text("quota: 1e12"))
     env = {**os.environ, "DOCKER_HOST": "unix:///nonexistent.sock"}
     result = subprocess.run(
         [sys.executable, "-m", "factory", "generate", str(path), "--out", str(tmp_path / "o")],
@@ -206,7 +192,7 @@ def test_out_pointing_at_a_file_is_a_one_line_error(tmp_path):
     target.write_text("not a folder\n")
     with pytest.raises(OutputPathError) as caught:
         ensure_output_dir(target)
-    assert "--out" in _one_line(caught.value) and "is a file" in str(caught.value)
+    assert "--out" in one_line(caught.value) and "is a file" in str(caught.value)
     with pytest.raises(OutputPathError, match="lies under"):
         ensure_output_dir(target / "sub")
     validator = Validator(DockerRuntime("hostile-out"), target)

@@ -13,6 +13,7 @@ import tarfile
 from pathlib import Path, PurePosixPath
 
 import pytest
+from task_copies import one_line
 
 from factory.archive import tar_directory
 from factory.errors import UnsafeTaskFileError
@@ -31,66 +32,53 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 TASK = EXAMPLES / "tasks" / "access-log-report"
 
 
-@pytest.fixture
-def task(tmp_path: Path) -> Path:
-    dest = tmp_path / "task"
-    shutil.copytree(TASK, dest)
-    return dest
-
-
-def _one_line(error: Exception) -> str:
-    text = str(error)
-    assert "\n" not in text and len(text) < 400, text
-    return text
-
-
-def test_symlinked_dockerfile_and_instruction_are_refused(task, tmp_path):
+def test_symlinked_dockerfile_and_instruction_are_refused(task_copy, tmp_path):
     secret = tmp_path / "host-secret.txt"
     secret.write_text("FROM host-secret\n")
     for rel in ("environment/Dockerfile", "instruction.md"):
-        original = task / rel
+        original = task_copy / rel
         saved = original.read_bytes()
         original.unlink()
         original.symlink_to(secret)
         with pytest.raises(UnsafeTaskFileError) as caught:
-            load_task(task)
-        message = _one_line(caught.value)
+            load_task(task_copy)
+        message = one_line(caught.value)
         assert rel in message and "outside the task" in message
         assert "host-secret" not in message.split(":", 2)[-1].replace(str(secret), "")
         original.unlink()
         original.write_bytes(saved)
-    load_task(task)  # restored: fine again
+    load_task(task_copy)  # restored: fine again
 
 
-def test_links_inside_the_task_stay_links(task):
-    (task / "tests" / "alias.py").symlink_to("test_outputs.py")
-    (task / "environment" / "dangling").symlink_to("no-such-file")
-    loaded = load_task(task)
-    assert loaded.content_hash == hash_tree(task)
+def test_links_inside_the_task_stay_links(task_copy):
+    (task_copy / "tests" / "alias.py").symlink_to("test_outputs.py")
+    (task_copy / "environment" / "dangling").symlink_to("no-such-file")
+    loaded = load_task(task_copy)
+    assert loaded.content_hash == hash_tree(task_copy)
 
 
-def test_validate_gives_invalid_task_for_a_link_out_of_the_task(task, tmp_path):
-    (task / "tests" / "data.txt").symlink_to("/etc/hostname")
-    verdict = Validator(DockerRuntime("hostile-link"), tmp_path / "out").validate(task)
+def test_validate_gives_invalid_task_for_a_link_out_of_the_task(task_copy, tmp_path):
+    (task_copy / "tests" / "data.txt").symlink_to("/etc/hostname")
+    verdict = Validator(DockerRuntime("hostile-link"), tmp_path / "out").validate(task_copy)
     assert verdict.outcome is Outcome.INVALID_TASK
     assert "tests/data.txt" in verdict.reason and "outside the task" in verdict.reason
 
 
 @pytest.mark.parametrize("folder", ["tests", "solution", "environment"])
-def test_a_fifo_in_the_task_is_refused_not_waited_on(task, tmp_path, folder):
-    os.mkfifo(task / folder / "pipe")
-    verdict = Validator(DockerRuntime("hostile-fifo"), tmp_path / "out").validate(task)
+def test_a_fifo_in_the_task_is_refused_not_waited_on(task_copy, tmp_path, folder):
+    os.mkfifo(task_copy / folder / "pipe")
+    verdict = Validator(DockerRuntime("hostile-fifo"), tmp_path / "out").validate(task_copy)
     assert verdict.outcome is Outcome.INVALID_TASK
     assert f"{folder}/pipe: a FIFO" in verdict.reason
     with pytest.raises(UnsafeTaskFileError, match="a FIFO"):
-        hash_tree(task)
+        hash_tree(task_copy)
 
 
-def test_tasks_check_names_the_link(task):
-    (task / "solution" / "helper.sh").symlink_to("/etc/passwd")
+def test_tasks_check_names_the_link(task_copy):
+    (task_copy / "solution" / "helper.sh").symlink_to("/etc/passwd")
     env = {**os.environ, "DOCKER_HOST": "unix:///nonexistent.sock"}
     result = subprocess.run(
-        [sys.executable, "-m", "factory", "tasks", "check", str(task)],
+        [sys.executable, "-m", "factory", "tasks", "check", str(task_copy)],
         capture_output=True,
         text=True,
         env=env,
