@@ -95,6 +95,8 @@ CLOSE_DEADLINE_SEC = 20.0
 """How long :meth:`DockerRuntime.close` spends removing containers before it gives up."""
 COPY_TIMEOUT_SEC = 60.0
 """Deadline of one download from a container."""
+MAX_BUILD_LOG_BYTES = 16 << 20
+"""A build log on disk is cut here (a build printing without end does not fill the disk)."""
 
 
 def max_ready_sec() -> float:
@@ -758,12 +760,17 @@ class DockerRuntime:
         finished = threading.Event()
         log_file = log_path.open("w", encoding="utf-8") if log_path else None
 
+        logged = [0]
+
         def emit(text: str) -> None:
             text = _ANSI.sub("", text)  # the legacy builder colours each stderr chunk red
-            lines.append(text)
+            lines.append(text[-4096:])
             if len(lines) > 400:
                 del lines[:200]
-            if log_file:
+            if log_file and logged[0] <= MAX_BUILD_LOG_BYTES:
+                logged[0] += len(text)
+                if logged[0] > MAX_BUILD_LOG_BYTES:
+                    text = f"\n... [build log cut at {MAX_BUILD_LOG_BYTES} bytes]\n"
                 log_file.write(text)
                 log_file.flush()
 

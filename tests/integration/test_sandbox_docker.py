@@ -321,6 +321,31 @@ def _env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "train")])}
 
 
+def test_close_races_with_workers_closing_their_sandboxes(runtime):
+    """The intermittent '>60 s after "interrupted"' of test_interrupts.py: a worker closing its
+    sandbox after close() had begun started a second reaper, which could take the stop
+    sentinel meant for the first; close() then sat in a 60 s join on a reaper that never
+    stopped. Now close() removes what is left itself, within its deadline."""
+    for _ in range(5):
+        run = DockerRuntime(f"pytest-close-{uuid.uuid4().hex[:8]}")
+        boxes = [run.start(ContainerSpec(image=BASE)) for _ in range(4)]
+        boxes[0].close()  # a reaper is running
+        barrier = threading.Barrier(len(boxes))
+        workers = [
+            threading.Thread(target=lambda b=b, g=barrier: (g.wait(), b.close())) for b in boxes[1:]
+        ]
+        for worker in workers:
+            worker.start()
+        barrier.wait()
+        started = time.monotonic()
+        run.close()
+        took = time.monotonic() - started
+        for worker in workers:
+            worker.join(30)
+        assert took < 25, f"close() took {took:.1f}s"
+        assert run.api.containers(all=True, filters={"label": f"factory.run={run.run_id}"}) == []
+
+
 def test_ctrl_c_during_a_build_exits_within_5s_20_times_out_of_20(runtime, tmp_path):
     api = runtime.api
     slow = []
