@@ -1,14 +1,16 @@
 """Harness overhead per container phase of two factory trees, measured side by side: round by
 round, alternating between a base tree (e.g. main) and this one, on the same engine.
 
-    .venv/bin/python bench/validate_ab.py --base /path/to/main [--rounds 3] [--tasks DIR...]
+    git archive $(git merge-base HEAD main) | tar -x -C /tmp/base
+    .venv/bin/python bench/validate_ab.py --base /tmp/base [--rounds 3] [TASK_DIR...]
 
-Each round runs, for each tree in turn, a child process with that tree first on PYTHONPATH
-(so it imports that tree's factory) which measures what bench/validate.py measures for
---jobs 1: the `factory validate` wall time of the tasks (images built beforehand, so builds
-are not timed) and the floor (the same scripts by docker exec in one running container per
-task). Overhead per phase = (wall - floor) / tasks / (2 x repeats). Medians per tree and
-their ratio are printed; interleaving keeps the machine's other load from favouring a side.
+Each round takes the tasks one by one; for each, a child process per tree (in alternating
+order), with that tree first on PYTHONPATH so it imports that tree's factory, measures what
+bench/validate.py measures for --jobs 1: the `factory validate` wall time of the task (its
+image built beforehand, so builds are not timed) and the floor (the same scripts by docker
+exec in one running container). Overhead per phase = (wall - floor) / (2 x repeats). Medians
+per tree and the median of the paired differences are printed: pairing each task run of one
+tree with the next of the other keeps a loaded machine's drift from favouring a side.
 """
 
 from __future__ import annotations
@@ -61,7 +63,7 @@ def measure(tasks: list[Path]) -> dict[str, float]:
     finally:
         runtime.close()
     overhead = (wall - floor) / len(dirs) / (2 * REPEATS)
-    return {"wall": wall, "floor": floor, "overhead": overhead, "tasks": len(dirs)}
+    return {"wall": wall, "floor": floor, "overhead": overhead}
 
 
 def run_child(tree: Path, tasks: list[Path]) -> dict[str, float]:
@@ -83,47 +85,79 @@ def main() -> None:
     parser.add_argument("--base", type=Path, help="The tree to compare against.")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("tasks", type=Path, nargs="*", default=[REPO / "examples" / "tasks"])
+    parser.add_argument(
+        "tasks",
+        type=Path,
+        nargs="*",
+        default=[Path("examples/tasks")],
+        help="Task folders; relative ones are each tree's own (default: examples/tasks).",
+    )
     args = parser.parse_args()
-    tasks = [path.resolve() for path in args.tasks]
     if args.child:
-        print(json.dumps(measure(tasks)))
+        print(json.dumps(measure(args.tasks)))
         return
     if args.base is None:
         parser.error("--base is required")
     trees = {"base": args.base.resolve(), "this": REPO}
-    results: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
+    names = sorted(p.name for p in discover(args.tasks, REPO))
+    pairs: list[tuple[dict[str, float], dict[str, float]]] = []
     for round_ in range(args.rounds):
-        for name, tree in trees.items():
-            results[name].append(run_child(tree, tasks))
-        print(
-            f"round {round_ + 1}/{args.rounds}: "
-            + ", ".join(
-                f"{name} {r[-1]['overhead']:.3f} s/phase (wall {r[-1]['wall']:.1f} s, "
-                f"floor {r[-1]['floor']:.1f} s)"
-                for name, r in results.items()
-            ),
-            flush=True,
-        )
+        for index, name in enumerate(names):
+            order = ["base", "this"] if (round_ + index) % 2 == 0 else ["this", "base"]
+            got = {tree: run_child(trees[tree], [task_path(args.tasks, name)]) for tree in order}
+            pairs.append((got["base"], got["this"]))
+            print(
+                f"round {round_ + 1}/{args.rounds} {name}: "
+                + ", ".join(
+                    f"{tree} {got[tree]['overhead']:.3f} s/phase (wall {got[tree]['wall']:.1f} s)"
+                    for tree in ("base", "this")
+                ),
+                flush=True,
+            )
     med = {
-        name: {key: statistics.median(r[key] for r in runs) for key in runs[0]}
-        for name, runs in results.items()
+        side: {key: statistics.median(p[i][key] for p in pairs) for key in pairs[0][0]}
+        for i, side in enumerate(("base", "this"))
     }
-    count = int(med["base"]["tasks"])
+    diffs = sorted(p[1]["overhead"] - p[0]["overhead"] for p in pairs)
+    quart = statistics.quantiles(diffs, n=4) if len(diffs) > 1 else [diffs[0]] * 3
     print()
     print(
-        f"| measure ({count} tasks, {REPEATS} repeats, --jobs 1, median of {args.rounds}) "
+        f"| measure ({len(pairs)} task runs per tree, {REPEATS} repeats, --jobs 1, medians) "
         "| base | this branch |"
     )
     print("|---|---|---|")
     for key, label in (
         ("overhead", "harness overhead per container phase"),
-        ("wall", "validate wall"),
-        ("floor", "floor: same scripts by docker exec"),
+        ("wall", "validate wall per task"),
+        ("floor", "floor per task: same scripts by docker exec"),
     ):
         print(f"| {label} | {med['base'][key]:.3f} s | {med['this'][key]:.3f} s |")
-    ratio = med["this"]["overhead"] / med["base"]["overhead"] if med["base"]["overhead"] else 0.0
-    print(f"| overhead ratio this / base | {ratio:.2f}x | |")
+    print(
+        f"| paired difference this - base, overhead per phase | median {statistics.median(diffs):+.3f} s "
+        f"(quartiles {quart[0]:+.3f} / {quart[2]:+.3f}) | |"
+    )
+
+
+def discover(tasks: list[Path], tree: Path) -> list[Path]:
+    """Task directories under ``tasks`` (relative ones inside ``tree``)."""
+    found = []
+    for path in tasks:
+        path = path if path.is_absolute() else tree / path
+        if (path / "task.toml").is_file():
+            found.append(path)
+        else:
+            found += sorted(p for p in path.iterdir() if (p / "task.toml").is_file())
+    return found
+
+
+def task_path(tasks: list[Path], name: str) -> Path:
+    """The task called ``name`` among ``tasks``, as a path relative to a tree when given so."""
+    for path in tasks:
+        if path.name == name:
+            return path
+        if not path.is_absolute() or (path / name).is_dir():
+            return path / name
+    raise SystemExit(f"no task {name}")
 
 
 if __name__ == "__main__":
