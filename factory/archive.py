@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 from factory.errors import UnsafeTaskFileError
-from factory.tasks.safety import special_file_kind
+from factory.inputs import special_file_kind
 
 DOCKERFILE_NAME = ".factory.Dockerfile"
 """The name the Dockerfile factory builds gets inside the build context."""

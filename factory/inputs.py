@@ -32,6 +32,17 @@ MAX_YAML_NODES = 200_000
 """Nodes of a YAML document once every alias is expanded (what a consumer walks)."""
 
 
+def special_file_kind(mode: int) -> str | None:
+    """'a FIFO', 'a socket', 'a device node', or None for files, folders and links."""
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device node"
+    return None
+
+
 def read_text(path: Path, *, max_bytes: int = MAX_CONFIG_BYTES) -> str:
     """The UTF-8 text of a regular file, at most ``max_bytes``; errors name the file.
 
@@ -42,7 +53,8 @@ def read_text(path: Path, *, max_bytes: int = MAX_CONFIG_BYTES) -> str:
     except OSError as exc:
         raise TaskFormatError(path, f"cannot read file ({exc.strerror})") from None
     if not stat.S_ISREG(info.st_mode):
-        raise TaskFormatError(path, "not a regular file (a FIFO, socket, device or folder)")
+        kind = special_file_kind(info.st_mode) or "a folder"
+        raise TaskFormatError(path, f"not a regular file ({kind})")
     if info.st_size > max_bytes:
         raise TaskFormatError(path, f"file is {info.st_size} bytes; the limit is {max_bytes} bytes")
     try:

@@ -27,7 +27,6 @@ import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from factory.errors import TaskFormatError
 from factory.inputs import MAX_TAXONOMY_BYTES, load_yaml_file
+from factory.vocabulary import Difficulty, Domain  # also imported from here by callers
 
 LLM_GENERATOR = "llm"
 MAX_QUOTA = 10_000
@@ -46,20 +46,6 @@ MAX_ATTEMPTS_PER_TASK = 100
 MAX_REPEATS = 20
 MAX_WEIGHT = 1e6
 _NAME_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
-
-
-class Domain(str, Enum):
-    """What kind of environment a leaf's tasks run in."""
-
-    TERMINAL = "terminal"
-    WEB = "web"
-    TOOL = "tool"
-
-
-class Difficulty(str, Enum):
-    EASY = "easy"
-    MEDIUM = "medium"
-    HARD = "hard"
 
 
 class _Strict(BaseModel):

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from factory.errors import UnsafeTaskFileError
-from factory.tasks.safety import special_file_kind
+from factory.inputs import special_file_kind
 
 _SKIP_DIRS = {"__pycache__", ".git", ".pytest_cache"}
 

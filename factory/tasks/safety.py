@@ -15,20 +15,10 @@ import stat
 from pathlib import Path
 
 from factory.errors import UnsafeTaskFileError
+from factory.inputs import special_file_kind
 
 MAX_TASK_ENTRIES = 200_000
 """Files and folders in one task directory (a bound on the walk itself)."""
-
-
-def special_file_kind(mode: int) -> str | None:
-    """'a FIFO', 'a socket', 'a device node', or None for files, folders and links."""
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device node"
-    return None
 
 
 def link_escapes(link: Path, root: Path) -> bool:

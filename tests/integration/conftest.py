@@ -11,7 +11,6 @@ from factory.runtime import (
     KIND_TASK_IMAGE,
     LABEL_KIND,
     LABEL_MANAGED,
-    LABEL_PID,
     LABEL_RUN,
     DockerRuntime,
     new_run_id,
@@ -51,13 +50,14 @@ def no_leaks(request):
     os.environ["FACTORY_RUN_PREFIX"] = RUN_PREFIX  # subprocesses inherit it
     before = _task_images(api)
     yield
-    # Containers of other live processes (a concurrent `factory validate`) are not ours, nor
-    # are build-step containers (no owner pid: they inherit our images' labels), which the
-    # builder removes itself and which may belong to a concurrent build on a shared engine.
+    # Containers of other live processes (a concurrent `factory validate`) are not ours, and
+    # neither are containers without a run label: they inherited factory.managed from one of
+    # our images (an image build's step containers, possibly another process's build in
+    # progress, which removing would break).
     leaked = [
         c
         for c in api.containers(all=True, filters={"label": f"{LABEL_MANAGED}=1"})
-        if LABEL_PID in (c.get("Labels") or {}) and not owner_alive(c.get("Labels") or {})
+        if LABEL_RUN in (c.get("Labels") or {}) and not owner_alive(c.get("Labels") or {})
     ]
     for item in leaked:
         api.remove_container(item["Id"], force=True)
