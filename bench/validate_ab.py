@@ -1,5 +1,6 @@
-"""Harness overhead per container phase of two factory trees, measured side by side: round by
-round, alternating between a base tree (e.g. main) and this one, on the same engine.
+"""Harness overhead per container phase of two factory trees, side by side on one engine.
+
+Round by round, alternating between a base tree (e.g. main before a change) and this one:
 
     git archive $(git merge-base HEAD main) | tar -x -C /tmp/base
     .venv/bin/python bench/validate_ab.py --base /tmp/base [--rounds 3] [TASK_DIR...]
@@ -21,49 +22,30 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-REPEATS = 2
 
 
 def measure(tasks: list[Path]) -> dict[str, float]:
-    """One round in this process, with whatever factory PYTHONPATH gives (the child side)."""
-    from factory.images.task_image import TaskImageBuilder
-    from factory.runtime import DockerRuntime, new_run_id
-    from factory.tasks.model import discover_task_dirs, load_task
-    from factory.validate.outcome import Outcome
-    from factory.validate.phases import container_spec
-    from factory.validate.validator import Validator
+    """One round in this process, with whatever factory PYTHONPATH gives (the child side):
+    bench/validate.py's wall and floor at --jobs 1."""
+    import factory  # noqa: F401 - first, so the tree on PYTHONPATH provides every factory module
 
-    dirs = discover_task_dirs(tasks)
-    runtime = DockerRuntime(new_run_id("bench-ab"))
+    sys.path.insert(1, str(Path(__file__).resolve().parent))
+    import validate as single  # bench/validate.py
+
+    dirs = single.discover_task_dirs(tasks)
+    runtime = single.DockerRuntime(single.new_run_id("bench-ab"))
     try:
-        builder = TaskImageBuilder(runtime)
-        images = {path: builder.ensure(load_task(path)).ref for path in dirs}
-        with tempfile.TemporaryDirectory() as out:
-            validator = Validator(runtime, Path(out), jobs=1, repeats=REPEATS, force=True)
-            started = time.perf_counter()
-            report = validator.run(dirs)
-            wall = time.perf_counter() - started
-        bad = {t.id: t.reason for t in report.tasks if t.outcome is not Outcome.VALID}
-        if bad:
-            raise SystemExit(f"benchmark tasks must be valid; not valid: {bad}")
-        floor = 0.0
-        for path in dirs:
-            task = load_task(path)
-            with runtime.start(container_spec(task, images[path])) as box:
-                box.upload_dir(task.paths.solution_dir, "/solution")
-                box.upload_dir(task.paths.tests_dir, "/tests")
-                for _ in range(REPEATS):
-                    for script in ("/tests/test.sh", "/solution/solve.sh", "/tests/test.sh"):
-                        floor += box.exec(["bash", script], timeout_sec=600).duration_sec
+        builder = single.TaskImageBuilder(runtime)
+        images = {path: builder.ensure(single.load_task(path)).ref for path in dirs}
+        wall = single.validate_wall(runtime, dirs, jobs=1, prestart=True)
+        floor = single.exec_floor(runtime, dirs, images)
     finally:
         runtime.close()
-    overhead = (wall - floor) / len(dirs) / (2 * REPEATS)
-    return {"wall": wall, "floor": floor, "overhead": overhead}
+    overhead = (wall - floor) / len(dirs) / (2 * single.REPEATS)
+    return {"wall": wall, "floor": floor, "overhead": overhead, "repeats": single.REPEATS}
 
 
 def run_child(tree: Path, tasks: list[Path]) -> dict[str, float]:
@@ -122,7 +104,7 @@ def main() -> None:
     quart = statistics.quantiles(diffs, n=4) if len(diffs) > 1 else [diffs[0]] * 3
     print()
     print(
-        f"| measure ({len(pairs)} task runs per tree, {REPEATS} repeats, --jobs 1, medians) "
+        f"| measure ({len(pairs)} task runs per tree, {int(med['base']['repeats'])} repeats, --jobs 1, medians) "
         "| base | this branch |"
     )
     print("|---|---|---|")
