@@ -420,6 +420,7 @@ def generate(
     executor: Annotated[str, _EXECUTOR_OPTION] = "local",
     ray_address: Annotated[str | None, _RAY_ADDRESS_OPTION] = None,
     ray_shared_fs: Annotated[bool, _RAY_SHARED_FS_OPTION] = False,
+    build_network: Annotated[str, _BUILD_NETWORK_OPTION] = "filtered",
 ) -> None:
     """Generate a suite of verified tasks from a taxonomy (every candidate is certified in
     containers; only valid ones enter SUITE/tasks)."""
@@ -430,7 +431,7 @@ def generate(
     from factory.generate.display import GenerationProgress, print_coverage
     from factory.generate.pipeline import SuiteGenerator
     from factory.generate.taxonomy import load_taxonomy
-    from factory.runtime import DockerRuntime, new_run_id
+    from factory.runtime import BuildNetwork, DockerRuntime, new_run_id
 
     taxonomy = load_taxonomy(taxonomy_file)
     if seed is not None:
@@ -455,7 +456,11 @@ def generate(
         parse_repairs=repair_rounds,
     )
     backends = backend_factory(taxonomy, choice, llm)
-    runtime = DockerRuntime(new_run_id("generate"), pool_size=max(16, 4 * jobs))
+    runtime = DockerRuntime(
+        new_run_id("generate"),
+        pool_size=max(16, 4 * jobs),
+        build_network=BuildNetwork.parse(build_network),
+    )
     cluster = _ray_cluster(options, runtime.run_id, jobs)
     if cluster is None:
         runtime.ping()
@@ -785,6 +790,11 @@ _RAY_SHARED_FS_OPTION = typer.Option(
     "--ray-shared-fs",
     help="Every Ray node sees the task folders at the same paths: send paths, not copies.",
 )
+_BUILD_NETWORK_OPTION = typer.Option(
+    "--build-network",
+    help="Network of image builds: filtered (registries yes, the host and private addresses "
+    "no) or none.",
+)
 
 
 def _ray_cluster(options, run_id: str, jobs: int):
@@ -833,6 +843,7 @@ def validate(
             min=0,
         ),
     ] = 0,
+    build_network: Annotated[str, _BUILD_NETWORK_OPTION] = "filtered",
     probes: Annotated[
         bool,
         typer.Option(
@@ -846,7 +857,7 @@ def validate(
     reference solution. Prints a table; writes OUT/validation.json (and OUT/flake/flake.json
     with --flake-runs)."""
     from factory.distributed import executor_options
-    from factory.runtime import DockerRuntime, new_run_id
+    from factory.runtime import BuildNetwork, DockerRuntime, new_run_id
     from factory.tasks.model import discover_task_dirs
     from factory.validate.display import ValidationProgress, print_summary
     from factory.validate.validator import Validator
@@ -855,7 +866,11 @@ def validate(
     dirs = discover_task_dirs(task_dirs)
     if not dirs:
         raise FactoryError("no task directories given")
-    runtime = DockerRuntime(new_run_id("validate"), pool_size=max(16, 4 * jobs))
+    runtime = DockerRuntime(
+        new_run_id("validate"),
+        pool_size=max(16, 4 * jobs),
+        build_network=BuildNetwork.parse(build_network),
+    )
     cluster = _ray_cluster(options, runtime.run_id, jobs)
     if cluster is None:
         runtime.ping()  # fail fast, before any progress bar, when the engine is down
@@ -1097,6 +1112,11 @@ def main() -> None:
         app()
     except FactoryError as exc:
         console.print(f"[red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        sys.exit(2)
+    except OSError as exc:  # the filesystem refused (disk full, a file where a folder goes)
+        from factory.fsutil import describe_os_error
+
+        console.print(f"[red]error:[/] {describe_os_error(exc)}", highlight=False, soft_wrap=True)
         sys.exit(2)
     except KeyboardInterrupt:
         console.print("[yellow]interrupted[/]")

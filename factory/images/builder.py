@@ -236,7 +236,7 @@ def build_recipe(
                 labels=labels,
                 timeout_sec=1800,
                 log_path=log_dir / f"{safe}.docker.log",
-            )
+            ).id
         finally:
             if rootfs_tag:
                 runtime.remove_image(rootfs_tag)

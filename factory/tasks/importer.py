@@ -62,6 +62,7 @@ def import_harbor(src: Path, dest: Path) -> list[str]:
         if env.network_mode is None and env.allow_internet is None:
             env.allow_internet = True
             notes.append("allow_internet = true written out: it is Harbor's default for this task")
+        notes.append(f"network policy kept from the source: {env.network_policy}")
         provenance = config.provenance
         config.set_provenance(
             provenance.model_copy(

@@ -27,7 +27,7 @@ from factory.errors import (
     ImageBuildError,
     TaskFormatError,
 )
-from factory.fsutil import write_text_atomic
+from factory.fsutil import ensure_output_dir, write_text_atomic
 from factory.images.task_image import TaskImageBuilder
 from factory.runtime import ContainerSpec, DockerRuntime
 from factory.tasks.model import Task, load_task
@@ -126,7 +126,7 @@ class Validator:
     # --- public ---------------------------------------------------------------------
     def run(self, task_dirs: list[Path]) -> ValidationReport:
         """Validate every directory; returns the report (also written to ``out_dir``)."""
-        self.out_dir.mkdir(parents=True, exist_ok=True)
+        ensure_output_dir(self.out_dir)
         pool = ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="validate")
         futures: list[Future] = [pool.submit(self._validate_and_record, d) for d in task_dirs]
         try:

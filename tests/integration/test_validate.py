@@ -80,9 +80,12 @@ def test_unchanged_environment_is_not_rebuilt(runtime, tmp_path):
     first = builder.ensure(task)
     again = builder.ensure(load_task(src))
     assert again.ref == first.ref and again.built is False
-    images_before = len(runtime.api.images(all=True))
-    builder.ensure(load_task(src))
-    assert len(runtime.api.images(all=True)) == images_before
+    # Only this task's images: the engine may be shared with sessions building other images.
+    mine = {"label": f"factory.task={task.id}"}
+    images_before = runtime.api.images(all=True, filters=mine)
+    assert images_before  # the label names this task's image
+    assert builder.ensure(load_task(src)).built is False
+    assert runtime.api.images(all=True, filters=mine) == images_before
 
 
 def variant(tmp_path: Path, name: str, files: dict[str, str]) -> Path:
