@@ -1,5 +1,6 @@
 """Where the units of work run: ``--executor local`` (threads on this machine, the default) or
 ``--executor ray`` (Ray tasks on the nodes of a Ray cluster, each with its own Docker engine).
+Both are an :class:`factory.executor.Executor`; :func:`open_executor` makes the one asked for.
 
 With Ray, one unit of work (validate one task directory, certify one candidate, host one
 episode's container) runs on a node that offers the custom resource ``docker_slots`` (one slot
@@ -12,17 +13,23 @@ or by path with ``--ray-shared-fs`` when every node sees the driver's files at t
 Modules: :mod:`~factory.distributed.payload` (tars of task dirs and logs),
 :mod:`~factory.distributed.worker` (what runs on a node; no Ray at import),
 :mod:`~factory.distributed.cluster` (the driver's connection: slots, submit, cancel, sweep),
-:mod:`~factory.distributed.validate` and :mod:`~factory.distributed.generate` (the validator
-and the suite generator on Ray). Importing this package is light: Ray loads on use.
+:mod:`~factory.distributed.ray_executor` (the executor: units of work and episode sites on
+Ray), :mod:`~factory.distributed.episodes` (episodes whose containers live on the nodes).
+Importing this package is light: Ray loads on use.
 """
 
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
+from typing import TYPE_CHECKING
 
 from factory.errors import FactoryError
+
+if TYPE_CHECKING:
+    from factory.executor import Executor
 
 SLOT_RESOURCE = "docker_slots"
 """The custom Ray resource a node offers: containers it may run at once."""
@@ -31,6 +38,8 @@ RAY_HINT = "pip install -e '.[ray]' (or pip install ray) on the driver and on ev
 
 
 class ExecutorKind(str, Enum):
+    """``--executor``: where the units of work run."""
+
     LOCAL = "local"
     RAY = "ray"
 
@@ -52,7 +61,7 @@ class ExecutorOptions:
 
 
 def executor_options(
-    executor: str, ray_address: str | None = None, shared_fs: bool = False
+    executor: str | ExecutorKind, ray_address: str | None = None, shared_fs: bool = False
 ) -> ExecutorOptions:
     """Check the command-line options (one clear line when they do not fit together)."""
     try:
@@ -82,3 +91,30 @@ def require_ray():
     except ImportError as exc:
         raise FactoryError(f"--executor ray: Ray does not import ({exc}); {RAY_HINT}") from None
     return ray
+
+
+def open_executor(
+    options: ExecutorOptions, run_id: str, jobs: int, *, say: Callable[[str], None] = print
+) -> Executor:
+    """The executor of one run: ``jobs`` units at once on this machine's engine (checked to be
+    up), or on the nodes of a Ray cluster (each checked first; a one-node Ray instance with
+    ``jobs`` slots when no address is given). Close it when the run ends."""
+    from factory.executor import LocalExecutor, docker_pool_size
+    from factory.runtime import DockerRuntime
+
+    runtime = DockerRuntime(run_id, pool_size=docker_pool_size(jobs))
+    if not options.is_ray:
+        runtime.ping()  # fail fast, before any progress bar, when the engine is down
+        return LocalExecutor(runtime, jobs, owns_runtime=True)
+    from factory.distributed.cluster import RayCluster
+    from factory.distributed.ray_executor import RayExecutor
+
+    cluster = RayCluster(options, run_id=run_id, local_slots=jobs)
+    try:
+        cluster.preflight()
+    except BaseException:
+        cluster.shutdown()
+        raise
+    executor = RayExecutor(cluster, runtime, shared_fs=options.shared_fs)
+    say(executor.describe())
+    return executor

@@ -1,5 +1,10 @@
 """Certify one candidate task directory: leak checks, fail-to-pass validation, cheat and
-mutation probes. Dedup is the suite's business (it needs the other tasks)."""
+mutation probes. Dedup is the suite's business (it needs the other tasks).
+
+:func:`certify` is called where the run is driven; the certification itself
+(:func:`certify_here`) is a unit of work that runs on the validator's executor, on this machine
+or on a Ray node alike.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +12,13 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from factory.errors import CancelledError, FactoryError
+from factory.executor import Site, Work
 from factory.generate.results import ProbeRecord, QualityOutcome
 from factory.quality.leaks import find_leaks, scan_image
 from factory.quality.probes import cheat_scripts, run_probes, verifier_strength
+from factory.tasks.model import load_task
+from factory.validate.checker import check_task
 from factory.validate.outcome import Outcome, TaskValidation
 from factory.validate.validator import Validator
 
@@ -41,23 +50,66 @@ def certify(
     forbidden_strings: tuple[str, ...] = (),
     min_verifier_strength: float = 1.0,
 ) -> Certificate:
+    """Certify the candidate in ``task_dir`` on ``validator``'s executor; its logs go to the
+    validator's ``logs/<directory name>``. A unit lost on the way (a node failed) is an
+    infra_error certificate."""
+    task_id = validator.claim_id(task_dir.name)
+    work = Work(
+        certify_here,
+        Certificate,
+        {
+            "repeats": validator.repeats,
+            "prestart": validator.prestart,
+            "secrets": tuple(secrets),
+            "outputs": tuple(outputs),
+            "mutations": dict(mutations or {}),
+            "forbidden_strings": tuple(forbidden_strings),
+            "min_verifier_strength": min_verifier_strength,
+        },
+    )
+    try:
+        done = validator.dispatch(work, task_dir, task_id)
+    except CancelledError:
+        raise
+    except FactoryError as exc:
+        return Certificate(Outcome.INFRA_ERROR.value, str(exc))
+    cert = done.result
+    if cert.validation is not None:
+        notes = [*cert.validation.notes, *([done.where] if done.where else [])]
+        cert.validation = cert.validation.model_copy(
+            update={"id": task_id, "path": str(task_dir), "notes": notes}
+        )
+    return cert
+
+
+def certify_here(
+    site: Site,
+    task_dir: Path,
+    logs: Path,
+    *,
+    repeats: int = 2,
+    prestart: bool = True,
+    secrets: tuple[str, ...] = (),
+    outputs: tuple[str, ...] = (),
+    mutations: dict[str, str] | None = None,
+    forbidden_strings: tuple[str, ...] = (),
+    min_verifier_strength: float = 1.0,
+) -> Certificate:
+    """The certification itself, where the engine is (a unit of work)."""
     started = time.monotonic()
     leaks = find_leaks(task_dir, secrets)
     if leaks:
         return Certificate(QualityOutcome.LEAK.value, "; ".join(leaks))
-    verdict = validator.validate(task_dir)
+    verdict = check_task(site, task_dir, logs, repeats=repeats, prestart=prestart)
     timings = {"validate": time.monotonic() - started}
     if verdict.outcome is not Outcome.VALID:
         tail = next((p.output_tail for p in reversed(verdict.phases) if p.output_tail), "")
         return Certificate(
             verdict.outcome.value, verdict.reason, verdict, log_tail=tail, timings=timings
         )
-    from factory.tasks.model import load_task
-
     task = load_task(task_dir)
-    probe_root = Path(verdict.logs.get("nop-1", str(task_dir))).parent
     mark = time.monotonic()
-    found = scan_image(validator.runtime, task, verdict.image or "", forbidden_strings)
+    found = scan_image(site.runtime, task, verdict.image or "", forbidden_strings)
     if found:
         return Certificate(
             QualityOutcome.LEAK.value,
@@ -66,10 +118,10 @@ def certify(
             timings=timings,
         )
     results = run_probes(
-        validator.runtime, task, verdict.image or "", cheat_scripts(outputs), "cheat", probe_root
+        site.runtime, task, verdict.image or "", cheat_scripts(outputs), "cheat", logs
     )
     results += run_probes(
-        validator.runtime, task, verdict.image or "", mutations or {}, "mutation", probe_root
+        site.runtime, task, verdict.image or "", mutations or {}, "mutation", logs
     )
     timings["probes"] = time.monotonic() - mark
     records = [

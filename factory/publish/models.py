@@ -16,11 +16,24 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
+from enum import Enum
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-FORMATS = ("jsonl", "harbor", "hf")
+
+class ExportFormat(str, Enum):
+    """``factory export --format``."""
+
+    JSONL = "jsonl"
+    """A JSONL index with hashes, next to the task directories."""
+    HARBOR = "harbor"
+    """A Harbor registry dataset."""
+    HF = "hf"
+    """A Hugging Face datasets parquet dataset with a dataset card."""
+
+
+FORMATS = tuple(f.value for f in ExportFormat)
 Format = Literal["jsonl", "harbor", "hf"]
 MANIFEST_NAME = "factory-export.json"
 FORMAT_VERSION = 1

@@ -190,11 +190,11 @@ def flake_checks(
     from concurrent.futures import ThreadPoolExecutor
 
     from factory.fsutil import write_text_atomic
-    from factory.tasks.model import load_task
+    from factory.importers.layouts import load_any_task
 
     def one(target: tuple[Path, str]) -> FlakeResult:
         task_dir, image = target
-        task = load_task(task_dir, tb1_cache=log_root / "converted")
+        task = load_any_task(task_dir, tb1_cache=log_root / "converted")
         result = measure_flake(runtime, task, image, runs, log_root / task_dir.name)
         if stamp and task.source_layout == "harbor":
             stamp_flake_rate(task_dir, result)

@@ -1,0 +1,216 @@
+"""Episode runners: k episodes per task with a policy, the reward from the task's verifier.
+Shared by ``factory eval`` (pass@k) and ``factory calibrate`` (pass rates).
+
+* :class:`EndpointRunner` — a model behind an OpenAI-compatible endpoint, ``jobs`` episodes
+  at a time in threads (each with its own sampling seed).
+* A local model (a checkpoint folder, a .gguf or a known local name): batched generation with
+  transformers, from the trainer (:func:`factory.trainer_plugin.load_trainer`).
+
+Both report each task as soon as its k episodes are done (``on_task``), so the caller can
+journal it or advance a progress bar: a killed run loses at most the tasks in flight. Where the
+episodes' containers live is the caller's :class:`~factory.executor.EpisodeSite`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from factory.agent.actions import ActionFormat
+from factory.agent.harness import EpisodeResult, HarnessConfig
+from factory.errors import FactoryError
+from factory.tasks.model import Task
+
+if TYPE_CHECKING:
+    from factory.executor import EpisodeSite
+    from factory.trainer_plugin import PolicyConfig
+
+
+@dataclass
+class Job:
+    key: str
+    """The task's name in the run (calibrate: its directory name)."""
+    task: Task
+    image: str
+
+
+TaskDone = Callable[[Job, list[EpisodeResult], float], None]
+"""(job, its k episode results, seconds)."""
+
+
+class EpisodeRunner(Protocol):
+    model_name: str
+    fingerprint: str
+    """:func:`policy_fingerprint` of the sampling and harness settings."""
+    stats: dict[str, float]
+    """Totals over the episodes run so far (``generated_tokens``, ``generate_sec``...)."""
+
+    def run(
+        self,
+        site: EpisodeSite,
+        jobs: list[Job],
+        k: int,
+        log_dir: Callable[[str], Path],
+        on_task: TaskDone,
+    ) -> None:
+        """``k`` episodes of every job at ``site``; transcripts into ``log_dir(job.key)``."""
+        ...
+
+    def close(self) -> None: ...
+
+
+def policy_fingerprint(settings: dict) -> str:
+    """A short hash of the settings that change a policy's pass rate besides its weights."""
+    blob = json.dumps(settings, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+def episode_seed(key: str, index: int, base: int = 0) -> int:
+    digest = hashlib.sha256(f"{base}:{key}:{index}".encode()).digest()
+    return int.from_bytes(digest[:4], "big")
+
+
+def harness_config(
+    config: PolicyConfig, action_format: ActionFormat | None = None
+) -> HarnessConfig:
+    """The episode harness the settings file describes."""
+    return HarnessConfig(
+        max_turns=config.max_turns,
+        command_timeout_sec=config.command_timeout_sec,
+        max_observation_chars=config.max_observation_chars,
+        action_format=action_format or ActionFormat(config.action_format),
+    )
+
+
+class EndpointRunner:
+    """Episodes against an OpenAI-compatible endpoint (see :mod:`factory.agent.endpoint`)."""
+
+    def __init__(
+        self,
+        client,
+        harness: HarnessConfig,
+        *,
+        temperature: float = 0.7,
+        max_tokens: int = 512,
+        jobs: int = 2,
+        seed: int = 0,
+    ) -> None:
+        self.client = client
+        self.model_name = client.settings.model
+        self.harness = harness
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.jobs = max(1, jobs)
+        self.seed = seed
+        self.stats: dict[str, float] = {}
+        self.fingerprint = policy_fingerprint(
+            {
+                "endpoint": client.settings.base_url,
+                "temperature": temperature,
+                "max_tokens": max_tokens,
+                "seed": seed,
+                "harness": harness.__dict__,
+            }
+        )
+
+    def run(self, site, jobs, k, log_dir, on_task) -> None:
+        from factory.agent.endpoint import EndpointPolicy, run_policy_episode
+
+        if site.runtime is None:
+            raise FactoryError(
+                "a policy behind an endpoint (--base-url) runs its episodes with --executor "
+                "local; --executor ray hosts the episodes of a local model"
+            )
+        pending: dict[str, list[EpisodeResult]] = {job.key: [] for job in jobs}
+        started = {job.key: time.monotonic() for job in jobs}
+        folders = {job.key: log_dir(job.key) for job in jobs}
+
+        def one(job: Job, index: int) -> EpisodeResult:
+            policy = EndpointPolicy(
+                self.client,
+                temperature=self.temperature,
+                max_tokens=self.max_tokens,
+                seed=episode_seed(job.key, index, self.seed),
+            )
+            return run_policy_episode(
+                site.runtime, job.task, job.image, policy, self.harness, folders[job.key]
+            )
+
+        with ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="episode") as pool:
+            futures = {pool.submit(one, job, index): job for job in jobs for index in range(k)}
+            try:
+                for future in as_completed(futures):
+                    job = futures[future]
+                    pending[job.key].append(future.result())
+                    if len(pending[job.key]) == k:
+                        on_task(job, pending[job.key], time.monotonic() - started[job.key])
+            except BaseException:
+                for future in futures:
+                    future.cancel()
+                raise
+
+    def close(self) -> None:
+        pass
+
+
+@dataclass
+class PolicyChoice:
+    """The policy of ``eval`` and ``calibrate`` as the command line names it: a local model
+    (through the trainer), or ``model`` behind an OpenAI-compatible endpoint at ``base_url``."""
+
+    model: str
+    config: Path | None = None
+    """The trainer's settings file (sampling, harness, split)."""
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    jobs: int = 2
+    """Episodes whose containers are busy at once (an endpoint: requests in flight)."""
+    batch_episodes: int = 16
+    """A local model: episodes generated together."""
+    max_tokens: int | None = None
+    """Tokens per reply (default: the settings' max_new_tokens; 512 for an endpoint)."""
+
+    def settings(self) -> PolicyConfig:
+        from factory.trainer_plugin import load_trainer
+
+        return load_trainer().load_config(
+            self.config,
+            model=self.model,
+            max_new_tokens=None if self.base_url else self.max_tokens,
+        )
+
+    def runner(
+        self, settings: PolicyConfig, *, cache_dir: Path, say: Callable[[str], None]
+    ) -> EpisodeRunner:
+        """The runner (an endpoint's replies are cached under ``cache_dir``)."""
+        if self.base_url is None:
+            from factory.trainer_plugin import load_trainer
+
+            return load_trainer().local_runner(
+                settings, jobs=self.jobs, batch_episodes=self.batch_episodes, say=say
+            )
+        from factory.llm import LlmClient, LlmSettings, api_key_from_env
+
+        client = LlmClient(
+            LlmSettings(
+                base_url=self.base_url,
+                model=self.model,
+                api_key=api_key_from_env(self.api_key_env),
+                concurrency=self.jobs,
+                cache_dir=cache_dir,
+            )
+        )
+        return EndpointRunner(
+            client,
+            harness_config(settings, ActionFormat.FENCED),
+            temperature=settings.temperature,
+            max_tokens=self.max_tokens or 512,
+            jobs=self.jobs,
+            seed=settings.seed,
+        )

@@ -1,0 +1,208 @@
+"""`factory train`, `factory eval` and `factory calibrate`: a policy in the loop. The trainer
+(torch) is reached only through :mod:`factory.trainer_plugin`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from factory.agent.evaluate import Split
+from factory.cli.common import (
+    DEFAULT_BATCH,
+    DEFAULT_EPISODES,
+    DEFAULT_KEY_ENV,
+    ApiKeyEnv,
+    BaseUrl,
+    Batch,
+    Config,
+    Episodes,
+    Executors,
+    Jobs,
+    Json,
+    LlmApiKeyEnv,
+    LlmBaseUrl,
+    LlmModel,
+    MaxTokens,
+    Model,
+    RayAddress,
+    RayShared,
+    console,
+    emit,
+    existing,
+    interruptible,
+    job,
+    llm_options,
+    say,
+    stdout_console,
+)
+from factory.distributed import ExecutorKind
+from factory.executor import DEFAULT_JOBS
+
+Suite = Annotated[Path, existing("A suite folder (SUITE/tasks/...) or a folder of tasks.")]
+
+
+def register(root: typer.Typer) -> None:
+    root.command("train")(train)
+    root.command("eval")(evaluate)
+    root.command("calibrate")(calibrate)
+
+
+def train(
+    suite: Suite,
+    model: Model = None,
+    config: Config = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Run folder (default: runs/train-SUITE).")
+    ] = None,
+    resume: Annotated[
+        bool, typer.Option(help="Continue from the run folder's last checkpoint.")
+    ] = False,
+    steps: Annotated[int | None, typer.Option(help="Override config.steps.")] = None,
+    seed: Annotated[int | None, typer.Option(help="Override config.seed.")] = None,
+    json_: Json = False,
+) -> None:
+    """GRPO on a suite: multi-turn rollouts in the tasks' containers, reward from the verifier."""
+    from factory.progress import Bar
+    from factory.trainer_plugin import load_trainer
+
+    trainer = load_trainer()
+    settings = trainer.load_config(config, model=model, steps=steps, seed=seed)
+    out = out or Path("runs") / f"train-{suite.resolve().name}"
+    rows: list[dict] = []
+    bar = Bar("train", console, settings.steps)
+
+    def step(row: dict) -> None:
+        rows.append(row)
+        bar.reach(row["step"], f"reward {row['reward_mean']:.3f} pass {row['pass_rate']:.2f}")
+
+    with interruptible(bar, hint="resume with --resume"):
+        trainer.train(suite, settings, out, resume=resume, on_step=step, say=bar.say)
+    say(f"run: {out} (metrics.jsonl, reward.png, checkpoints/)")
+    if json_:
+        emit({"run": out, "steps": len(rows), "metrics": rows})
+
+
+def _policy(model, config, base_url, api_key_env, jobs, batch, max_tokens):
+    from factory.agent.runners import PolicyChoice
+    from factory.errors import FactoryError
+
+    if base_url and not model:
+        raise FactoryError("--base-url needs --model: the endpoint's model name")
+    return PolicyChoice(model, config, base_url, api_key_env, jobs, batch, max_tokens)
+
+
+def evaluate(
+    suite: Suite,
+    model: Model = None,
+    split: Annotated[
+        Split, typer.Option(help="Which tasks: held-out families (test).")
+    ] = Split.TEST,
+    k: Episodes = DEFAULT_EPISODES,
+    config: Config = None,
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Folder for eval.json and the transcripts.")
+    ] = Path("runs/eval"),
+    base_url: BaseUrl = None,
+    api_key_env: ApiKeyEnv = DEFAULT_KEY_ENV,
+    max_tokens: MaxTokens = None,
+    jobs: Jobs = DEFAULT_JOBS,
+    batch: Batch = DEFAULT_BATCH,
+    executor: Executors = ExecutorKind.LOCAL,
+    ray_address: RayAddress = None,
+    ray_shared_fs: RayShared = False,
+    json_: Json = False,
+) -> None:
+    """pass@1 and pass@k per family of a policy (a local model, or one behind --base-url) on a
+    suite's tasks; OUT/eval.json."""
+    from factory.agent.evaluate import evaluate_suite
+    from factory.progress import Bar
+
+    policy = _policy(model, config, base_url, api_key_env, jobs, batch, max_tokens)
+    settings = policy.settings()
+    runner = policy.runner(settings, cache_dir=out / "llm-cache", say=say)
+    bar = Bar("eval", console)
+    with job("eval", jobs, executor=executor, ray_address=ray_address,
+             ray_shared_fs=ray_shared_fs, progress=bar) as where:  # fmt: skip
+        try:
+            summary = evaluate_suite(
+                suite, runner, where, settings, split=split, k=k, out=out, on_start=bar.grow,
+                on_task=lambda key, rewards: bar.advance(description=key),
+            )  # fmt: skip
+        finally:
+            runner.close()
+    name = settings.model
+    if json_:
+        return emit({"model": name, "suite": suite, "split": split, **summary})
+    table = Table(title=f"{name} on {suite} ({split.value}, k={k})")
+    for column in ("family", "tasks", "pass@1", f"pass@{k}"):
+        table.add_column(column)
+    for family, row in [*summary["families"].items(), ("all", summary)]:
+        table.add_row(
+            family, str(row["tasks"]), f"{row['pass_at_1']:.3f}", f"{row[f'pass_at_{k}']:.3f}"
+        )
+    stdout_console().print(table)
+
+
+def calibrate(
+    suite: Suite,
+    model: Model = None,
+    k: Episodes = DEFAULT_EPISODES,
+    band: Annotated[
+        str, typer.Option(help="LOW,HIGH: pass rates kept; above: retired; below: too hard.")
+    ] = "0.1,0.7",
+    base_url: BaseUrl = None,
+    api_key_env: ApiKeyEnv = DEFAULT_KEY_ENV,
+    max_tokens: MaxTokens = None,
+    jobs: Jobs = DEFAULT_JOBS,
+    batch: Batch = DEFAULT_BATCH,
+    config: Config = None,
+    regenerate: Annotated[
+        bool,
+        typer.Option("--regenerate", help="Ask the generators for new tasks for leaves left thin."),
+    ] = False,
+    rounds: Annotated[int, typer.Option(help="--regenerate: rounds at most.", min=1)] = 1,
+    retire_too_hard: Annotated[
+        bool, typer.Option("--retire-too-hard", help="Also retire tasks below the band.")
+    ] = False,
+    flake_runs: Annotated[
+        int,
+        typer.Option(
+            "--flake-runs", help="Also measure the kept tasks' verifier flake rate.", min=0
+        ),
+    ] = 0,
+    llm_base_url: LlmBaseUrl = None,
+    llm_model: LlmModel = None,
+    llm_api_key_env: LlmApiKeyEnv = DEFAULT_KEY_ENV,
+    json_: Json = False,
+) -> None:
+    """Measure each task's pass rate with the policy (k episodes, verifier reward), store it
+    in the task's metadata (pass_rate), retire what the policy always solves (above the band)
+    to SUITE/retired/, and with --regenerate refill thin leaves. Resumes from its journal."""
+    from factory.calibrate.band import Band
+    from factory.calibrate.display import CalibrationProgress, print_summary
+    from factory.calibrate.run import CalibrationPlan
+
+    plan = CalibrationPlan.load(
+        suite,
+        _policy(model, config, base_url, api_key_env, jobs, batch, max_tokens),
+        k=k,
+        band=Band.parse(band),
+        llm=llm_options(llm_base_url, llm_model, llm_api_key_env),
+        retire_too_hard=retire_too_hard,
+        regenerate=regenerate,
+        rounds=rounds,
+        flake_runs=flake_runs,
+        say=say,
+    )
+    progress = CalibrationProgress(console, k)
+    with job("calibrate", jobs, progress=progress,
+             hint="removing this run's containers; rerun to resume") as where:  # fmt: skip
+        summary = plan.run(where, events=progress)
+    if json_:
+        emit(summary.to_json())
+    else:
+        print_summary(summary, stdout_console())
+    say(f"journal: {suite / 'calibration'}")

@@ -1,0 +1,99 @@
+"""`factory validate`: certify task directories in containers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from factory.cli.common import (
+    FAILED,
+    Executors,
+    Jobs,
+    Json,
+    RayAddress,
+    RayShared,
+    console,
+    emit,
+    existing,
+    job,
+    say,
+    stdout_console,
+)
+from factory.distributed import ExecutorKind
+from factory.executor import DEFAULT_JOBS
+
+
+def register(root: typer.Typer) -> None:
+    root.command("validate")(validate)
+
+
+def validate(
+    task_dirs: Annotated[
+        list[Path],
+        existing("Task directories (Harbor or Terminal-Bench 1 layout), or folders holding them."),
+    ],
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Folder for validation.json and the phase logs.")
+    ] = Path("validation"),
+    jobs: Jobs = DEFAULT_JOBS,
+    repeats: Annotated[
+        int, typer.Option("--repeats", min=1, help="Runs of each phase; disagreement = flaky.")
+    ] = 2,
+    force: Annotated[
+        bool, typer.Option("--force", help="Re-validate tasks already certified in --out.")
+    ] = False,
+    flake_runs: Annotated[
+        int,
+        typer.Option(
+            "--flake-runs",
+            help="Then rerun nop + oracle of each valid task N times under perturbation (time "
+            "zone, hash seed, CPU load); store flake_rate in its task.toml.",
+            min=0,
+        ),
+    ] = 0,
+    executor: Executors = ExecutorKind.LOCAL,
+    ray_address: RayAddress = None,
+    ray_shared_fs: RayShared = False,
+    json_: Json = False,
+) -> None:
+    """Certify tasks in containers: tests fail on the untouched environment, pass after the
+    reference solution. Writes OUT/validation.json (and OUT/flake/flake.json with
+    --flake-runs); a rerun skips tasks certified with the same content hash. Exit 1 when a
+    task is not valid."""
+    from factory.tasks.model import discover_task_dirs
+    from factory.validate.display import ValidationProgress, print_flake, print_summary
+    from factory.validate.run import validate_tasks
+
+    dirs = discover_task_dirs(task_dirs)
+    progress = ValidationProgress(len(dirs), console)
+    with job("validate", jobs, executor=executor, ray_address=ray_address,
+             ray_shared_fs=ray_shared_fs, progress=progress,
+             hint=f"removing this run's containers; partial report: {out / 'validation.json'}"
+             ) as where:  # fmt: skip
+        run = validate_tasks(
+            where, dirs, out, repeats=repeats, force=force, flake_runs=flake_runs, events=progress
+        )
+    if json_:
+        emit({"report_path": run.report_path, **run.report.model_dump(mode="json"),
+              "flake": [_flake(r) for r in run.flake]})  # fmt: skip
+    else:
+        print_summary(run.report, stdout_console())
+        if run.flake:
+            print_flake(run.flake, flake_runs, stdout_console())
+    say(f"report: {run.report_path}" + (f"; flake report: {run.flake_path}" if run.flake else ""))
+    if not run.all_valid:
+        raise typer.Exit(FAILED)
+
+
+def _flake(result) -> dict:
+    return {
+        "task": result.task_dir,
+        "flake_rate": result.flake_rate,
+        "infra_errors": result.infra_errors,
+        "by_perturbation": {
+            name: {"flaky": flaky, "phases": phases}
+            for name, (flaky, phases) in result.by_perturbation().items()
+        },
+    }
