@@ -52,4 +52,4 @@ class Bar:
 
     def say(self, message: str) -> None:
         """A line above the bar (rich markup)."""
-        self.progress.console.print(message, highlight=False)
+        self.progress.console.print(message, highlight=False, soft_wrap=True)

@@ -16,29 +16,12 @@ from typing import TYPE_CHECKING, Protocol
 from factory.errors import FactoryError
 
 if TYPE_CHECKING:
-    from factory.agent.runners import EpisodeRunner
+    from factory.agent.runners import EpisodeRunner, PolicyConfig
 
 TRAINER_MODULE = "factory_train.plugin"
 INSTALL_HINT = "pip install -e '.[train]'"
 
 Say = Callable[[str], None]
-
-
-class PolicyConfig(Protocol):
-    """What factory reads of the trainer's settings (``train.yaml``): the policy, its sampling,
-    the episode harness and the train/test split."""
-
-    model: str
-    seed: int
-    temperature: float
-    max_new_tokens: int
-    max_turns: int
-    command_timeout_sec: float
-    max_observation_chars: int
-    action_format: str
-    split: str
-    test_families: list[str]
-    test_fraction: float
 
 
 class TrainerPlugin(Protocol):

@@ -12,13 +12,13 @@ from math import comb
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from factory.agent.runners import EpisodeResult, EpisodeRunner, Job
+from factory.agent.harness import EpisodeResult
+from factory.agent.runners import EpisodeRunner, Job, PolicyConfig
 from factory.agent.suite import SuiteTask, load_suite_tasks, split_suite
 from factory.errors import FactoryError
 
 if TYPE_CHECKING:
     from factory.executor import Executor
-    from factory.trainer_plugin import PolicyConfig
 
 
 class Split(str, Enum):

@@ -6,6 +6,8 @@ Shared by ``factory eval`` (pass@k) and ``factory calibrate`` (pass rates).
 * A local model (a checkpoint folder, a .gguf or a known local name): batched generation with
   transformers, from the trainer (:func:`factory.trainer_plugin.load_trainer`).
 
+:class:`factory.agent.policy.PolicyChoice` picks one from the command line.
+
 Both report each task as soon as its k episodes are done (``on_task``), so the caller can
 journal it or advance a progress bar: a killed run loses at most the tasks in flight. Where the
 episodes' containers live is the caller's :class:`~factory.executor.EpisodeSite`.
@@ -29,7 +31,23 @@ from factory.tasks.model import Task
 
 if TYPE_CHECKING:
     from factory.executor import EpisodeSite
-    from factory.trainer_plugin import PolicyConfig
+
+
+class PolicyConfig(Protocol):
+    """What factory reads of a policy's settings (the trainer's ``train.yaml``): the policy,
+    its sampling, the episode harness and the train/test split."""
+
+    model: str
+    seed: int
+    temperature: float
+    max_new_tokens: int
+    max_turns: int
+    command_timeout_sec: float
+    max_observation_chars: int
+    action_format: str
+    split: str
+    test_families: list[str]
+    test_fraction: float
 
 
 @dataclass
@@ -157,60 +175,3 @@ class EndpointRunner:
 
     def close(self) -> None:
         pass
-
-
-@dataclass
-class PolicyChoice:
-    """The policy of ``eval`` and ``calibrate`` as the command line names it: a local model
-    (through the trainer), or ``model`` behind an OpenAI-compatible endpoint at ``base_url``."""
-
-    model: str
-    config: Path | None = None
-    """The trainer's settings file (sampling, harness, split)."""
-    base_url: str | None = None
-    api_key_env: str = "OPENAI_API_KEY"
-    jobs: int = 2
-    """Episodes whose containers are busy at once (an endpoint: requests in flight)."""
-    batch_episodes: int = 16
-    """A local model: episodes generated together."""
-    max_tokens: int | None = None
-    """Tokens per reply (default: the settings' max_new_tokens; 512 for an endpoint)."""
-
-    def settings(self) -> PolicyConfig:
-        from factory.trainer_plugin import load_trainer
-
-        return load_trainer().load_config(
-            self.config,
-            model=self.model,
-            max_new_tokens=None if self.base_url else self.max_tokens,
-        )
-
-    def runner(
-        self, settings: PolicyConfig, *, cache_dir: Path, say: Callable[[str], None]
-    ) -> EpisodeRunner:
-        """The runner (an endpoint's replies are cached under ``cache_dir``)."""
-        if self.base_url is None:
-            from factory.trainer_plugin import load_trainer
-
-            return load_trainer().local_runner(
-                settings, jobs=self.jobs, batch_episodes=self.batch_episodes, say=say
-            )
-        from factory.llm import LlmClient, LlmSettings, api_key_from_env
-
-        client = LlmClient(
-            LlmSettings(
-                base_url=self.base_url,
-                model=self.model,
-                api_key=api_key_from_env(self.api_key_env),
-                concurrency=self.jobs,
-                cache_dir=cache_dir,
-            )
-        )
-        return EndpointRunner(
-            client,
-            harness_config(settings, ActionFormat.FENCED),
-            temperature=settings.temperature,
-            max_tokens=self.max_tokens or 512,
-            jobs=self.jobs,
-            seed=settings.seed,
-        )

@@ -22,7 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from factory.agent.runners import EpisodeRunner, Job, PolicyChoice
+from factory.agent.policy import PolicyChoice
+from factory.agent.runners import EpisodeRunner, Job
 from factory.calibrate.band import IN_BAND, TOO_EASY, TOO_HARD, Band, retires
 from factory.calibrate.journal import (
     RETIREMENT_FILE,

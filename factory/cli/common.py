@@ -17,7 +17,7 @@ import typer
 from pydantic import BaseModel
 from rich.console import Console
 
-from factory.distributed import ExecutorKind, executor_options, open_executor
+from factory.distributed import ExecutorKind, executor_options
 from factory.executor import DEFAULT_JOBS, Executor
 
 console = Console(stderr=True)
@@ -34,7 +34,8 @@ def stdout_console() -> Console:
 
 
 def say(message: str) -> None:
-    console.print(message, highlight=False)
+    """A log line on stderr (rich markup; never wrapped, so it greps whole)."""
+    console.print(message, highlight=False, soft_wrap=True)
 
 
 # --- options shared by several commands ---------------------------------------------------
@@ -108,6 +109,16 @@ ApiKeyEnv = Annotated[str, typer.Option(help="Environment variable holding --bas
 MaxTokens = Annotated[
     int | None,
     typer.Option(help="Tokens per policy reply (default: the config's; 512 for an endpoint)."),
+]
+FlakeRuns = Annotated[
+    int,
+    typer.Option(
+        "--flake-runs",
+        min=0,
+        help="Then rerun nop + oracle of each valid task (calibrate: each kept one) N times "
+        "under perturbation (time zone, hash seed, CPU load): its verifier flake rate, stored "
+        "as flake_rate in its task.toml.",
+    ),
 ]
 DEFAULT_EPISODES = 4
 DEFAULT_BATCH = 16
@@ -203,6 +214,7 @@ def job(
     """The executor of one run (checked before any progress bar shows), the progress bar, and
     on every way out the executor closed: a Ctrl-C cancels the units in flight and removes
     the run's containers, then exits 130."""
+    from factory.distributed.executors import open_executor
     from factory.runtime import new_run_id
 
     options = executor_options(executor, ray_address, ray_shared_fs)

@@ -35,8 +35,10 @@ def register(root: typer.Typer) -> None:
 
 @app.command("list")
 def list_(json_: Json = False) -> None:
-    """The registered procedural families (a table on a terminal, tab-separated rows when
-    piped). Exit 1 when a family module does not import."""
+    """The registered procedural families.
+
+    A table on a terminal, tab-separated rows (name, domain, category, title) when piped.
+    Exit 1 when a family module does not import."""
     from factory.families import registry
 
     families = registry.all()
@@ -61,7 +63,7 @@ def list_(json_: Json = False) -> None:
         for family in families:
             print(f"{family.name}\t{family.domain.value}\t{family.category}\t{family.title}")
     for module, error in registry.broken.items():
-        say(f"[red]broken module[/] {module}: {error}")
+        say(f"[red]broken module[/] factory/families/{module}.py: {error}")
     if registry.broken:
         raise typer.Exit(FAILED)
 
@@ -88,8 +90,9 @@ def try_(
     ray_shared_fs: RayShared = False,
     json_: Json = False,
 ) -> None:
-    """Render tasks of a family and certify them as generation would (validation + probes).
-    Exit 1 when a task is not valid."""
+    """Render tasks of a family and certify them as generation would.
+
+    Validation, leak checks, cheat and mutation probes. Exit 1 when a task is not valid."""
     from factory.generate.trial import try_families
     from factory.progress import Bar
 

@@ -122,8 +122,10 @@ def prune(
     ] = False,
     json_: Json = False,
 ) -> None:
-    """Evict least-recently-used task images until they fit in --max-size (base images and
-    images of running containers are never removed). Exit 1 when they still do not fit."""
+    """Evict least-recently-used task images until they fit in --max-size.
+
+    Base images and images of running containers are never removed. Exit 1 when the task
+    images still do not fit."""
     from factory.images.prune import age, format_size, parse_size, prune_task_images
     from factory.runtime import DockerRuntime
 

@@ -44,9 +44,10 @@ def export(
     force: Annotated[bool, typer.Option("--force", help="Replace a non-empty --out.")] = False,
     json_: Json = False,
 ) -> None:
-    """Export a suite's tasks: a JSONL index with hashes (jsonl), a Harbor registry dataset
-    (harbor), or a Hugging Face datasets parquet dataset with a dataset card (hf).
-    `factory import` reads it back."""
+    """Export a suite's tasks as a dataset.
+
+    A JSONL index with hashes (jsonl), a Harbor registry dataset (harbor), or a Hugging Face
+    datasets parquet dataset with a dataset card (hf). `factory import` reads it back."""
     from factory.publish.api import export_suite
 
     result = export_suite(
@@ -105,10 +106,11 @@ def import_(
     limit: Annotated[int | None, typer.Option(help="bfcl: import at most this many.")] = None,
     json_: Json = False,
 ) -> None:
-    """Bring tasks in as Harbor task directories that run offline here: an export of
-    `factory export` (checked against its content hashes), public tasks in the Harbor or
-    Terminal-Bench 1 layout, or BFCL's multi-turn base entries. Exit 1 when a task directory
-    does not import (the others still do)."""
+    """Bring tasks in as Harbor task directories that run offline here.
+
+    An export of `factory export` (checked against its content hashes), public tasks in the
+    Harbor or Terminal-Bench 1 layout, or BFCL's multi-turn base entries. Exit 1 when a task
+    directory does not import (the others still do)."""
     from factory.importers.sources import Imported, import_sources
 
     def show(item: Imported) -> None:
@@ -149,8 +151,10 @@ def report(
     html: Annotated[Path | None, typer.Option("--html", hidden=True)] = None,
     json_: Json = False,
 ) -> None:
-    """One self-contained HTML page: coverage, yield, outcomes, difficulty, pass rate, timings,
-    verifier strength and sample tasks, with inline SVG charts."""
+    """A suite as one self-contained HTML page.
+
+    Coverage, yield, outcomes, difficulty, pass rate, timings, verifier strength and sample
+    tasks, with inline SVG charts."""
     from factory.publish.report import write_report
 
     target = out or html or suite / "report.html"

@@ -72,9 +72,10 @@ def generate(
     ray_shared_fs: RayShared = False,
     json_: Json = False,
 ) -> None:
-    """Generate a suite of verified tasks from a taxonomy (every candidate is certified in
-    containers; only valid ones enter SUITE/tasks). Resumes a killed run. Exit 1 when a leaf
-    did not reach its quota."""
+    """Generate a suite of verified tasks from a taxonomy.
+
+    Every candidate is certified in containers; only valid ones enter SUITE/tasks. A rerun
+    resumes a killed run. Exit 1 when a leaf did not reach its quota."""
     from factory.generate.display import GenerationProgress
     from factory.generate.run import GenerationPlan
 
@@ -107,7 +108,9 @@ def show(
     suite: Annotated[Path, existing("A suite folder made by `factory generate`.")],
     json_: Json = False,
 ) -> None:
-    """Coverage per taxonomy leaf: quota, candidates, valid, yield, outcomes, time, LLM cost."""
+    """Coverage per taxonomy leaf of a generated suite.
+
+    Quota, candidates, valid, yield, outcomes, time and LLM cost of each leaf."""
     from factory.generate.pipeline import load_suite_manifest
 
     _show(load_suite_manifest(suite), suite, json_)
@@ -117,7 +120,7 @@ def _show(manifest, suite: Path, json_: bool) -> None:
     from factory.generate.display import print_coverage
 
     if json_:
-        emit({"suite": suite, **manifest.model_dump(mode="json", by_alias=True)})
+        emit({"path": suite, **manifest.model_dump(mode="json", by_alias=True)})
         return
     print_coverage(manifest, stdout_console())
     say(f"suite: {suite} ({len(manifest.tasks)} tasks)")

@@ -23,8 +23,9 @@ def check(
     task_dirs: Annotated[list[Path], existing("Task directories or folders of them.")],
     json_: Json = False,
 ) -> None:
-    """Parse tasks (Harbor or Terminal-Bench 1 layout) without Docker: one line per malformed
-    file. Exit 1 when any task does not load."""
+    """Parse tasks without Docker: one line per malformed file.
+
+    Harbor or Terminal-Bench 1 layout. Exit 1 when any task does not load."""
     from factory.importers.layouts import check_tasks
 
     checks = check_tasks(task_dirs)

@@ -20,6 +20,7 @@ from factory.cli.common import (
     Config,
     Episodes,
     Executors,
+    FlakeRuns,
     Jobs,
     Json,
     LlmApiKeyEnv,
@@ -64,7 +65,10 @@ def train(
     seed: Annotated[int | None, typer.Option(help="Override config.seed.")] = None,
     json_: Json = False,
 ) -> None:
-    """GRPO on a suite: multi-turn rollouts in the tasks' containers, reward from the verifier."""
+    """Train a local model with GRPO on a suite.
+
+    Multi-turn rollouts in the tasks' containers, the reward from each task's verifier;
+    RUN/metrics.jsonl, RUN/reward.png, RUN/checkpoints/. --resume continues a killed run."""
     from factory.progress import Bar
     from factory.trainer_plugin import load_trainer
 
@@ -86,7 +90,7 @@ def train(
 
 
 def _policy(model, config, base_url, api_key_env, jobs, batch, max_tokens):
-    from factory.agent.runners import PolicyChoice
+    from factory.agent.policy import PolicyChoice
     from factory.errors import FactoryError
 
     if base_url and not model:
@@ -115,8 +119,10 @@ def evaluate(
     ray_shared_fs: RayShared = False,
     json_: Json = False,
 ) -> None:
-    """pass@1 and pass@k per family of a policy (a local model, or one behind --base-url) on a
-    suite's tasks; OUT/eval.json."""
+    """pass@1 and pass@k per family of a policy on a suite's tasks.
+
+    The policy is a local model, or a model behind --base-url; k episodes per task of the
+    split, the reward from each task's verifier. Writes OUT/eval.json."""
     from factory.agent.evaluate import evaluate_suite
     from factory.progress import Bar
 
@@ -167,20 +173,17 @@ def calibrate(
     retire_too_hard: Annotated[
         bool, typer.Option("--retire-too-hard", help="Also retire tasks below the band.")
     ] = False,
-    flake_runs: Annotated[
-        int,
-        typer.Option(
-            "--flake-runs", help="Also measure the kept tasks' verifier flake rate.", min=0
-        ),
-    ] = 0,
+    flake_runs: FlakeRuns = 0,
     llm_base_url: LlmBaseUrl = None,
     llm_model: LlmModel = None,
     llm_api_key_env: LlmApiKeyEnv = DEFAULT_KEY_ENV,
     json_: Json = False,
 ) -> None:
-    """Measure each task's pass rate with the policy (k episodes, verifier reward), store it
-    in the task's metadata (pass_rate), retire what the policy always solves (above the band)
-    to SUITE/retired/, and with --regenerate refill thin leaves. Resumes from its journal."""
+    """Measure each task's pass rate with the policy and keep the suite in band.
+
+    k episodes per task (verifier reward); the rate goes into the task's metadata
+    (pass_rate); tasks above the band go to SUITE/retired/; --regenerate refills thin leaves.
+    Resumes from its journal."""
     from factory.calibrate.band import Band
     from factory.calibrate.display import CalibrationProgress, print_summary
     from factory.calibrate.run import CalibrationPlan

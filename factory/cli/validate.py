@@ -10,6 +10,7 @@ import typer
 from factory.cli.common import (
     FAILED,
     Executors,
+    FlakeRuns,
     Jobs,
     Json,
     RayAddress,
@@ -44,24 +45,16 @@ def validate(
     force: Annotated[
         bool, typer.Option("--force", help="Re-validate tasks already certified in --out.")
     ] = False,
-    flake_runs: Annotated[
-        int,
-        typer.Option(
-            "--flake-runs",
-            help="Then rerun nop + oracle of each valid task N times under perturbation (time "
-            "zone, hash seed, CPU load); store flake_rate in its task.toml.",
-            min=0,
-        ),
-    ] = 0,
+    flake_runs: FlakeRuns = 0,
     executor: Executors = ExecutorKind.LOCAL,
     ray_address: RayAddress = None,
     ray_shared_fs: RayShared = False,
     json_: Json = False,
 ) -> None:
-    """Certify tasks in containers: tests fail on the untouched environment, pass after the
-    reference solution. Writes OUT/validation.json (and OUT/flake/flake.json with
-    --flake-runs); a rerun skips tasks certified with the same content hash. Exit 1 when a
-    task is not valid."""
+    """Certify tasks in containers (fail without the solution, pass with it).
+
+    Writes OUT/validation.json (and OUT/flake/flake.json with --flake-runs); a rerun skips
+    tasks certified with the same content hash. Exit 1 when a task is not valid."""
     from factory.tasks.model import discover_task_dirs
     from factory.validate.display import ValidationProgress, print_flake, print_summary
     from factory.validate.run import validate_tasks

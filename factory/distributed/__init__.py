@@ -1,6 +1,7 @@
 """Where the units of work run: ``--executor local`` (threads on this machine, the default) or
 ``--executor ray`` (Ray tasks on the nodes of a Ray cluster, each with its own Docker engine).
-Both are an :class:`factory.executor.Executor`; :func:`open_executor` makes the one asked for.
+Both are an :class:`factory.executor.Executor`;
+:func:`factory.distributed.executors.open_executor` makes the one asked for.
 
 With Ray, one unit of work (validate one task directory, certify one candidate, host one
 episode's container) runs on a node that offers the custom resource ``docker_slots`` (one slot
@@ -14,22 +15,18 @@ Modules: :mod:`~factory.distributed.payload` (tars of task dirs and logs),
 :mod:`~factory.distributed.worker` (what runs on a node; no Ray at import),
 :mod:`~factory.distributed.cluster` (the driver's connection: slots, submit, cancel, sweep),
 :mod:`~factory.distributed.ray_executor` (the executor: units of work and episode sites on
-Ray), :mod:`~factory.distributed.episodes` (episodes whose containers live on the nodes).
+Ray), :mod:`~factory.distributed.episodes` (episodes whose containers live on the nodes),
+:mod:`~factory.distributed.executors` (the executor a command's options ask for).
 Importing this package is light: Ray loads on use.
 """
 
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING
 
 from factory.errors import FactoryError
-
-if TYPE_CHECKING:
-    from factory.executor import Executor
 
 SLOT_RESOURCE = "docker_slots"
 """The custom Ray resource a node offers: containers it may run at once."""
@@ -91,30 +88,3 @@ def require_ray():
     except ImportError as exc:
         raise FactoryError(f"--executor ray: Ray does not import ({exc}); {RAY_HINT}") from None
     return ray
-
-
-def open_executor(
-    options: ExecutorOptions, run_id: str, jobs: int, *, say: Callable[[str], None] = print
-) -> Executor:
-    """The executor of one run: ``jobs`` units at once on this machine's engine (checked to be
-    up), or on the nodes of a Ray cluster (each checked first; a one-node Ray instance with
-    ``jobs`` slots when no address is given). Close it when the run ends."""
-    from factory.executor import LocalExecutor, docker_pool_size
-    from factory.runtime import DockerRuntime
-
-    runtime = DockerRuntime(run_id, pool_size=docker_pool_size(jobs))
-    if not options.is_ray:
-        runtime.ping()  # fail fast, before any progress bar, when the engine is down
-        return LocalExecutor(runtime, jobs, owns_runtime=True)
-    from factory.distributed.cluster import RayCluster
-    from factory.distributed.ray_executor import RayExecutor
-
-    cluster = RayCluster(options, run_id=run_id, local_slots=jobs)
-    try:
-        cluster.preflight()
-    except BaseException:
-        cluster.shutdown()
-        raise
-    executor = RayExecutor(cluster, runtime, shared_fs=options.shared_fs)
-    say(executor.describe())
-    return executor

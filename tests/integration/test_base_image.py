@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -55,10 +56,21 @@ def test_uv_shim_explains_what_it_cannot_install(runtime):
 
 def test_images_build_is_idempotent():
     result = subprocess.run(
-        [sys.executable, "-m", "factory", "images", "build"],
+        [sys.executable, "-m", "factory", "images", "build", "--json"],
         capture_output=True,
         text=True,
         timeout=600,
     )
     assert result.returncode == 0, result.stderr
     assert "factory/base:bookworm: up-to-date" in result.stderr
+    built = {i["name"]: i["status"] for i in json.loads(result.stdout)["images"]}
+    assert built["factory/base:bookworm"] == "up-to-date"
+    listed = subprocess.run(
+        [sys.executable, "-m", "factory", "images", "list", "--json"],
+        capture_output=True,
+        text=True,
+    )
+    data = json.loads(listed.stdout)
+    base = next(i for i in data["images"] if i["name"] == "factory/base:bookworm")
+    assert base["built"] is True and base["default"] is True
+    assert data["aliases"] and {"pattern", "targets"} == set(data["aliases"][0])

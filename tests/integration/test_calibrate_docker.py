@@ -120,8 +120,13 @@ def test_endpoint_policy_retires_what_it_always_solves(tmp_path, endpoint):
         "2",
         "--jobs",
         "2",
+        "--json",
     )
-    assert "1 retired" in result.output
+    assert "1 retired" in result.stderr
+    summary = json.loads(result.stdout)
+    assert (summary["model"], summary["k"], summary["band"]) == ("scripted", 2, [0.1, 0.7])
+    actions = {t["key"]: (t["pass_rate"], t["action"]) for t in summary["tasks"]}
+    assert actions == {"solved": (1.0, "retired"), "unsolved": (0.0, "kept")}
     solved = load_task_config(suite / "retired" / "solved" / "task.toml").provenance
     assert (solved.pass_rate, solved.calibration_verdict) == (1.0, "too-easy")
     unsolved = load_task_config(suite / "unsolved" / "task.toml").provenance
@@ -129,6 +134,23 @@ def test_endpoint_policy_retires_what_it_always_solves(tmp_path, endpoint):
     assert endpoint.requests == 8  # 2 tasks x 2 episodes x (command, DONE)
     note = json.loads((suite / "retired" / "solved" / "retirement.json").read_text())
     assert note["model"] == "scripted" and note["episodes"] == 2
+
+
+def test_eval_of_an_endpoint_policy(tmp_path, endpoint):
+    suite = tmp_path / "suite"
+    answer_task(suite, "solved", "answer 42")
+    answer_task(suite, "unsolved", "the answer to everything")
+    out = tmp_path / "eval"
+    args = ["eval", suite, "--model", "scripted", "--base-url", endpoint.url, "--split", "all"]
+    result = invoke(*args, "--k", "2", "--out", out, "--json")
+    summary = json.loads(result.stdout)
+    assert (summary["model"], summary["split"], summary["k"]) == ("scripted", "all", 2)
+    assert (summary["tasks"], summary["episodes"], summary["infra_failures"]) == (2, 4, 0)
+    assert summary["pass_at_1"] == 0.5 and summary["pass_at_2"] == 0.5
+    assert json.loads((out / "eval.json").read_text())["pass_at_1"] == 0.5
+    assert len((out / "transcript.jsonl").read_text().splitlines()) == 4
+    assert "eval" in result.stderr  # the progress bar, on stderr
+    assert endpoint.requests == 8
 
 
 TAXONOMY = """suite: thin
