@@ -21,6 +21,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from factory.agent.policy import PolicyChoice
 from factory.agent.runners import EpisodeRunner, Job
@@ -415,12 +416,8 @@ class CalibrationPlan:
 
     suite: Path
     runner: EpisodeRunner
-    k: int
-    band: Band
-    retire_too_hard: bool = False
-    regenerate: bool = False
-    rounds: int = 1
-    flake_runs: int = 0
+    options: dict[str, Any]
+    """The :class:`Calibrator`'s options (k, band, retire_too_hard, regenerate, ...)."""
     backends: Callable | None = None
 
     @classmethod
@@ -429,19 +426,15 @@ class CalibrationPlan:
         suite: Path,
         policy: PolicyChoice,
         *,
-        k: int,
-        band: Band,
         llm: LlmOptions,
-        retire_too_hard: bool = False,
-        regenerate: bool = False,
-        rounds: int = 1,
-        flake_runs: int = 0,
         say: Callable[[str], None] = print,
+        **options: Any,
     ) -> CalibrationPlan:
-        """``llm``: the generators' endpoint for the llm leaves of ``regenerate``."""
+        """``llm``: the generators' endpoint for the llm leaves of ``regenerate``;
+        ``options``: the :class:`Calibrator`'s."""
         settings = policy.settings()
         backends = None
-        if regenerate and (suite / "taxonomy.yaml").is_file():
+        if options.get("regenerate") and (suite / "taxonomy.yaml").is_file():
             from dataclasses import replace
 
             from factory.generate.backends import backend_factory
@@ -450,26 +443,14 @@ class CalibrationPlan:
             llm = replace(llm, cache_dir=llm.cache_dir or suite / "llm-cache")
             backends = backend_factory(load_taxonomy(suite / "taxonomy.yaml"), None, llm)
         runner = policy.runner(settings, cache_dir=suite / "calibration" / "llm-cache", say=say)
-        return cls(
-            suite, runner, k, band, retire_too_hard, regenerate, rounds, flake_runs, backends
-        )
+        return cls(suite, runner, options, backends)
 
     def run(self, executor: Executor, events: Events | None = None) -> CalibrationSummary:
         try:
-            return Calibrator(
-                self.suite,
-                self.runner,
-                executor.runtime,
-                k=self.k,
-                band=self.band,
-                retire_too_hard=self.retire_too_hard,
-                regenerate=self.regenerate,
-                rounds=self.rounds,
-                jobs=executor.slots,
-                backends=self.backends,
-                flake_runs=self.flake_runs,
-                events=events,
-                executor=executor,
-            ).run()
+            calibrator = Calibrator(
+                self.suite, self.runner, executor.runtime, jobs=executor.slots,
+                backends=self.backends, events=events, executor=executor, **self.options,
+            )  # fmt: skip
+            return calibrator.run()
         finally:
             self.runner.close()

@@ -128,11 +128,12 @@ def import_(
         sources or [], out, fmt=fmt, dataset=dataset, force=force, ids=ids, limit=limit,
         on_task=show,
     )  # fmt: skip
-    kinds = Counter(t.format for t in run.tasks if t.status != "failed")
+    kinds = Counter(t.format for t in run.tasks if t.status not in ("failed", "skipped"))
+    skipped = sum(t.status == "skipped" for t in run.tasks)
     say(
         f"{sum(kinds.values())} tasks into {out} ("
         + ", ".join(f"{n} from {kind}" for kind, n in sorted(kinds.items()))
-        + f"), {len(run.failed)} failed"
+        + f"), {skipped} skipped, {len(run.failed)} failed"
         + (f"; report: {run.report}" if run.report else "")
     )
     if json_:

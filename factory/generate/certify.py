@@ -54,19 +54,15 @@ def certify(
     validator's ``logs/<directory name>``. A unit lost on the way (a node failed) is an
     infra_error certificate."""
     task_id = validator.claim_id(task_dir.name)
-    work = Work(
-        certify_here,
-        Certificate,
-        {
-            "repeats": validator.repeats,
-            "prestart": validator.prestart,
-            "secrets": tuple(secrets),
-            "outputs": tuple(outputs),
-            "mutations": dict(mutations or {}),
-            "forbidden_strings": tuple(forbidden_strings),
-            "min_verifier_strength": min_verifier_strength,
-        },
+    checks = Checks(
+        tuple(secrets),
+        tuple(outputs),
+        dict(mutations or {}),
+        tuple(forbidden_strings),
+        min_verifier_strength,
     )
+    kwargs = {"repeats": validator.repeats, "prestart": validator.prestart, "checks": checks}
+    work = Work(certify_here, Certificate, kwargs)
     try:
         done = validator.dispatch(work, task_dir, task_id)
     except CancelledError:
@@ -82,22 +78,27 @@ def certify(
     return cert
 
 
+@dataclass(frozen=True)
+class Checks:
+    """What a candidate is checked for besides fail-to-pass (see :func:`certify`)."""
+
+    secrets: tuple[str, ...] = ()
+    """Strings (the answer) that must appear in no file the agent sees."""
+    outputs: tuple[str, ...] = ()
+    """Files the solution writes: the cheat probes create them empty."""
+    mutations: dict[str, str] = field(default_factory=dict)
+    """Near-miss wrong solutions the tests must reject (name -> script)."""
+    forbidden_strings: tuple[str, ...] = ()
+    """Strings that must not be in the built image in plain text."""
+    min_verifier_strength: float = 1.0
+
+
 def certify_here(
-    site: Site,
-    task_dir: Path,
-    logs: Path,
-    *,
-    repeats: int = 2,
-    prestart: bool = True,
-    secrets: tuple[str, ...] = (),
-    outputs: tuple[str, ...] = (),
-    mutations: dict[str, str] | None = None,
-    forbidden_strings: tuple[str, ...] = (),
-    min_verifier_strength: float = 1.0,
+    site: Site, task_dir: Path, logs: Path, *, repeats: int, prestart: bool, checks: Checks
 ) -> Certificate:
     """The certification itself, where the engine is (a unit of work)."""
     started = time.monotonic()
-    leaks = find_leaks(task_dir, secrets)
+    leaks = find_leaks(task_dir, checks.secrets)
     if leaks:
         return Certificate(QualityOutcome.LEAK.value, "; ".join(leaks))
     verdict = check_task(site, task_dir, logs, repeats=repeats, prestart=prestart)
@@ -109,7 +110,7 @@ def certify_here(
         )
     task = load_task(task_dir)
     mark = time.monotonic()
-    found = scan_image(site.runtime, task, verdict.image or "", forbidden_strings)
+    found = scan_image(site.runtime, task, verdict.image or "", checks.forbidden_strings)
     if found:
         return Certificate(
             QualityOutcome.LEAK.value,
@@ -118,10 +119,10 @@ def certify_here(
             timings=timings,
         )
     results = run_probes(
-        site.runtime, task, verdict.image or "", cheat_scripts(outputs), "cheat", logs
+        site.runtime, task, verdict.image or "", cheat_scripts(checks.outputs), "cheat", logs
     )
     results += run_probes(
-        site.runtime, task, verdict.image or "", mutations or {}, "mutation", logs
+        site.runtime, task, verdict.image or "", checks.mutations, "mutation", logs
     )
     timings["probes"] = time.monotonic() - mark
     records = [
@@ -150,11 +151,11 @@ def certify_here(
             strength,
             timings=timings,
         )
-    if strength is not None and strength < min_verifier_strength:
+    if strength is not None and strength < checks.min_verifier_strength:
         passed = ", ".join(r.name for r in results if r.kind == "mutation" and not r.rejected)
         return Certificate(
             QualityOutcome.WEAK_VERIFIER.value,
-            f"verifier strength {strength:.2f} < {min_verifier_strength:.2f}: the "
+            f"verifier strength {strength:.2f} < {checks.min_verifier_strength:.2f}: the "
             f"tests accept the wrong solution(s) {passed}",
             verdict,
             records,

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,7 +15,7 @@ from factory.generate.certify import Certificate, certify
 from factory.generate.render import Origin, render_family
 from factory.generate.spec import TaskSpec
 from factory.generate.taxonomy import Difficulty
-from factory.validate.validator import Validator, wait_all
+from factory.validate.validator import Validator, map_interruptibly
 
 
 @dataclass
@@ -80,18 +79,9 @@ def try_families(
     if executor is None:
         return trials
     validator = Validator(executor.runtime, out / "validation", force=True, executor=executor)
-    pool = ThreadPoolExecutor(max_workers=validator.jobs, thread_name_prefix="trial")
 
     def one(trial: Trial) -> Trial:
         on_done(certify_trial(trial, validator))
         return trial
 
-    futures = [pool.submit(one, trial) for trial in trials]
-    try:
-        wait_all(futures)
-    except BaseException:
-        validator.cancel()
-        pool.shutdown(wait=False, cancel_futures=True)
-        raise
-    pool.shutdown(wait=True)
-    return [future.result() for future in futures]
+    return map_interruptibly(one, trials, validator.jobs, on_interrupt=validator.cancel)

@@ -34,6 +34,7 @@ REPORT_NAME = "validation.json"
 SIGNAL_POLL_SEC = 0.25
 
 R = TypeVar("R")
+T = TypeVar("T")
 
 
 def load_report(path: Path) -> ValidationReport | None:
@@ -50,13 +51,25 @@ def write_report(report: ValidationReport, path: Path) -> None:
     write_text_atomic(path, report.model_dump_json(indent=2))
 
 
-def wait_all(futures: list[Future]) -> None:
-    """Wait for every future in short slices: SIGINT may land on any thread, and Python raises
-    KeyboardInterrupt only when the main thread wakes, so a wait without a timeout can sit on a
-    Ctrl-C until a task finishes (a minute or more)."""
-    pending = set(futures)
-    while pending:
-        _, pending = wait(pending, timeout=SIGNAL_POLL_SEC)
+def map_interruptibly(
+    fn: Callable[[T], R], items: list[T], workers: int, *, on_interrupt: Callable[[], None]
+) -> list[R]:
+    """``fn`` over ``items`` in ``workers`` threads, the results in order. The main thread waits
+    in short slices: SIGINT may land on any thread, and Python raises KeyboardInterrupt only
+    when the main thread wakes, so a wait without a timeout can sit on a Ctrl-C until a task
+    finishes (a minute or more). Interrupted: ``on_interrupt()``, queued items are dropped."""
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="work")
+    futures: list[Future] = [pool.submit(fn, item) for item in items]
+    try:
+        pending = set(futures)
+        while pending:
+            _, pending = wait(pending, timeout=SIGNAL_POLL_SEC)
+    except BaseException:
+        on_interrupt()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+    return [future.result() for future in futures]  # surfaces programming errors
 
 
 class CostBound:
@@ -126,21 +139,14 @@ class Validator:
     def run(self, task_dirs: list[Path]) -> ValidationReport:
         """Validate every directory; returns the report (also written to ``out_dir``)."""
         self.out_dir.mkdir(parents=True, exist_ok=True)
-        pool = ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="validate")
-        futures: list[Future] = [pool.submit(self._validate_and_record, d) for d in task_dirs]
         try:
-            wait_all(futures)
-        except BaseException:
-            self.cancel()
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
+            map_interruptibly(
+                self._validate_and_record, task_dirs, self.jobs, on_interrupt=self.cancel
+            )
         finally:
             with self._lock:
                 write_report(self.report, self.report_path)
-        pool.shutdown(wait=True)
-        self.close()
-        for future in futures:
-            future.result()  # surface programming errors
+            self.close()
         return self.report
 
     def close(self) -> None:

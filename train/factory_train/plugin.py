@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from factory.agent.harness import Episode
-from factory.agent.runners import Job, TaskDone, harness_config, policy_fingerprint
+from factory.agent.runners import Job, harness_config, policy_fingerprint
 from factory.errors import FactoryError
 from factory.executor import EpisodeSite
 from factory.trainer_plugin import INSTALL_HINT
@@ -95,14 +95,8 @@ class LocalRunner:
         self.stats: dict[str, float] = {}
         self.fingerprint = policy_fingerprint(config.model_dump(include=FINGERPRINT_FIELDS))
 
-    def run(
-        self,
-        site: EpisodeSite,
-        jobs: list[Job],
-        k: int,
-        log_dir: Callable[[str], Path],
-        on_task: TaskDone,
-    ) -> None:
+    def run(self, site: EpisodeSite, jobs: list[Job], k: int, log_dir, on_task) -> None:
+        """See :class:`factory.agent.runners.EpisodeRunner`."""
         if self.engine is None:
             concurrency = max(self.jobs, site.slots)
             self.engine = rollout_engine(self.config, concurrency=concurrency, say=self.say)
