@@ -1,6 +1,6 @@
-"""What every command module shares: the consoles, the options that mean the same thing in
-every command (one name, one help, one default each), JSON output, and the one sequence that
-runs a job: make an executor -> progress bar -> Ctrl-C -> close -> exit 130."""
+"""What every command module shares: the consoles, checked path arguments, the task-writing
+LLM's settings, JSON output, and the one sequence that runs a job: make an executor -> progress
+bar -> Ctrl-C -> close -> exit 130. (The shared options: :mod:`factory.cli.options`.)"""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, is_dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 import typer
 from pydantic import BaseModel
@@ -38,91 +38,7 @@ def say(message: str) -> None:
     console.print(message, highlight=False, soft_wrap=True)
 
 
-# --- options shared by several commands ---------------------------------------------------
-
-Json = Annotated[
-    bool,
-    typer.Option(
-        "--json",
-        help="Print the result as one JSON document on stdout (logs and progress stay on stderr).",
-    ),
-]
-Jobs = Annotated[
-    int,
-    typer.Option(
-        "--jobs",
-        "-j",
-        min=1,
-        help="Tasks, candidates or episodes worked on at once (each in containers of its own); "
-        "with --executor ray and no --ray-address, the slots of the Ray instance started here.",
-    ),
-]
-Executors = Annotated[
-    ExecutorKind,
-    typer.Option(
-        "--executor",
-        help="local: this machine's Docker engine. ray: the nodes of a Ray cluster, each with "
-        "its own engine and 'docker_slots' (see README).",
-    ),
-]
-RayAddress = Annotated[
-    str | None,
-    typer.Option(
-        "--ray-address",
-        help="Head of a running Ray cluster (HOST:PORT or auto); default: a one-node Ray "
-        "instance in this process with --jobs slots.",
-    ),
-]
-RayShared = Annotated[
-    bool,
-    typer.Option(
-        "--ray-shared-fs",
-        help="Every Ray node sees the task folders at the same paths: send paths, not copies.",
-    ),
-]
-Model = Annotated[
-    str | None,
-    typer.Option(
-        help="The policy: a local checkpoint folder, .gguf file or known local name; with "
-        "--base-url, the endpoint's model name. Default: the config's (SmolLM2-135M-Instruct)."
-    ),
-]
-Config = Annotated[
-    Path | None,
-    typer.Option(
-        "--config",
-        "-c",
-        exists=True,
-        dir_okay=False,
-        help="train.yaml: the trainer's settings (sampling, harness, split).",
-    ),
-]
-Episodes = Annotated[int, typer.Option("--k", "-k", min=1, help="Episodes per task (pass@k).")]
-Batch = Annotated[
-    int, typer.Option("--batch", min=1, help="A local model: episodes generated together.")
-]
-BaseUrl = Annotated[
-    str | None,
-    typer.Option(help="The policy behind this OpenAI-compatible endpoint (model: --model)."),
-]
-ApiKeyEnv = Annotated[str, typer.Option(help="Environment variable holding --base-url's API key.")]
-MaxTokens = Annotated[
-    int | None,
-    typer.Option(help="Tokens per policy reply (default: the config's; 512 for an endpoint)."),
-]
-FlakeRuns = Annotated[
-    int,
-    typer.Option(
-        "--flake-runs",
-        min=0,
-        help="Then rerun nop + oracle of each valid task (calibrate: each kept one) N times "
-        "under perturbation (time zone, hash seed, CPU load): its verifier flake rate, stored "
-        "as flake_rate in its task.toml.",
-    ),
-]
-DEFAULT_EPISODES = 4
-DEFAULT_BATCH = 16
-DEFAULT_KEY_ENV = "OPENAI_API_KEY"
+# --- arguments and settings ---------------------------------------------------------------
 
 
 def existing(help: str, **extra: Any) -> Any:  # noqa: A002 - typer's word
@@ -130,24 +46,10 @@ def existing(help: str, **extra: Any) -> Any:  # noqa: A002 - typer's word
     return typer.Argument(help=help, exists=True, **extra)
 
 
-# --- the LLM that writes tasks (generate, calibrate --regenerate) ---------------------------
-
-LlmBaseUrl = Annotated[
-    str | None,
-    typer.Option(envvar="FACTORY_LLM_BASE_URL", help="The task-writing LLM's endpoint."),
-]
-LlmModel = Annotated[
-    str | None, typer.Option(envvar="FACTORY_LLM_MODEL", help="The task-writing LLM's model.")
-]
-LlmApiKeyEnv = Annotated[
-    str, typer.Option(help="Environment variable holding --llm-base-url's API key.")
-]
-
-
 def llm_options(
     base_url: str | None,
     model: str | None,
-    api_key_env: str = DEFAULT_KEY_ENV,
+    api_key_env: str = "OPENAI_API_KEY",
     **settings: Any,
 ):
     """The task-writing LLM's settings (the one place they are built)."""

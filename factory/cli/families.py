@@ -9,21 +9,8 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from factory.cli.common import (
-    FAILED,
-    Executors,
-    Jobs,
-    Json,
-    RayAddress,
-    RayShared,
-    console,
-    emit,
-    job,
-    say,
-    stdout_console,
-)
-from factory.distributed import ExecutorKind
-from factory.executor import DEFAULT_JOBS
+from factory.cli import options as opt
+from factory.cli.common import FAILED, console, emit, job, say, stdout_console
 from factory.generate.taxonomy import Difficulty
 
 app = typer.Typer(no_args_is_help=True, help="Procedural task families.")
@@ -34,7 +21,7 @@ def register(root: typer.Typer) -> None:
 
 
 @app.command("list")
-def list_(json_: Json = False) -> None:
+def list_(json_: opt.Json = False) -> None:
     """The registered procedural families.
 
     A table on a terminal, tab-separated rows (name, domain, category, title) when piped.
@@ -81,14 +68,14 @@ def try_(
     out: Annotated[Path, typer.Option("--out", "-o", help="Where the tasks and logs go.")] = Path(
         "family-trials"
     ),
-    jobs: Jobs = DEFAULT_JOBS,
+    jobs: opt.Jobs = opt.DEFAULT_JOBS,
     render_only: Annotated[
         bool, typer.Option("--render-only", help="Write the tasks, no Docker.")
     ] = False,
-    executor: Executors = ExecutorKind.LOCAL,
-    ray_address: RayAddress = None,
-    ray_shared_fs: RayShared = False,
-    json_: Json = False,
+    executor: opt.Executors = opt.LOCAL,
+    ray_address: opt.RayAddress = None,
+    ray_shared_fs: opt.RayShared = False,
+    json_: opt.Json = False,
 ) -> None:
     """Render tasks of a family and certify them as generation would.
 

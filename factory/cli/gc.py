@@ -6,7 +6,8 @@ from typing import Annotated
 
 import typer
 
-from factory.cli.common import Json, emit, say
+from factory.cli import options as opt
+from factory.cli.common import emit, say
 
 
 def register(root: typer.Typer) -> None:
@@ -21,7 +22,7 @@ def gc(
     force: Annotated[
         bool, typer.Option("--force", help="Also remove containers of runs that are still alive.")
     ] = False,
-    json_: Json = False,
+    json_: opt.Json = False,
 ) -> None:
     """Remove containers and images that killed runs left behind."""
     from factory.runtime import DockerRuntime, collect_garbage

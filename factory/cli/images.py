@@ -8,7 +8,8 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from factory.cli.common import FAILED, Json, console, emit, interruptible, say, stdout_console
+from factory.cli import options as opt
+from factory.cli.common import FAILED, console, emit, interruptible, say, stdout_console
 
 app = typer.Typer(no_args_is_help=True, help="Local base images, built offline.")
 
@@ -35,7 +36,7 @@ def build(
     log_dir: Annotated[
         Path | None, typer.Option(help="Where build logs go (default: a temp folder).")
     ] = None,
-    json_: Json = False,
+    json_: opt.Json = False,
 ) -> None:
     """Build the local base images from Debian packages (debootstrap -> docker import)."""
     from factory.images.builder import build_images
@@ -68,7 +69,7 @@ def build(
 
 
 @app.command("list")
-def list_(json_: Json = False) -> None:
+def list_(json_: opt.Json = False) -> None:
     """Show the base-image recipes, whether each is built, and the alias table."""
     from factory.images.aliases import AliasTable
     from factory.images.recipes import load_recipes
@@ -92,6 +93,10 @@ def list_(json_: Json = False) -> None:
                 "aliases": [{"pattern": r.pattern, "targets": list(r.targets)} for r in rules],
             }
         )
+    _inventory(recipes, rules)
+
+
+def _inventory(recipes, rules) -> None:
     table = Table(title="base images")
     for column in ("image", "built", "default", "description"):
         table.add_column(column)
@@ -120,13 +125,13 @@ def prune(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Show what would go; remove nothing.")
     ] = False,
-    json_: Json = False,
+    json_: opt.Json = False,
 ) -> None:
     """Evict least-recently-used task images until they fit in --max-size.
 
     Base images and images of running containers are never removed. Exit 1 when the task
     images still do not fit."""
-    from factory.images.prune import age, format_size, parse_size, prune_task_images
+    from factory.images.prune import format_size, parse_size, prune_task_images
     from factory.runtime import DockerRuntime
 
     limit = parse_size(max_size)
@@ -135,28 +140,14 @@ def prune(
     chosen = plan.evict if dry_run else result.removed
     in_use = [e for e in plan.entries if e.in_use]
     if json_:
-        emit(
-            {
-                "dry_run": dry_run,
-                "limit": limit,
-                "total_before": plan.total_before,
-                "total_after": result.total_after,
-                "removed": [
-                    {"image": e.name, "frees": e.freed, "last_used": e.last_used} for e in chosen
-                ],
-                "failed": [{"image": e.name, "reason": why} for e, why in result.failed],
-                "in_use": len(in_use),
-            }
-        )
-    else:
-        table = Table(title="would remove" if dry_run else "removed")
-        for column in ("image", "frees", "last used"):
-            table.add_column(column)
-        for entry in chosen:
-            when = age(entry.last_used) + ("" if entry.logged else " (built)")
-            table.add_row(entry.name, format_size(entry.freed), when)
-        if chosen:
-            stdout_console().print(table)
+        emit({"dry_run": dry_run, "limit": limit, "total_before": plan.total_before,
+              "total_after": result.total_after,
+              "removed": [{"image": e.name, "frees": e.freed, "last_used": e.last_used}
+                          for e in chosen],
+              "failed": [{"image": e.name, "reason": why} for e, why in result.failed],
+              "in_use": len(in_use)})  # fmt: skip
+    elif chosen:
+        _evictions(chosen, "would remove" if dry_run else "removed")
     for entry, why in result.failed:
         say(f"[yellow]kept[/] {entry.name}: {why}")
     say(
@@ -167,3 +158,15 @@ def prune(
     )
     if result.total_after > limit:
         raise typer.Exit(FAILED)
+
+
+def _evictions(entries, title: str) -> None:
+    from factory.images.prune import age, format_size
+
+    table = Table(title=title)
+    for column in ("image", "frees", "last used"):
+        table.add_column(column)
+    for entry in entries:
+        when = age(entry.last_used) + ("" if entry.logged else " (built)")
+        table.add_row(entry.name, format_size(entry.freed), when)
+    stdout_console().print(table)

@@ -9,7 +9,8 @@ from typing import Annotated
 
 import typer
 
-from factory.cli.common import FAILED, Json, emit, existing, say
+from factory.cli import options as opt
+from factory.cli.common import FAILED, emit, existing, say
 from factory.importers.sources import ImportFormat
 from factory.publish.models import ExportFormat
 
@@ -42,7 +43,7 @@ def export(
     ] = None,
     shard_rows: Annotated[int, typer.Option(help="hf: tasks per parquet file.", min=1)] = 1000,
     force: Annotated[bool, typer.Option("--force", help="Replace a non-empty --out.")] = False,
-    json_: Json = False,
+    json_: opt.Json = False,
 ) -> None:
     """Export a suite's tasks as a dataset.
 
@@ -104,7 +105,7 @@ def import_(
         ),
     ] = None,
     limit: Annotated[int | None, typer.Option(help="bfcl: import at most this many.")] = None,
-    json_: Json = False,
+    json_: opt.Json = False,
 ) -> None:
     """Bring tasks in as Harbor task directories that run offline here.
 
@@ -150,7 +151,7 @@ def report(
     ] = None,
     samples: Annotated[int, typer.Option(help="Sample tasks shown.", min=0)] = 6,
     html: Annotated[Path | None, typer.Option("--html", hidden=True)] = None,
-    json_: Json = False,
+    json_: opt.Json = False,
 ) -> None:
     """A suite as one self-contained HTML page.
 

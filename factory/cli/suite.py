@@ -7,17 +7,9 @@ from typing import Annotated
 
 import typer
 
+from factory.cli import options as opt
 from factory.cli.common import (
-    DEFAULT_KEY_ENV,
     FAILED,
-    Executors,
-    Jobs,
-    Json,
-    LlmApiKeyEnv,
-    LlmBaseUrl,
-    LlmModel,
-    RayAddress,
-    RayShared,
     console,
     emit,
     existing,
@@ -26,8 +18,6 @@ from factory.cli.common import (
     say,
     stdout_console,
 )
-from factory.distributed import ExecutorKind
-from factory.executor import DEFAULT_JOBS
 from factory.generate.backends import BackendChoice
 
 app = typer.Typer(no_args_is_help=True, help="Generated suites.")
@@ -50,11 +40,11 @@ def generate(
         BackendChoice | None,
         typer.Option(help="Generator of every leaf (default: each leaf's own)."),
     ] = None,
-    jobs: Jobs = DEFAULT_JOBS,
+    jobs: opt.Jobs = opt.DEFAULT_JOBS,
     seed: Annotated[int | None, typer.Option(help="Override the taxonomy's seed.")] = None,
-    llm_base_url: LlmBaseUrl = None,
-    llm_model: LlmModel = None,
-    llm_api_key_env: LlmApiKeyEnv = DEFAULT_KEY_ENV,
+    llm_base_url: opt.LlmBaseUrl = None,
+    llm_model: opt.LlmModel = None,
+    llm_api_key_env: opt.LlmApiKeyEnv = opt.DEFAULT_KEY_ENV,
     repair_rounds: Annotated[
         int, typer.Option(help="LLM: times a failed candidate goes back to the model.")
     ] = 2,
@@ -67,10 +57,10 @@ def generate(
     ] = None,
     llm_max_output: Annotated[int, typer.Option(help="LLM: max tokens of one reply.")] = 3000,
     llm_temperature: Annotated[float, typer.Option(help="LLM: sampling temperature.")] = 0.7,
-    executor: Executors = ExecutorKind.LOCAL,
-    ray_address: RayAddress = None,
-    ray_shared_fs: RayShared = False,
-    json_: Json = False,
+    executor: opt.Executors = opt.LOCAL,
+    ray_address: opt.RayAddress = None,
+    ray_shared_fs: opt.RayShared = False,
+    json_: opt.Json = False,
 ) -> None:
     """Generate a suite of verified tasks from a taxonomy.
 
@@ -106,7 +96,7 @@ def generate(
 @app.command("show")
 def show(
     suite: Annotated[Path, existing("A suite folder made by `factory generate`.")],
-    json_: Json = False,
+    json_: opt.Json = False,
 ) -> None:
     """Coverage per taxonomy leaf of a generated suite.
 

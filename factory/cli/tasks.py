@@ -8,7 +8,8 @@ from typing import Annotated
 
 import typer
 
-from factory.cli.common import FAILED, Json, emit, existing, say
+from factory.cli import options as opt
+from factory.cli.common import FAILED, emit, existing, say
 from factory.cli.publish import import_
 
 app = typer.Typer(no_args_is_help=True, help="Task directories: check them without Docker.")
@@ -21,7 +22,7 @@ def register(root: typer.Typer) -> None:
 @app.command("check")
 def check(
     task_dirs: Annotated[list[Path], existing("Task directories or folders of them.")],
-    json_: Json = False,
+    json_: opt.Json = False,
 ) -> None:
     """Parse tasks without Docker: one line per malformed file.
 

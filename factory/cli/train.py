@@ -10,26 +10,8 @@ import typer
 from rich.table import Table
 
 from factory.agent.evaluate import Split
+from factory.cli import options as opt
 from factory.cli.common import (
-    DEFAULT_BATCH,
-    DEFAULT_EPISODES,
-    DEFAULT_KEY_ENV,
-    ApiKeyEnv,
-    BaseUrl,
-    Batch,
-    Config,
-    Episodes,
-    Executors,
-    FlakeRuns,
-    Jobs,
-    Json,
-    LlmApiKeyEnv,
-    LlmBaseUrl,
-    LlmModel,
-    MaxTokens,
-    Model,
-    RayAddress,
-    RayShared,
     console,
     emit,
     existing,
@@ -39,8 +21,6 @@ from factory.cli.common import (
     say,
     stdout_console,
 )
-from factory.distributed import ExecutorKind
-from factory.executor import DEFAULT_JOBS
 
 Suite = Annotated[Path, existing("A suite folder (SUITE/tasks/...) or a folder of tasks.")]
 
@@ -53,8 +33,8 @@ def register(root: typer.Typer) -> None:
 
 def train(
     suite: Suite,
-    model: Model = None,
-    config: Config = None,
+    model: opt.Model = None,
+    config: opt.Config = None,
     out: Annotated[
         Path | None, typer.Option("--out", "-o", help="Run folder (default: runs/train-SUITE).")
     ] = None,
@@ -63,7 +43,7 @@ def train(
     ] = False,
     steps: Annotated[int | None, typer.Option(help="Override config.steps.")] = None,
     seed: Annotated[int | None, typer.Option(help="Override config.seed.")] = None,
-    json_: Json = False,
+    json_: opt.Json = False,
 ) -> None:
     """Train a local model with GRPO on a suite.
 
@@ -100,24 +80,24 @@ def _policy(model, config, base_url, api_key_env, jobs, batch, max_tokens):
 
 def evaluate(
     suite: Suite,
-    model: Model = None,
+    model: opt.Model = None,
     split: Annotated[
         Split, typer.Option(help="Which tasks: held-out families (test).")
     ] = Split.TEST,
-    k: Episodes = DEFAULT_EPISODES,
-    config: Config = None,
+    k: opt.Episodes = opt.DEFAULT_EPISODES,
+    config: opt.Config = None,
     out: Annotated[
         Path, typer.Option("--out", "-o", help="Folder for eval.json and the transcripts.")
     ] = Path("runs/eval"),
-    base_url: BaseUrl = None,
-    api_key_env: ApiKeyEnv = DEFAULT_KEY_ENV,
-    max_tokens: MaxTokens = None,
-    jobs: Jobs = DEFAULT_JOBS,
-    batch: Batch = DEFAULT_BATCH,
-    executor: Executors = ExecutorKind.LOCAL,
-    ray_address: RayAddress = None,
-    ray_shared_fs: RayShared = False,
-    json_: Json = False,
+    base_url: opt.BaseUrl = None,
+    api_key_env: opt.ApiKeyEnv = opt.DEFAULT_KEY_ENV,
+    max_tokens: opt.MaxTokens = None,
+    jobs: opt.Jobs = opt.DEFAULT_JOBS,
+    batch: opt.Batch = opt.DEFAULT_BATCH,
+    executor: opt.Executors = opt.LOCAL,
+    ray_address: opt.RayAddress = None,
+    ray_shared_fs: opt.RayShared = False,
+    json_: opt.Json = False,
 ) -> None:
     """pass@1 and pass@k per family of a policy on a suite's tasks.
 
@@ -154,17 +134,17 @@ def evaluate(
 
 def calibrate(
     suite: Suite,
-    model: Model = None,
-    k: Episodes = DEFAULT_EPISODES,
+    model: opt.Model = None,
+    k: opt.Episodes = opt.DEFAULT_EPISODES,
     band: Annotated[
         str, typer.Option(help="LOW,HIGH: pass rates kept; above: retired; below: too hard.")
     ] = "0.1,0.7",
-    base_url: BaseUrl = None,
-    api_key_env: ApiKeyEnv = DEFAULT_KEY_ENV,
-    max_tokens: MaxTokens = None,
-    jobs: Jobs = DEFAULT_JOBS,
-    batch: Batch = DEFAULT_BATCH,
-    config: Config = None,
+    base_url: opt.BaseUrl = None,
+    api_key_env: opt.ApiKeyEnv = opt.DEFAULT_KEY_ENV,
+    max_tokens: opt.MaxTokens = None,
+    jobs: opt.Jobs = opt.DEFAULT_JOBS,
+    batch: opt.Batch = opt.DEFAULT_BATCH,
+    config: opt.Config = None,
     regenerate: Annotated[
         bool,
         typer.Option("--regenerate", help="Ask the generators for new tasks for leaves left thin."),
@@ -173,11 +153,11 @@ def calibrate(
     retire_too_hard: Annotated[
         bool, typer.Option("--retire-too-hard", help="Also retire tasks below the band.")
     ] = False,
-    flake_runs: FlakeRuns = 0,
-    llm_base_url: LlmBaseUrl = None,
-    llm_model: LlmModel = None,
-    llm_api_key_env: LlmApiKeyEnv = DEFAULT_KEY_ENV,
-    json_: Json = False,
+    flake_runs: opt.FlakeRuns = 0,
+    llm_base_url: opt.LlmBaseUrl = None,
+    llm_model: opt.LlmModel = None,
+    llm_api_key_env: opt.LlmApiKeyEnv = opt.DEFAULT_KEY_ENV,
+    json_: opt.Json = False,
 ) -> None:
     """Measure each task's pass rate with the policy and keep the suite in band.
 

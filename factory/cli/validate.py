@@ -7,23 +7,8 @@ from typing import Annotated
 
 import typer
 
-from factory.cli.common import (
-    FAILED,
-    Executors,
-    FlakeRuns,
-    Jobs,
-    Json,
-    RayAddress,
-    RayShared,
-    console,
-    emit,
-    existing,
-    job,
-    say,
-    stdout_console,
-)
-from factory.distributed import ExecutorKind
-from factory.executor import DEFAULT_JOBS
+from factory.cli import options as opt
+from factory.cli.common import FAILED, console, emit, existing, job, say, stdout_console
 
 
 def register(root: typer.Typer) -> None:
@@ -38,18 +23,18 @@ def validate(
     out: Annotated[
         Path, typer.Option("--out", "-o", help="Folder for validation.json and the phase logs.")
     ] = Path("validation"),
-    jobs: Jobs = DEFAULT_JOBS,
+    jobs: opt.Jobs = opt.DEFAULT_JOBS,
     repeats: Annotated[
         int, typer.Option("--repeats", min=1, help="Runs of each phase; disagreement = flaky.")
     ] = 2,
     force: Annotated[
         bool, typer.Option("--force", help="Re-validate tasks already certified in --out.")
     ] = False,
-    flake_runs: FlakeRuns = 0,
-    executor: Executors = ExecutorKind.LOCAL,
-    ray_address: RayAddress = None,
-    ray_shared_fs: RayShared = False,
-    json_: Json = False,
+    flake_runs: opt.FlakeRuns = 0,
+    executor: opt.Executors = opt.LOCAL,
+    ray_address: opt.RayAddress = None,
+    ray_shared_fs: opt.RayShared = False,
+    json_: opt.Json = False,
 ) -> None:
     """Certify tasks in containers (fail without the solution, pass with it).
 
