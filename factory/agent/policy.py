@@ -9,6 +9,7 @@ from pathlib import Path
 
 from factory.agent.actions import ActionFormat
 from factory.agent.runners import EndpointRunner, EpisodeRunner, PolicyConfig, harness_config
+from factory.errors import FactoryError
 from factory.trainer_plugin import load_trainer
 
 
@@ -17,7 +18,9 @@ class PolicyChoice:
     """The policy of ``eval`` and ``calibrate`` as the command line names it: a local model
     (through the trainer), or ``model`` behind an OpenAI-compatible endpoint at ``base_url``."""
 
-    model: str
+    model: str | None = None
+    """A checkpoint folder, .gguf or known local name (None: the settings'); with
+    ``base_url``, the endpoint's model name (required)."""
     config: Path | None = None
     """The trainer's settings file (sampling, harness, split)."""
     base_url: str | None = None
@@ -28,6 +31,10 @@ class PolicyChoice:
     """A local model: episodes generated together."""
     max_tokens: int | None = None
     """Tokens per reply (default: the settings' max_new_tokens; 512 for an endpoint)."""
+
+    def __post_init__(self) -> None:
+        if self.base_url and not self.model:
+            raise FactoryError("--base-url needs --model: the endpoint's model name")
 
     def settings(self) -> PolicyConfig:
         return load_trainer().load_config(

@@ -71,10 +71,7 @@ def train(
 
 def _policy(model, config, base_url, api_key_env, jobs, batch, max_tokens):
     from factory.agent.policy import PolicyChoice
-    from factory.errors import FactoryError
 
-    if base_url and not model:
-        raise FactoryError("--base-url needs --model: the endpoint's model name")
     return PolicyChoice(model, config, base_url, api_key_env, jobs, batch, max_tokens)
 
 

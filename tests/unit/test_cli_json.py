@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import click
@@ -175,3 +177,14 @@ def test_the_vocabulary():
         assert {cmd for cmd, _ in options[name]} == (
             {"generate", "calibrate"} if name.startswith("--llm") else {"eval", "calibrate"}
         )
+
+
+def test_an_endpoint_policy_needs_its_model_name():
+    done = subprocess.run(
+        [sys.executable, "-m", "factory", "eval", str(EXAMPLES / "tasks"), "--base-url",
+         "http://127.0.0.1:9/v1"],
+        capture_output=True,
+        text=True,
+    )  # fmt: skip
+    assert done.returncode == 2 and "--base-url needs --model" in done.stderr
+    assert "Traceback" not in done.stderr and done.stdout == ""
