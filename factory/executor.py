@@ -22,12 +22,14 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from factory.errors import FactoryError
-from factory.images.task_image import TaskImageBuilder
-from factory.runtime import ContainerSpec, DockerRuntime, Sandbox
-from factory.tasks.model import Task
+
+if TYPE_CHECKING:  # this module stays light: the CLI reads DEFAULT_JOBS at start-up
+    from factory.images.task_image import TaskImageBuilder
+    from factory.runtime import ContainerSpec, DockerRuntime, Sandbox
+    from factory.tasks.model import Task
 
 R = TypeVar("R")
 
@@ -55,6 +57,8 @@ class Site:
     def __init__(
         self, runtime: DockerRuntime, *, images: TaskImageBuilder | None = None, ahead: int = 1
     ) -> None:
+        from factory.images.task_image import TaskImageBuilder
+
         self.runtime = runtime
         self.images = images or TaskImageBuilder(runtime)
         self.ahead = max(1, ahead)

@@ -12,12 +12,12 @@ from math import comb
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from factory.agent.harness import EpisodeResult
-from factory.agent.runners import EpisodeRunner, Job, PolicyConfig
-from factory.agent.suite import SuiteTask, load_suite_tasks, split_suite
 from factory.errors import FactoryError
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # light to import: the CLI lists Split in --help
+    from factory.agent.harness import EpisodeResult
+    from factory.agent.runners import EpisodeRunner, Job, PolicyConfig
+    from factory.agent.suite import SuiteTask
     from factory.executor import Executor
 
 
@@ -73,6 +73,8 @@ def summarise(
 
 def split_tasks(suite: Path, config: PolicyConfig, split: Split) -> list[SuiteTask]:
     """The suite's tasks of ``split`` (the split the settings describe)."""
+    from factory.agent.suite import load_suite_tasks, split_suite
+
     entries = load_suite_tasks(suite)
     train, test = split_suite(
         entries,
@@ -98,6 +100,8 @@ def evaluate_suite(
 ) -> dict:
     """Evaluate ``runner``'s policy on the split; episodes' containers on ``executor``.
     ``on_start`` gets the number of tasks, ``on_task`` each task's id and rewards."""
+    from factory.agent.runners import Job
+
     if k < 1:
         raise FactoryError("--k must be at least 1")
     tasks = split_tasks(suite, config, split)

@@ -1,5 +1,6 @@
 """The agent harness: a multi-turn episode of a policy in a task's own container, then the
-task's verifier in that same container. Shared by training (batched, many episodes in step)
+task's verifier in that same container, isolated from what the policy left running or replaced
+(:mod:`factory.validate.isolation`). Shared by training (batched, many episodes in step)
 and evaluation; torch-free.
 
 An :class:`Episode` is a small state machine so a trainer can drive many at once:
@@ -26,6 +27,7 @@ from factory.errors import (
 )
 from factory.runtime import DockerRuntime, Sandbox
 from factory.tasks.model import Task
+from factory.validate.isolation import Baseline, capture_baseline
 from factory.validate.outcome import PhaseKind, PhaseResult
 from factory.validate.phases import container_spec, verify
 
@@ -106,6 +108,8 @@ class Episode:
         self.config = config
         self.log_dir = log_dir
         self.box: Sandbox | None = None
+        self.baseline: Baseline | None = None
+        """The environment's own processes, recorded before the policy's first command."""
         self.messages: list[dict] = []
         self.turns: list[Turn] = []
         self.done = False
@@ -129,6 +133,7 @@ class Episode:
         try:
             self.box = self.runtime.start(container_spec(self.task, self.image))
             self.box.wait_ready()
+            self.baseline = capture_baseline(self.box)
         except (ContainerDiedError, CancelledError, EnvironmentUnhealthyError) as exc:
             self._fail(str(exc))
         return self.messages
@@ -172,7 +177,7 @@ class Episode:
                 log_dir = self.log_dir or Path("/tmp")
                 log_dir.mkdir(parents=True, exist_ok=True)
                 try:
-                    verify(self.task, self.box, verdict, log_dir)
+                    verify(self.task, self.box, verdict, log_dir, baseline=self.baseline)
                 except FactoryError as exc:
                     self._fail(f"verifier: {exc}")
         finally:

@@ -31,6 +31,14 @@ def validate(
         bool, typer.Option("--force", help="Re-validate tasks already certified in --out.")
     ] = False,
     flake_runs: opt.FlakeRuns = 0,
+    probes: Annotated[
+        bool,
+        typer.Option(
+            "--probes",
+            help="Then run the cheat probes on each valid task (trivial agents and every "
+            "tampering attack of factory/validate/attacks); one that scores makes it cheat_passed.",
+        ),
+    ] = False,
     executor: opt.Executors = opt.LOCAL,
     ray_address: opt.RayAddress = None,
     ray_shared_fs: opt.RayShared = False,
@@ -51,8 +59,9 @@ def validate(
              hint=f"removing this run's containers; partial report: {out / 'validation.json'}"
              ) as where:  # fmt: skip
         run = validate_tasks(
-            where, dirs, out, repeats=repeats, force=force, flake_runs=flake_runs, events=progress
-        )
+            where, dirs, out, repeats=repeats, force=force, probes=probes,
+            flake_runs=flake_runs, events=progress,
+        )  # fmt: skip
     if json_:
         emit({"report_path": run.report_path, **run.report.model_dump(mode="json"),
               "flake": [_flake(r) for r in run.flake]})  # fmt: skip

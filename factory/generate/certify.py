@@ -16,10 +16,16 @@ from factory.errors import CancelledError, FactoryError
 from factory.executor import Site, Work
 from factory.generate.results import ProbeRecord, QualityOutcome
 from factory.quality.leaks import find_leaks, scan_image
-from factory.quality.probes import cheat_scripts, run_probes, verifier_strength
 from factory.tasks.model import load_task
 from factory.validate.checker import check_task
 from factory.validate.outcome import Outcome, TaskValidation
+from factory.validate.probes import (
+    TAMPER,
+    cheat_scripts,
+    name_the_attack,
+    run_probes,
+    verifier_strength,
+)
 from factory.validate.validator import Validator
 
 
@@ -124,11 +130,10 @@ def certify_here(
     results += run_probes(
         site.runtime, task, verdict.image or "", checks.mutations, "mutation", logs
     )
+    if any(r.name == TAMPER and not r.rejected for r in results):
+        results += name_the_attack(site.runtime, task, verdict.image or "", logs)
     timings["probes"] = time.monotonic() - mark
-    records = [
-        ProbeRecord(name=r.name, kind=r.kind, reward=r.reward, rejected=r.rejected, detail=r.detail)
-        for r in results
-    ]
+    records = [r.record() for r in results]
     strength = verifier_strength(results)
     broken = [r for r in results if r.reward is None]
     if broken:

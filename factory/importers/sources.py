@@ -17,9 +17,6 @@ from enum import Enum
 from pathlib import Path
 
 from factory.errors import FactoryError
-from factory.importers.layouts import Layout, import_task
-from factory.publish.errors import UnknownFormatError
-from factory.tasks.model import discover_task_dirs
 
 
 class ImportFormat(str, Enum):
@@ -65,6 +62,7 @@ class ImportRun:
 
 def is_export(src: Path) -> bool:
     from factory.publish.api import detect_format
+    from factory.publish.errors import UnknownFormatError
 
     try:
         detect_format(src)
@@ -85,6 +83,8 @@ def import_sources(
     on_task: Callable[[Imported], None] = lambda _t: None,
 ) -> ImportRun:
     """Import every source into ``out``; ``on_task`` sees each task as it lands."""
+    from factory.importers.layouts import Layout
+
     run = ImportRun(out)
 
     def add(item: Imported) -> None:
@@ -119,7 +119,10 @@ def _export(src, out, fmt, dataset, force, add) -> None:
     import_export(src, out, fmt=kind, dataset=dataset, force=force, on_task=landed)
 
 
-def _task_dirs(src: Path, out: Path, layout: Layout | None, add) -> None:
+def _task_dirs(src: Path, out: Path, layout, add) -> None:
+    from factory.importers.layouts import Layout, import_task
+    from factory.tasks.model import discover_task_dirs
+
     for task_dir in discover_task_dirs([src]):
         result = import_task(task_dir, out, layout=layout)
         item = Imported(

@@ -25,17 +25,26 @@ from factory.executor import Site, Work
 from factory.tasks.model import Task, load_task
 from factory.validate.outcome import Outcome, PhaseKind, PhaseResult, TaskValidation, classify
 from factory.validate.phases import container_spec, run_phase
+from factory.validate.probes import cheat_scripts, run_probes
 
 
-def check_work(repeats: int, prestart: bool = True) -> Work[TaskValidation]:
+def check_work(repeats: int, prestart: bool = True, probes: bool = False) -> Work[TaskValidation]:
     """The unit of work that checks one task (for :meth:`Executor.run`)."""
-    return Work(check_task, TaskValidation, {"repeats": repeats, "prestart": prestart})
+    kwargs = {"repeats": repeats, "prestart": prestart, "probes": probes}
+    return Work(check_task, TaskValidation, kwargs)
 
 
 def check_task(
-    site: Site, task_dir: Path, logs: Path, *, repeats: int = 2, prestart: bool = True
+    site: Site,
+    task_dir: Path,
+    logs: Path,
+    *,
+    repeats: int = 2,
+    prestart: bool = True,
+    probes: bool = False,
 ) -> TaskValidation:
-    """Certify the Harbor task in ``task_dir``; its logs go to ``logs``."""
+    """Certify the Harbor task in ``task_dir``; its logs go to ``logs``. With ``probes``, a
+    valid task then faces every cheat probe (trivial agents, each tampering attack)."""
     started = time.monotonic()
     try:
         task = load_task(task_dir)
@@ -71,6 +80,8 @@ def check_task(
                     f"; note: the image build could not reach {hosts} (no internet here), "
                     "so the environment may lack what it downloads (see build.log)"
                 )
+            if verdict.outcome is Outcome.VALID and probes:
+                _probe(site, task, image, logs, verdict)
             if verdict.outcome is Outcome.INFRA_ERROR and site.cancelled.is_set():
                 verdict.reason = "interrupted before the task finished"
             _sum_timings(verdict)
@@ -149,6 +160,31 @@ def _run_phases(
         if upcoming is not None:
             site.discard(upcoming)
     return phases
+
+
+def _probe(site: Site, task: Task, image: str, logs: Path, verdict: TaskValidation) -> None:
+    """``--probes``: every cheat probe (trivial agents, each tampering attack) must score 0."""
+    mark = time.monotonic()
+    results = run_probes(
+        site.runtime, task, image, cheat_scripts((), attacks="each"), "cheat", logs
+    )
+    verdict.timings["probes"] = time.monotonic() - mark
+    verdict.probes = [r.record() for r in results]
+    for result in results:
+        verdict.logs[f"cheat-{result.name}"] = result.log_dir
+    broken = [r for r in results if r.reward is None]
+    passed = [r for r in results if r.reward is not None and not r.rejected]
+    if broken:
+        verdict.outcome = Outcome.INFRA_ERROR
+        verdict.reason = f"cheat probe '{broken[0].name}': {broken[0].detail}"
+    elif passed:
+        names = ", ".join(f"'{r.name}' ({r.reward:g})" for r in passed)
+        verdict.outcome = Outcome.CHEAT_PASSED
+        verdict.reason = (
+            f"a solution that does not solve the task scores: {names}; see "
+            f"{passed[0].log_dir} (the tests must check the outcome, not trust the "
+            "agent's code or files)"
+        )
 
 
 def _sum_timings(verdict: TaskValidation) -> None:

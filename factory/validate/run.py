@@ -44,17 +44,20 @@ def validate_tasks(
     *,
     repeats: int = 2,
     force: bool = False,
+    probes: bool = False,
     flake_runs: int = 0,
     events: ValidationEvents | None = None,
 ) -> ValidationRun:
     """Certify ``task_dirs`` (``OUT/validation.json``, ``OUT/logs/``); with ``flake_runs``,
     rerun nop + oracle of each valid task that many times under perturbation
-    (``OUT/flake/flake.json``, ``flake_rate`` in each task.toml)."""
+    (``OUT/flake/flake.json``, ``flake_rate`` in each task.toml); with ``probes``, every
+    cheat probe runs on each valid task (one that scores makes it cheat_passed)."""
     validator = Validator(
         executor.runtime,
         out,
         repeats=repeats,
         force=force,
+        probes=probes,
         executor=executor,
         on_task_start=events.started if events else None,
         on_task_done=events.done if events else None,

@@ -101,6 +101,7 @@ class Validator:
         jobs: int = 1,
         force: bool = False,
         prestart: bool = True,
+        probes: bool = False,
         executor: Executor | None = None,
         on_task_done: Callable[[TaskValidation], None] | None = None,
         on_task_start: Callable[[Path], None] | None = None,
@@ -115,6 +116,7 @@ class Validator:
         self.jobs = self.executor.threads
         self.force = force
         self.prestart = prestart
+        self.probes = probes
         self.on_task_done = on_task_done or (lambda _t: None)
         self.on_task_start = on_task_start or (lambda _p: None)
         self.report_path = out_dir / REPORT_NAME
@@ -172,7 +174,8 @@ class Validator:
             earlier = self._certified[key].model_copy(update={"resumed": True})
             earlier.notes = [*earlier.notes, "skipped: already certified with this content hash"]
             return earlier
-        done = self.dispatch(check_work(self.repeats, self.prestart), task.root, task_id)
+        work = check_work(self.repeats, self.prestart, self.probes)
+        done = self.dispatch(work, task.root, task_id)
         return self._adopt(done, task, task_id)
 
     def dispatch(self, work: Work[R], task_dir: Path, task_id: str) -> Done[R]:

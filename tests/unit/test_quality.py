@@ -4,7 +4,7 @@ from pathlib import Path
 
 from factory.quality.dedup import DedupIndex, signature, similarity
 from factory.quality.leaks import find_leaks
-from factory.quality.probes import cheat_scripts
+from factory.validate.probes import cheat_scripts
 
 TEXT = "Count the ERROR lines of /var/log/app.log and write the number to /app/count.txt. " * 3
 
@@ -80,9 +80,10 @@ def test_secret_match_respects_word_boundaries(tmp_path):
 
 
 def test_cheat_scripts():
-    scripts = cheat_scripts(["/app/out.txt", "/app/reports/"])
+    scripts = cheat_scripts(["/app/out.txt", "/app/reports/"], attacks="none")
     assert set(scripts) == {"exit-0", "fake-reward", "empty-outputs"}
     assert ": > /app/out.txt" in scripts["empty-outputs"]
     assert "mkdir -p /app/reports" in scripts["empty-outputs"]
     assert "reward.txt" in scripts["fake-reward"]
-    assert set(cheat_scripts([])) == {"exit-0", "fake-reward"}
+    assert set(cheat_scripts([], attacks="none")) == {"exit-0", "fake-reward"}
+    assert set(cheat_scripts([])) == {"exit-0", "fake-reward", "tamper"}
