@@ -11,7 +11,7 @@ import typer
 
 from factory.cli import options as opt
 from factory.cli.common import FAILED, emit, existing, say
-from factory.importers.sources import ImportFormat
+from factory.publish.imports import ImportFormat
 from factory.publish.models import ExportFormat
 
 
@@ -112,7 +112,7 @@ def import_(
     An export of `factory export` (checked against its content hashes), public tasks in the
     Harbor or Terminal-Bench 1 layout, or BFCL's multi-turn base entries. Exit 1 when a task
     directory does not import (the others still do)."""
-    from factory.importers.sources import Imported, import_sources
+    from factory.publish.imports import Imported, import_sources
 
     def show(item: Imported) -> None:
         if item.status == "failed":

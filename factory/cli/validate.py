@@ -48,9 +48,10 @@ def validate(
 
     Writes OUT/validation.json (and OUT/flake/flake.json with --flake-runs); a rerun skips
     tasks certified with the same content hash. Exit 1 when a task is not valid."""
+    from factory.quality.flake import flake_valid_tasks
     from factory.tasks.model import discover_task_dirs
-    from factory.validate.display import ValidationProgress, print_flake, print_summary
-    from factory.validate.run import validate_tasks
+    from factory.validate.display import ValidationProgress, print_summary
+    from factory.validate.validator import Validator
 
     dirs = discover_task_dirs(task_dirs)
     progress = ValidationProgress(len(dirs), console)
@@ -58,19 +59,25 @@ def validate(
              ray_shared_fs=ray_shared_fs, progress=progress,
              hint=f"removing this run's containers; partial report: {out / 'validation.json'}"
              ) as where:  # fmt: skip
-        run = validate_tasks(
-            where, dirs, out, repeats=repeats, force=force, probes=probes,
-            flake_runs=flake_runs, events=progress,
+        validator = Validator(
+            where.runtime, out, repeats=repeats, force=force, probes=probes, executor=where,
+            on_task_start=progress.started, on_task_done=progress.done,
+        )  # fmt: skip
+        report = validator.run(dirs)
+        flake = flake_valid_tasks(
+            where.runtime, report, flake_runs, out / "flake", jobs=where.slots,
+            on_start=progress.flake_started, on_done=progress.flake_done,
         )  # fmt: skip
     if json_:
-        emit({"report_path": run.report_path, **run.report.model_dump(mode="json"),
-              "flake": [_flake(r) for r in run.flake]})  # fmt: skip
+        emit({"report_path": validator.report_path, **report.model_dump(mode="json"),
+              "flake": [_flake(r) for r in flake]})  # fmt: skip
     else:
-        print_summary(run.report, stdout_console())
-        if run.flake:
-            print_flake(run.flake, flake_runs, stdout_console())
-    say(f"report: {run.report_path}" + (f"; flake report: {run.flake_path}" if run.flake else ""))
-    if not run.all_valid:
+        print_summary(report, stdout_console())
+        if flake:
+            _flake_table(flake, flake_runs)
+    flake_path = out / "flake" / "flake.json"
+    say(f"report: {validator.report_path}" + (f"; flake report: {flake_path}" if flake else ""))
+    if any(t.outcome.value != "valid" for t in report.tasks):
         raise typer.Exit(FAILED)
 
 
@@ -84,3 +91,24 @@ def _flake(result) -> dict:
             for name, (flaky, phases) in result.by_perturbation().items()
         },
     }
+
+
+def _flake_table(results, runs: int) -> None:
+    """The flake rate of each task, and the share of flaky phases per perturbation."""
+    from rich.table import Table
+
+    from factory.quality.flake import PERTURBATIONS
+
+    table = Table(title=f"verifier flake rate ({runs} perturbed runs per task)")
+    for column in ("task", "flake rate", *PERTURBATIONS, "infra"):
+        table.add_column(column)
+    for result in results:
+        parts = result.by_perturbation()
+        rate = result.flake_rate
+        table.add_row(
+            result.task_dir.name,
+            "-" if rate is None else f"[{'red' if rate else 'green'}]{rate:.2f}[/]",
+            *[f"{parts[p][0]}/{parts[p][1]}" if p in parts else "-" for p in PERTURBATIONS],
+            str(result.infra_errors),
+        )
+    stdout_console().print(table)

@@ -8,7 +8,6 @@ from rich.console import Console
 from rich.table import Table
 
 from factory.progress import Bar
-from factory.quality.flake import PERTURBATIONS, FlakeResult
 from factory.validate.outcome import Outcome, TaskValidation, ValidationReport
 
 _STYLE = {Outcome.VALID: "green", Outcome.FLAKY: "yellow", Outcome.INFRA_ERROR: "magenta"}
@@ -28,11 +27,12 @@ class ValidationProgress(Bar):
         self.say(f"[{style}]{verdict.outcome.value:<24}[/] {verdict.id}")
         self.advance()
 
-    def flake_started(self, tasks: int, runs: int) -> None:
-        self.say(f"flake runs: {tasks} tasks x {runs} perturbed nop + oracle pairs")
+    def flake_started(self, tasks: int) -> None:
+        self.say(f"flake runs: {tasks} valid tasks, perturbed nop + oracle pairs")
         self.grow(tasks)
 
-    def flake_done(self, result: FlakeResult) -> None:
+    def flake_done(self, result) -> None:
+        """A :class:`factory.quality.flake.FlakeResult`."""
         rate = "-" if result.flake_rate is None else f"{result.flake_rate:.2f}"
         self.advance(description=f"[dim]flake {result.task_dir.name}: {rate}")
 
@@ -57,20 +57,3 @@ def print_summary(report: ValidationReport, console: Console) -> None:
     console.print(table)
     parts = [f"{k}={v}" for k, v in report.summary.items()]
     console.print("summary: " + ", ".join(parts))
-
-
-def print_flake(results: list[FlakeResult], runs: int, console: Console) -> None:
-    """The flake rate of each task, and the share of flaky phases per perturbation."""
-    table = Table(title=f"verifier flake rate ({runs} perturbed runs per task)")
-    for column in ("task", "flake rate", *PERTURBATIONS, "infra"):
-        table.add_column(column)
-    for result in results:
-        parts = result.by_perturbation()
-        rate = result.flake_rate
-        table.add_row(
-            result.task_dir.name,
-            "-" if rate is None else f"[{'red' if rate else 'green'}]{rate:.2f}[/]",
-            *[f"{parts[p][0]}/{parts[p][1]}" if p in parts else "-" for p in PERTURBATIONS],
-            str(result.infra_errors),
-        )
-    console.print(table)

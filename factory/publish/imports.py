@@ -1,5 +1,5 @@
 """`factory import`: tasks from outside into a folder of Harbor task directories, whatever they
-come as, told apart by their files unless ``--format`` says:
+come as, told apart by their files unless ``--format`` says (the importers below do the work):
 
 * an export of ``factory export`` (``jsonl``, ``harbor`` registry, ``hf`` parquet), rebuilt and
   checked against the content hashes it records (:mod:`factory.publish.api`);
