@@ -11,8 +11,8 @@ import typer
 
 from factory.cli import options as opt
 from factory.cli.common import FAILED, emit, existing, say
+from factory.publish.formats import ExportFormat
 from factory.publish.imports import ImportFormat
-from factory.publish.models import ExportFormat
 
 
 def register(root: typer.Typer) -> None:

@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from factory.errors import FactoryError
-from factory.generate.taxonomy import LLM_GENERATOR, Leaf, Taxonomy
 
 if TYPE_CHECKING:  # light to import: the CLI lists BackendChoice in --help
     from factory.generate.pipeline import Backend
+    from factory.generate.taxonomy import Leaf, Taxonomy
 
 
 class BackendChoice(str, Enum):
@@ -44,6 +44,7 @@ def backend_factory(
 ) -> Callable[[Leaf], Backend]:
     """A function leaf -> backend. The LLM client is made once, and only if a leaf needs it."""
     from factory.generate.procedural import ProceduralBackend
+    from factory.generate.taxonomy import LLM_GENERATOR
 
     procedural = ProceduralBackend(taxonomy.suite)
     needs_llm = choice is BackendChoice.LLM or any(

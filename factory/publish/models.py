@@ -16,22 +16,11 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
-from enum import Enum
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-
-class ExportFormat(str, Enum):
-    """``factory export --format``."""
-
-    JSONL = "jsonl"
-    """A JSONL index with hashes, next to the task directories."""
-    HARBOR = "harbor"
-    """A Harbor registry dataset."""
-    HF = "hf"
-    """A Hugging Face datasets parquet dataset with a dataset card."""
-
+from factory.publish.formats import ExportFormat
 
 FORMATS = tuple(f.value for f in ExportFormat)
 Format = Literal["jsonl", "harbor", "hf"]
