@@ -89,11 +89,6 @@ def policy_fingerprint(settings: dict) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
 
-def episode_seed(key: str, index: int, base: int = 0) -> int:
-    digest = hashlib.sha256(f"{base}:{key}:{index}".encode()).digest()
-    return int.from_bytes(digest[:4], "big")
-
-
 def harness_config(
     config: PolicyConfig, action_format: ActionFormat | None = None
 ) -> HarnessConfig:
@@ -138,7 +133,7 @@ class EndpointRunner:
         )
 
     def run(self, site, jobs, k, log_dir, on_task) -> None:
-        from factory.agent.endpoint import EndpointPolicy, run_policy_episode
+        from factory.agent.endpoint import EndpointPolicy, episode_seed, run_policy_episode
 
         if site.runtime is None:
             raise FactoryError(

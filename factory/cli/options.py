@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from factory.agent.actions import ActionFormat
 from factory.distributed import ExecutorKind
 from factory.executor import DEFAULT_JOBS as DEFAULT_JOBS
 
@@ -82,6 +83,15 @@ ApiKeyEnv = Annotated[str, typer.Option(help="Environment variable holding --bas
 MaxTokens = Annotated[
     int | None,
     typer.Option(help="Tokens per policy reply (default: the config's; 512 for an endpoint)."),
+]
+Actions = Annotated[
+    ActionFormat | None,
+    typer.Option(
+        "--action-format",
+        help="How the policy acts: tools (native tool calls: bash and the task's MCP tools) or "
+        "fenced (one ```bash block per reply). Default: tools for an endpoint (--base-url), the "
+        "config's action_format for a local model.",
+    ),
 ]
 FlakeRuns = Annotated[
     int,

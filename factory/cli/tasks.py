@@ -1,8 +1,10 @@
-"""`factory tasks`: task directories checked without Docker. (The importers' old spellings,
-`tasks import`, `import-tb1` and `import-bfcl`, stay as hidden aliases of `factory import`.)"""
+"""`factory tasks check` (task directories parsed without Docker) and `factory lint` (what
+Harbor's linter and a harness would say about them). (The importers' old spellings, `tasks
+import`, `import-tb1` and `import-bfcl`, stay as hidden aliases of `factory import`.)"""
 
 from __future__ import annotations
 
+from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
@@ -17,6 +19,44 @@ app = typer.Typer(no_args_is_help=True, help="Task directories: check them witho
 
 def register(root: typer.Typer) -> None:
     root.add_typer(app, name="tasks")
+    root.command("lint")(lint)
+
+
+class Harness(str, Enum):
+    """``factory lint --harness``: a harness whose refusals on this host are reported too."""
+
+    HARBOR_DOCKER = "harbor-docker"
+
+
+def lint(
+    paths: Annotated[list[Path], existing("Task directories or folders of them.")],
+    harness: Annotated[
+        Harness | None,
+        typer.Option(help="Also report what this harness refuses on this host."),
+    ] = None,
+    json_: opt.Json = False,
+) -> None:
+    """What Harbor's linter and other harnesses would say about tasks.
+
+    One line per finding (task, field, rule); exit 1 on findings."""
+    from factory.tasks.lint import lint_paths
+
+    host = None
+    if harness is Harness.HARBOR_DOCKER:
+        from factory.runtime import DockerRuntime
+        from factory.tasks.lint import PROBE_IMAGE, local_harbor_docker_host
+
+        host = local_harbor_docker_host(image_present=DockerRuntime().image_exists(PROBE_IMAGE))
+    findings = lint_paths(paths, host=host)
+    tasks = len({finding.task for finding in findings})
+    if json_:
+        emit({"findings": findings, "tasks": tasks})
+    else:
+        for finding in findings:
+            print(finding.line())
+    say(f"{len(findings)} finding(s) in {tasks} task(s)")
+    if findings:
+        raise typer.Exit(FAILED)
 
 
 @app.command("check")

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from factory.agent.evaluate import Split
+from factory.agent.evaluation import Split
 from factory.cli import options as opt
 from factory.cli.common import (
     console,
@@ -69,10 +69,12 @@ def train(
         emit({"run": out, "steps": len(rows), "metrics": rows})
 
 
-def _policy(model, config, base_url, api_key_env, jobs, batch, max_tokens):
+def _policy(model, config, base_url, api_key_env, jobs, batch, max_tokens, action_format):
     from factory.agent.policy import PolicyChoice
 
-    return PolicyChoice(model, config, base_url, api_key_env, jobs, batch, max_tokens)
+    return PolicyChoice(
+        model, config, base_url, api_key_env, jobs, batch, max_tokens, action_format
+    )
 
 
 def evaluate(
@@ -89,6 +91,7 @@ def evaluate(
     base_url: opt.BaseUrl = None,
     api_key_env: opt.ApiKeyEnv = opt.DEFAULT_KEY_ENV,
     max_tokens: opt.MaxTokens = None,
+    action_format: opt.Actions = None,
     jobs: opt.Jobs = opt.DEFAULT_JOBS,
     batch: opt.Batch = opt.DEFAULT_BATCH,
     executor: opt.Executors = opt.LOCAL,
@@ -98,24 +101,32 @@ def evaluate(
 ) -> None:
     """pass@1 and pass@k per family of a policy on a suite's tasks.
 
-    The policy is a local model, or a model behind --base-url; k episodes per task of the
-    split, the reward from each task's verifier. Writes OUT/eval.json."""
-    from factory.agent.evaluate import evaluate_suite
+    The policy is a local model, or a model behind --base-url (acting with native tool
+    calls unless --action-format fenced); k episodes per task of the split, the reward from
+    each task's verifier. Writes OUT/eval.json and OUT/transcript.jsonl."""
+    from factory.agent.evaluation import SuiteSplit, evaluate_endpoint, evaluate_suite
     from factory.progress import Bar
 
-    policy = _policy(model, config, base_url, api_key_env, jobs, batch, max_tokens)
+    policy = _policy(model, config, base_url, api_key_env, jobs, batch, max_tokens, action_format)
     settings = policy.settings()
-    runner = policy.runner(settings, cache_dir=out / "llm-cache", say=say)
+    chosen = SuiteSplit.of(settings, split)
     bar = Bar("eval", console)
+    progress = {"on_start": bar.grow, "on_task": lambda key, _r: bar.advance(description=key)}
     with job("eval", jobs, executor=executor, ray_address=ray_address,
              ray_shared_fs=ray_shared_fs, progress=bar) as where:  # fmt: skip
-        try:
-            summary = evaluate_suite(
-                suite, runner, where, settings, split=split, k=k, out=out, on_start=bar.grow,
-                on_task=lambda key, rewards: bar.advance(description=key),
+        if base_url is not None:
+            summary = evaluate_endpoint(
+                suite, policy.client(out / "llm-cache"), policy.harness(settings),
+                executor=where, split=chosen, seed=settings.seed, k=k, out=out, jobs=jobs,
+                temperature=settings.temperature, max_tokens=policy.endpoint_max_tokens, say=say,
+                **progress,
             )  # fmt: skip
-        finally:
-            runner.close()
+        else:
+            runner = policy.runner(settings, cache_dir=out / "llm-cache", say=say)
+            try:
+                summary = evaluate_suite(suite, runner, where, chosen, k=k, out=out, **progress)
+            finally:
+                runner.close()
     name = settings.model
     if json_:
         return emit({"model": name, "suite": suite, "split": split, **summary})
@@ -139,6 +150,7 @@ def calibrate(
     base_url: opt.BaseUrl = None,
     api_key_env: opt.ApiKeyEnv = opt.DEFAULT_KEY_ENV,
     max_tokens: opt.MaxTokens = None,
+    action_format: opt.Actions = None,
     jobs: opt.Jobs = opt.DEFAULT_JOBS,
     batch: opt.Batch = opt.DEFAULT_BATCH,
     config: opt.Config = None,
@@ -167,7 +179,7 @@ def calibrate(
 
     plan = CalibrationPlan.load(
         suite,
-        _policy(model, config, base_url, api_key_env, jobs, batch, max_tokens),
+        _policy(model, config, base_url, api_key_env, jobs, batch, max_tokens, action_format),
         k=k,
         band=Band.parse(band),
         llm=llm_options(llm_base_url, llm_model, llm_api_key_env),

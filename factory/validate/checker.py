@@ -23,6 +23,7 @@ from factory.errors import (
 )
 from factory.executor import Site, Work
 from factory.tasks.model import Task, load_task
+from factory.tasks.offline import scan_test_script
 from factory.validate.outcome import Outcome, PhaseKind, PhaseResult, TaskValidation, classify
 from factory.validate.phases import container_spec, run_phase
 from factory.validate.probes import cheat_scripts, run_probes
@@ -32,6 +33,22 @@ def check_work(repeats: int, prestart: bool = True, probes: bool = False) -> Wor
     """The unit of work that checks one task (for :meth:`Executor.run`)."""
     kwargs = {"repeats": repeats, "prestart": prestart, "probes": probes}
     return Work(check_task, TaskValidation, kwargs)
+
+
+def _undeclared_network_hint(task: Task) -> str:
+    """Why a task that fetches at test time fails here although Harbor would pass it."""
+    env = task.config.environment
+    script = task.paths.test_script
+    if env.network_mode is not None or env.allow_internet is not None or not script.is_file():
+        return ""
+    scan = scan_test_script(script.read_text(errors="replace"), name=script.name)
+    if not scan.needs_install:
+        return ""
+    return (
+        "; note: the tests fetch packages at test time and the task declares no network, so "
+        "factory ran them offline (Harbor's default is online): `factory import` installs "
+        "them at build time, or declare environment.network_mode"
+    )
 
 
 def check_task(
@@ -80,6 +97,8 @@ def check_task(
                     f"; note: the image build could not reach {hosts} (no internet here), "
                     "so the environment may lack what it downloads (see build.log)"
                 )
+            if verdict.outcome is Outcome.FAILS_WITH_SOLUTION:
+                verdict.reason += _undeclared_network_hint(task)
             if verdict.outcome is Outcome.VALID and probes:
                 _probe(site, task, image, logs, verdict)
             if verdict.outcome is Outcome.INFRA_ERROR and site.cancelled.is_set():

@@ -129,6 +129,8 @@ def test_help_lists_the_choices():
         ("import",): "jsonl|harbor|hf|terminal-bench-1|bfcl",
         ("generate",): "procedural|llm",
         ("eval",): "test|train|all",
+        ("calibrate",): "tools|fenced",
+        ("lint",): "harbor-docker",
         ("validate",): "local|ray",
         ("families", "try"): "easy|medium|hard",
     }.items():
@@ -157,7 +159,7 @@ def _options() -> dict[str, list[tuple[str, click.Parameter]]]:
     "option",
     ["--jobs", "--json", "--executor", "--ray-address", "--k", "--config", "--model",
      "--base-url", "--api-key-env", "--llm-base-url", "--llm-model", "--llm-api-key-env",
-     "--batch", "--max-tokens", "--flake-runs"],
+     "--batch", "--max-tokens", "--flake-runs", "--action-format"],
 )  # fmt: skip
 def test_one_name_one_help_one_default_per_idea(option):
     uses = _options()[option]
@@ -177,6 +179,52 @@ def test_the_vocabulary():
         assert {cmd for cmd, _ in options[name]} == (
             {"generate", "calibrate"} if name.startswith("--llm") else {"eval", "calibrate"}
         )
+
+
+def test_lint_json_is_one_document_and_exits_1_on_findings(tmp_path):
+    task = tmp_path / "unpinned"
+    shutil.copytree(EXAMPLES / "tasks" / "access-log-report", task)
+    (task / "tests" / "test.sh").write_text("#!/bin/bash\npip install pytest\npytest /tests\n")
+    data = document("lint", task, code=1)
+    assert data["tasks"] == 1 and data["findings"]
+    script = [f for f in data["findings"] if f["path"] == "tests/test.sh"]
+    assert script and all(f["task"] == "unpinned" for f in data["findings"])
+    assert {"rule", "source", "where", "message"} <= set(script[0])
+    plain = run("lint", task, code=1)
+    assert len(plain.stdout.splitlines()) == len(data["findings"])
+    assert any(line.startswith("unpinned: tests/test.sh") for line in plain.stdout.splitlines())
+    assert "finding(s) in 1 task(s)" in plain.stderr
+
+
+def test_the_action_format_of_a_policy():
+    from factory.agent.actions import ActionFormat
+    from factory.agent.policy import PolicyChoice
+
+    def chosen(**choice) -> ActionFormat:
+        policy = PolicyChoice(**choice)
+        return policy.harness(policy.settings()).action_format
+
+    endpoint = {"model": "m", "base_url": "http://127.0.0.1:9/v1"}
+    assert chosen(**endpoint) is ActionFormat.TOOLS  # endpoints take tools=
+    assert chosen(**endpoint, action_format=ActionFormat.FENCED) is ActionFormat.FENCED
+    assert chosen(model="local") is ActionFormat.FENCED  # a local model: the settings'
+    assert chosen(model="local", action_format=ActionFormat.TOOLS) is ActionFormat.TOOLS
+    local = PolicyChoice(model="local", action_format=ActionFormat.TOOLS)
+    assert local.settings().action_format == "tools"  # the trainer's runner reads it there
+
+
+def test_a_bad_split_is_one_line(tmp_path):
+    from factory.agent.evaluation import evaluate_endpoint
+    from factory.errors import FactoryError
+    from factory.llm import LlmClient, LlmSettings
+
+    client = LlmClient(LlmSettings(base_url="http://127.0.0.1:9/v1", model="m"))
+    with pytest.raises(FactoryError, match="split must be test, train or all, not 'heldout'"):
+        evaluate_endpoint(
+            tmp_path, client, None, runtime=object(), split="heldout", out=tmp_path / "o"
+        )
+    result = run("eval", EXAMPLES / "tasks", "--split", "heldout", code=2)
+    assert "heldout" in result.stderr and "Traceback" not in result.stderr
 
 
 def test_an_endpoint_policy_needs_its_model_name():
