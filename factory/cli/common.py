@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from pydantic import BaseModel
 from rich.console import Console
 
 from factory.distributed import ExecutorKind, executor_options
@@ -66,7 +65,7 @@ def llm_options(
 
 def plain(value: Any) -> Any:
     """JSON-ready data from models, dataclasses, paths and enums."""
-    if isinstance(value, BaseModel):
+    if hasattr(value, "model_dump"):  # a pydantic model (pydantic loads only when used)
         return value.model_dump(mode="json", by_alias=True)
     if is_dataclass(value) and not isinstance(value, type):
         return plain(asdict(value))

@@ -11,7 +11,7 @@ from rich.table import Table
 
 from factory.cli import options as opt
 from factory.cli.common import FAILED, console, emit, job, say, stdout_console
-from factory.generate.taxonomy import Difficulty
+from factory.vocabulary import Difficulty
 
 app = typer.Typer(no_args_is_help=True, help="Procedural task families.")
 
