@@ -19,7 +19,6 @@ from __future__ import annotations
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -27,6 +26,8 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from factory.errors import FactoryError
 
 if TYPE_CHECKING:  # this module stays light: the CLI reads DEFAULT_JOBS at start-up
+    from concurrent.futures import Future, ThreadPoolExecutor
+
     from factory.images.task_image import TaskImageBuilder
     from factory.runtime import ContainerSpec, DockerRuntime, Sandbox
     from factory.tasks.model import Task
@@ -72,6 +73,8 @@ class Site:
         """Start a container for ``spec`` in the background; :meth:`discard` what goes unused."""
         with self._lock:
             if self._starter is None:
+                from concurrent.futures import ThreadPoolExecutor
+
                 self._starter = ThreadPoolExecutor(self.ahead, thread_name_prefix="prestart")
             return self._starter.submit(self.runtime.start, spec)
 
@@ -136,6 +139,8 @@ class EpisodeSite(ABC):
                 return self.image(task)
             except FactoryError as exc:
                 return exc
+
+        from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(max_workers=2, thread_name_prefix="image") as pool:
             return list(pool.map(one, tasks))

@@ -4,7 +4,6 @@ bar -> Ctrl-C -> close -> exit 130. (The shared options: :mod:`factory.cli.optio
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
@@ -82,6 +81,8 @@ def plain(value: Any) -> Any:
 
 def emit(data: Any) -> None:
     """The command's result as one JSON document on stdout."""
+    import json
+
     sys.stdout.write(json.dumps(plain(data), indent=2) + "\n")
     sys.stdout.flush()
 

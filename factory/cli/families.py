@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from factory.cli import options as opt
 from factory.cli.common import FAILED, console, emit, job, say, stdout_console
@@ -40,6 +39,8 @@ def list_(json_: opt.Json = False) -> None:
             }
         )
     elif sys.stdout.isatty():
+        from rich.table import Table
+
         table = Table(title=f"{len(families)} families")
         for column in ("family", "domain", "category", "what"):
             table.add_column(column)
@@ -117,6 +118,8 @@ def _trial(trial) -> dict:
 
 
 def _table(trials) -> None:
+    from rich.table import Table
+
     table = Table(title="family trials")
     for column in ("task", "outcome", "strength", "probes", "reason"):
         table.add_column(column, overflow="fold")

@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from factory.cli import options as opt
 from factory.cli.common import FAILED, console, emit, interruptible, say, stdout_console
@@ -97,6 +96,8 @@ def list_(json_: opt.Json = False) -> None:
 
 
 def _inventory(recipes, rules) -> None:
+    from rich.table import Table
+
     table = Table(title="base images")
     for column in ("image", "built", "default", "description"):
         table.add_column(column)
@@ -161,6 +162,8 @@ def prune(
 
 
 def _evictions(entries, title: str) -> None:
+    from rich.table import Table
+
     from factory.images.prune import age, format_size
 
     table = Table(title=title)

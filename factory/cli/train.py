@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from factory.agent.evaluation import Split
 from factory.cli import options as opt
@@ -130,6 +129,8 @@ def evaluate(
     name = settings.model
     if json_:
         return emit({"model": name, "suite": suite, "split": split, **summary})
+    from rich.table import Table
+
     table = Table(title=f"{name} on {suite} ({split.value}, k={k})")
     for column in ("family", "tasks", "pass@1", f"pass@{k}"):
         table.add_column(column)
