@@ -3,47 +3,29 @@
 from __future__ import annotations
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from factory.generate.results import ACCEPTED, CandidateResult, SuiteManifest
 from factory.generate.taxonomy import Taxonomy
+from factory.progress import Bar
 
 
-class GenerationProgress:
+class GenerationProgress(Bar):
+    """Valid tasks out of the taxonomy's quotas; rejected candidates are printed above."""
+
     def __init__(self, taxonomy: Taxonomy, console: Console) -> None:
-        self.progress = Progress(
-            TextColumn("[bold]generate"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            TextColumn("{task.description}"),
-            console=console,
-        )
-        self.bar = self.progress.add_task("", total=sum(leaf.quota for leaf in taxonomy.leaves()))
+        super().__init__("generate", console, sum(leaf.quota for leaf in taxonomy.leaves()))
         self.candidates = 0
         self.rejected = 0
-
-    def __enter__(self) -> GenerationProgress:
-        self.progress.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.progress.stop()
 
     def result(self, result: CandidateResult) -> None:
         self.candidates += 1
         if result.status == ACCEPTED:
-            self.progress.advance(self.bar)
+            self.advance()
         else:
             self.rejected += 1
-            self.progress.console.print(
-                f"[yellow]rejected[/] {result.id}: {result.outcome}: {result.reason[:150]}",
-                highlight=False,
-            )
-        self.progress.update(
-            self.bar, description=f"{self.candidates} candidates, {self.rejected} rejected"
-        )
+            self.say(f"[yellow]rejected[/] {result.id}: {result.outcome}: {result.reason[:150]}")
+        self.describe(f"{self.candidates} candidates, {self.rejected} rejected")
 
 
 def print_coverage(manifest: SuiteManifest, console: Console) -> None:

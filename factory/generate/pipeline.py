@@ -41,6 +41,7 @@ from pydantic import ValidationError
 
 from factory import __version__
 from factory.errors import FactoryError
+from factory.executor import Executor
 from factory.fsutil import write_text_atomic
 from factory.generate.certify import Certificate, certify
 from factory.generate.results import (
@@ -60,7 +61,7 @@ from factory.runtime import DockerRuntime
 from factory.tasks.hashing import hash_tree
 from factory.tasks.model import load_task_config, save_task_config
 from factory.validate.outcome import Outcome
-from factory.validate.validator import SIGNAL_POLL_SEC, Validator
+from factory.validate.validator import SIGNAL_POLL_SEC, CostBound, Validator
 
 
 class Backend(Protocol):
@@ -148,7 +149,8 @@ class Certified:
 
 
 class SuiteGenerator:
-    """Runs a taxonomy to a suite. Thread-safe across ``jobs`` candidate workers."""
+    """Runs a taxonomy to a suite: candidates are made here and certified on the executor (by
+    default this machine, ``jobs`` at a time). Thread-safe across its candidate workers."""
 
     def __init__(
         self,
@@ -161,18 +163,25 @@ class SuiteGenerator:
         jobs: int = 2,
         repair_rounds: int = 0,
         on_result: Callable[[CandidateResult], None] | None = None,
+        executor: Executor | None = None,
     ) -> None:
         self.taxonomy = taxonomy
         self.taxonomy_text = taxonomy_text
         self.out = out
         self.runtime = runtime
         self.backend_for = backends
-        self.jobs = jobs
         self.repair_rounds = repair_rounds
         self.on_result = on_result or (lambda _r: None)
         self.validator = Validator(
-            runtime, out / "validation", jobs=jobs, force=True, repeats=taxonomy.defaults.repeats
+            runtime,
+            out / "validation",
+            jobs=jobs,
+            force=True,
+            repeats=taxonomy.defaults.repeats,
+            executor=executor,
         )
+        self.jobs = self.validator.jobs
+        self._write = CostBound()
         self.dedup = DedupIndex()
         self.states = {
             leaf.path: LeafState(leaf, leaf.difficulty_plan()) for leaf in taxonomy.leaves()
@@ -200,11 +209,13 @@ class SuiteGenerator:
                 self._settle_in_order(certified)
         except BaseException:
             self._cancel.set()
+            self.validator.cancel()
             pool.shutdown(wait=False, cancel_futures=True)
             raise
         finally:
             self.write_manifest()
         pool.shutdown(wait=True)
+        self.validator.close()
         return self.manifest()
 
     def manifest(self) -> SuiteManifest:
@@ -364,7 +375,8 @@ class SuiteGenerator:
                 result = self._settle(item)
                 state.results[attempt] = result
                 self.on_result(result)
-                self.write_manifest()
+                # suite.json is O(suite) to write; the journal (results/) is per candidate
+                self._write(self.write_manifest)
             if not state.closed:
                 return  # later leaves wait: this one may still start attempts
 

@@ -4,15 +4,18 @@ task exactly as generation would (`factory families try`, and the registry contr
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from factory.errors import FactoryError
+from factory.executor import Executor
 from factory.families import registry
 from factory.generate.certify import Certificate, certify
 from factory.generate.render import Origin, render_family
 from factory.generate.spec import TaskSpec
 from factory.generate.taxonomy import Difficulty
-from factory.validate.validator import Validator
+from factory.validate.validator import Validator, map_interruptibly
 
 
 @dataclass
@@ -50,3 +53,35 @@ def certify_trial(trial: Trial, validator: Validator) -> Trial:
         forbidden_strings=trial.spec.forbidden_strings,
     )
     return trial
+
+
+def try_families(
+    names: list[str],
+    difficulties: list[Difficulty],
+    seeds: list[int],
+    out: Path,
+    *,
+    executor: Executor | None = None,
+    on_done: Callable[[Trial], None] = lambda _trial: None,
+) -> list[Trial]:
+    """`factory families try`: render every (family, difficulty, seed) into ``OUT/tasks``
+    and, given an executor, certify each as generation would (logs in ``OUT/validation``);
+    ``on_done`` sees each trial certified."""
+    try:
+        trials = [
+            render_trial(name, level, seed, out / "tasks")
+            for name in names
+            for level in difficulties
+            for seed in seeds
+        ]
+    except KeyError as exc:
+        raise FactoryError(str(exc.args[0])) from None
+    if executor is None:
+        return trials
+    validator = Validator(executor.runtime, out / "validation", force=True, executor=executor)
+
+    def one(trial: Trial) -> Trial:
+        on_done(certify_trial(trial, validator))
+        return trial
+
+    return map_interruptibly(one, trials, validator.jobs, on_interrupt=validator.cancel)

@@ -390,7 +390,7 @@ class _Linter:
             script,
             f"fetches {what} at test time and the task declares no network: Harbor gives it "
             "the internet, factory runs it offline (its reference solution fails here); "
-            "`factory tasks import` moves the installs to the image build, or declare "
+            "`factory import` moves the installs to the image build, or declare "
             "environment.network_mode",
             "environment.network_mode",
         )

@@ -1,7 +1,7 @@
 """A loaded task: its directory, parsed ``task.toml`` and instruction, with strict checks.
 
-``load_task`` accepts both layouts: a Harbor task directory, or a Terminal-Bench 1 directory
-(which is converted on the fly into a Harbor directory under a cache folder, see ``tb1``).
+The model knows one layout, Harbor's. Other layouts (Terminal-Bench 1) are converted by the
+importers (:mod:`factory.importers.layouts` loads either, converting on the fly).
 """
 
 from __future__ import annotations
@@ -154,19 +154,18 @@ def _refuse_sidecars(compose_file: Path) -> None:
         )
 
 
-def load_task(root: Path | str, *, tb1_cache: Path | None = None) -> Task:
-    """Load a task directory in either layout.
-
-    A Terminal-Bench 1 directory (``task.yaml``) is converted into a Harbor directory under
-    ``tb1_cache`` (default: a folder in the system temp dir) and loaded from there.
-    """
+def load_task(root: Path | str) -> Task:
+    """Load a Harbor task directory (one that does not exist, or a Terminal-Bench 1 directory,
+    is a :class:`TaskFormatError` that says so)."""
     root = Path(root)
     if not root.exists():
         raise TaskFormatError(root, "no such task directory")
     if TB1Paths(root).is_tb1_task() and not TaskPaths(root).config.is_file():
-        from factory.tasks.tb1 import convert_tb1_cached
-
-        return convert_tb1_cached(root, cache_dir=tb1_cache)
+        raise TaskFormatError(
+            TaskPaths(root).config,
+            "file is missing: this is a Terminal-Bench 1 task (task.yaml); `factory import` "
+            "converts it, and `factory validate` takes it as it is",
+        )
     return load_harbor_task(root)
 
 

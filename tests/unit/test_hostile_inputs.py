@@ -18,6 +18,7 @@ from factory.fsutil import ensure_output_dir
 from factory.generate.taxonomy import load_taxonomy
 from factory.images.dockerfile_errors import explain_parse_error
 from factory.images.task_image import _label_each_stage
+from factory.importers.layouts import load_any_task
 from factory.inputs import MAX_CONFIG_BYTES
 from factory.runtime import DockerRuntime, Readiness
 from factory.tasks.model import load_task
@@ -96,7 +97,7 @@ def test_tb1_timeout_of_infinity_names_task_yaml(tmp_path):
     text = (src / "task.yaml").read_text()
     (src / "task.yaml").write_text(text + "\nmax_test_timeout_sec: .inf\n")
     with pytest.raises(TaskFormatError) as caught:
-        load_task(src, tb1_cache=tmp_path / "cache")
+        load_any_task(src, tb1_cache=tmp_path / "cache")
     assert "task.yaml: max_test_timeout_sec" in one_line(caught.value)
 
 

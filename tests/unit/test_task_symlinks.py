@@ -17,13 +17,13 @@ from task_copies import one_line
 
 from factory.archive import tar_directory
 from factory.errors import UnsafeTaskFileError
+from factory.importers.layouts import import_task
 from factory.publish.api import export_suite
 from factory.publish.errors import UnsafePathError
 from factory.publish.models import FileEntry
 from factory.publish.tree import link_stays_inside, write_tree
 from factory.runtime import DockerRuntime
 from factory.tasks.hashing import hash_tree
-from factory.tasks.importer import import_task
 from factory.tasks.model import load_task
 from factory.validate.outcome import Outcome
 from factory.validate.validator import Validator
