@@ -33,8 +33,8 @@ from factory.families.repo_bug.projects import (
     Project,
     load_projects,
     project_files,
+    project_tests,
     source_modules,
-    test_modules,
 )
 from factory.families.repo_bug.report import (
     PROMPT_VERSION,
@@ -226,7 +226,7 @@ class TaskBuilder:
         self.project, self.record, self.rng, self.level = project, record, rng, level
         self.params = params
         self.sources = source_modules(project)
-        self.tests = test_modules(project)
+        self.tests = project_tests(project)
         self.files = project_files(project)
         self.public = public_names(self.sources)
         self.forbidden = Forbidden.of(sorted(self.files), project.package, project.root)

@@ -13,6 +13,8 @@ import hashlib
 import re
 from dataclasses import dataclass
 
+from factory.families.repo_bug.report import parse
+
 
 @dataclass(frozen=True)
 class Hidden:
@@ -45,7 +47,7 @@ def hideable(path: str, text: str, test_ids: list[str]) -> list[str]:
     """The function-level ids among ``test_ids`` (all in ``path``) that can be taken out: a
     plain test function referenced nowhere else in the file, not alone in its class."""
     try:
-        tree = ast.parse(text)
+        tree = parse(text)
     except (SyntaxError, ValueError):
         return []
     blocks = _blocks(tree)
@@ -68,7 +70,7 @@ def hideable(path: str, text: str, test_ids: list[str]) -> list[str]:
 
 def hide(path: str, text: str, test_ids: list[str]) -> Hidden:
     """``text`` without the test functions ``test_ids`` (ids must be :func:`hideable`)."""
-    tree = ast.parse(text)
+    tree = parse(text)
     blocks = _blocks(tree)
     lines = text.splitlines(keepends=True)
     spans = []

@@ -200,7 +200,7 @@ def source_modules(project: Project) -> dict[str, str]:
     return out
 
 
-def test_modules(project: Project) -> dict[str, str]:
+def project_tests(project: Project) -> dict[str, str]:
     """The project's test files: path -> text."""
     out = {}
     for path, data in project_files(project).items():

@@ -12,11 +12,14 @@ import os
 import random
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import PurePosixPath
 
 log = logging.getLogger(__name__)
 
 PROMPT_VERSION = "repo_bug_report_v1"
+parse = lru_cache(maxsize=64)(ast.parse)
+"""ast.parse, cached: a test file is read once per task for every failing test (read-only)."""
 _ADDRESS = re.compile(r"\s+at 0x[0-9a-fA-F]+")
 _LINE_REF = re.compile(r"\bline\s+\d+|\.py:\d+|:\d+:\d+", re.IGNORECASE)
 
@@ -92,7 +95,7 @@ def public_names(sources: dict[str, str]) -> set[str]:
 def called_names(test_source: str, test_id: str, public: set[str]) -> list[str]:
     """Public project names the test function ``test_id`` calls, in order of appearance."""
     try:
-        tree = ast.parse(test_source)
+        tree = parse(test_source)
     except (SyntaxError, ValueError):
         return []
     parts = test_id.split("[", 1)[0].split("::")[1:]

@@ -47,7 +47,9 @@ log = logging.getLogger(__name__)
 BUNDLED_DIR = Path(__file__).with_name("screened")
 CONTAINER_DIR = Path(__file__).with_name("container")
 MAX_FAILING = 10
-"""A kept mutant breaks at least one and at most this many tests: a specific bug."""
+"""A kept mutant breaks at least one and at most this many test functions: a specific bug."""
+MAX_FAILING_CASES = 30
+"""... and at most this many test cases (parametrized tests count once per parameter set)."""
 WORK = "/opt/rb-screen"
 
 
@@ -56,7 +58,7 @@ class MutantRecord(BaseModel):
 
     site: Site
     status: str
-    """'kept' (1..MAX_FAILING tests fail), 'survived' (none fail), 'broad' (more fail),
+    """'kept' (1..MAX_FAILING test functions fail), 'survived' (none), 'broad' (more),
     'timeout' or 'error'."""
     failed: dict[str, str] = Field(default_factory=dict)
     """Failing test id -> the failure's message (kept mutants)."""
@@ -274,7 +276,7 @@ class Screener:
                 "root": "/app",
                 "pythonpath": [project.root or "."],
                 "mode": "mutants",
-                "maxfail": MAX_FAILING + 1,
+                "maxfail": MAX_FAILING_CASES + 1,
                 "mutants": mutants,
             }
             total = sum(m["timeout"] for m in mutants) + 60
@@ -303,7 +305,7 @@ def _classify(site: Site, tests: list[str], outcome: dict | None, ok: set[str]) 
     }
     if not failed:
         return MutantRecord(site=site, status="survived")
-    if len(failed) > MAX_FAILING:
+    if len(failed) > MAX_FAILING_CASES or len({function_id(t) for t in failed}) > MAX_FAILING:
         return MutantRecord(site=site, status="broad")
     sample = [t for t in tests if t not in failed][:40]
     return MutantRecord(site=site, status="kept", failed=failed, covering=sample)
