@@ -93,7 +93,7 @@ def test_task_files_are_consistent(difficulty, seed, tmp_path):
         assert (work / path).read_text() == sources[path]
     # the Dockerfile fetches the pinned sdist and checks it; nothing leaks
     dockerfile = files["environment/Dockerfile"].decode()
-    assert project.requirement in dockerfile and project.sha256 in dockerfile
+    assert f"{project.name} {project.version} {project.sha256}" in dockerfile
     assert "pytest==" in dockerfile and dockerfile.startswith("FROM python:3.12-slim-bookworm")
     assert find_leaks(spec.write(tmp_path / "task"), spec.secrets) == []
     assert {"wrong-fix", "force-pass-conftest"} <= set(spec.mutations)

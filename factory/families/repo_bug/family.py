@@ -120,6 +120,7 @@ def run_command(project: Project) -> str:
 
 def project_image_task(project: Project, dest: Path) -> Path:
     """A minimal task directory whose image is the project without any mutant (screening)."""
+    from factory.resources import templates_dir
     from factory.tasks.config import EnvironmentConfig, TaskConfig, TaskSection
     from factory.templating import render
 
@@ -128,11 +129,14 @@ def project_image_task(project: Project, dest: Path) -> Path:
     (dest / "environment" / "Dockerfile").write_text(
         render(
             "families/repo-bug/environment/Dockerfile.j2",
-            requirement=project.requirement,
+            name=project.name,
+            version=project.version,
             sha256=project.sha256,
             pytest_pin=PYTEST_PIN,
         )
     )
+    fetcher = templates_dir() / "families/repo-bug/environment/fetch_sdist.py"
+    (dest / "environment" / "fetch_sdist.py").write_bytes(fetcher.read_bytes())
     (dest / "environment" / "overlay" / ".overlay").write_text("screening image\n")
     (dest / "instruction.md").write_text(f"Screening image of {project.requirement}.\n")
     (dest / "tests" / "test.sh").write_text("#!/bin/bash\necho 0 > /logs/verifier/reward.txt\n")
@@ -318,7 +322,7 @@ class TaskBuilder:
         return Draft(
             context={
                 "report": report,
-                "requirement": project.requirement,
+                "name": project.name,
                 "sha256": project.sha256,
                 "pytest_pin": PYTEST_PIN,
                 "patch": patch,

@@ -1,9 +1,9 @@
 """The real projects of the repo-bug family (``projects.toml``) and their source on the host.
 
-A project's sdist is fetched once, through the package index pip is configured for
-(``pip download --no-deps --no-binary :all:``), into ``~/.cache/factory/repo-bug/sdists``
-(``FACTORY_CACHE_DIR`` moves ``~/.cache/factory``), checked against the pinned sha256 and
-unpacked next to it. Task images fetch the same file the same way at build time.
+A project's sdist is fetched once, from the package index pip is configured for, into
+``~/.cache/factory/repo-bug/sdists`` (``FACTORY_CACHE_DIR`` moves ``~/.cache/factory``) and
+checked against the pinned sha256, by the same stdlib script task images run at build time
+(``templates/families/repo-bug/environment/fetch_sdist.py``), so both get the same bytes.
 """
 
 from __future__ import annotations
@@ -21,8 +21,10 @@ import tomllib
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from factory.errors import FactoryError, TaskFormatError
+from factory.resources import templates_dir
 
 DATA_FILE = Path(__file__).with_name("projects.toml")
+FETCHER = templates_dir() / "families" / "repo-bug" / "environment" / "fetch_sdist.py"
 PYTEST_PIN = ["pytest==8.3.5", "pluggy==1.6.0", "iniconfig==2.1.0", "packaging==25.0"]
 """The test runner installed in every task image (and the screening image), pinned."""
 
@@ -134,19 +136,18 @@ def sdist_path(project: Project) -> Path:
         found = _matching(folder, project)
         if found is None:
             folder.mkdir(parents=True, exist_ok=True)
+            target = folder / f"{project.key}.tar.gz"
             run = subprocess.run(
-                [
-                    sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
-                    "--no-binary", ":all:", "--dest", str(folder), project.requirement,
-                ],
+                [sys.executable, str(FETCHER), project.name, project.version, project.sha256,
+                 str(target)],
                 capture_output=True, text=True, timeout=900, check=False,
             )  # fmt: skip
             found = _matching(folder, project)
             if found is None:
                 tail = (run.stderr or run.stdout).strip().splitlines()[-1:] or ["no sdist"]
                 raise SdistError(
-                    f"cannot fetch the sdist of {project.requirement} with pip ({tail[0]}); "
-                    f"check the package index is reachable, or put the file in {folder}"
+                    f"cannot fetch the sdist of {project.requirement} ({tail[0]}); check the "
+                    f"package index is reachable, or put the file in {folder}"
                 )
     return found
 
