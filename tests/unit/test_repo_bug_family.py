@@ -159,3 +159,16 @@ def test_projects_file_errors_name_the_field(tmp_path):
     bad.write_text("[[project]]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in good.items()))
     with pytest.raises(TaskFormatError, match="tests"):
         load_projects(bad)
+
+
+def test_screening_image_task_is_the_project_without_a_mutant(tmp_path):
+    from factory.families.repo_bug.family import project_image_task
+    from factory.tasks.model import load_task
+
+    project = PROJECTS[SCREENED[0]]
+    task = load_task(project_image_task(project, tmp_path / "img"))
+    dockerfile = task.paths.dockerfile.read_text()
+    assert f"fetch_sdist.py {project.name} {project.version} {project.sha256}" in dockerfile
+    overlay = task.paths.environment_dir / "overlay"
+    assert [p.name for p in overlay.iterdir()] == [".overlay"]
+    assert (task.paths.environment_dir / "fetch_sdist.py").is_file()

@@ -56,6 +56,8 @@ from factory.families.repo_bug.screen import (
 from factory.generate.taxonomy import Difficulty
 
 CONFIG_FILES = ("pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml")
+PER_FUNCTION = 4
+"""Cases of a parametrized regression test the verifier names (all of them run)."""
 MIN_KEPT = 3
 """Projects with fewer kept mutants than this are not drawn."""
 FORCE_PASS = """import pytest
@@ -68,6 +70,10 @@ def pytest_runtest_makereport(item, call):
     report.outcome = "passed"
     report.longrepr = None
 """
+
+DIGEST_CHARS = 16
+"""sha256 prefix the verifier compares (64 bits: no edit collides by accident, and a task's
+tests/ stays small, which keeps tasks of one project apart in the suite's near-duplicate check)."""
 
 _screen_locks: dict[str, threading.Lock] = {}
 _screen_guard = threading.Lock()
@@ -88,6 +94,10 @@ def ensure_record(project: Project) -> ScreenRecord:
             return screener.screen(project)
         finally:
             screener.runtime.close()
+
+
+def short_digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:DIGEST_CHARS]
 
 
 def unified(path: str, before: str, after: str) -> str:
@@ -122,13 +132,13 @@ def project_image_task(project: Project, dest: Path) -> Path:
     """A minimal task directory whose image is the project without any mutant (screening)."""
     from factory.resources import templates_dir
     from factory.tasks.config import EnvironmentConfig, TaskConfig, TaskSection
-    from factory.templating import render
+    from factory.templating import environment
 
     (dest / "environment" / "overlay").mkdir(parents=True)
     (dest / "tests").mkdir()
+    template = environment().get_template("families/repo-bug/environment/Dockerfile.j2")
     (dest / "environment" / "Dockerfile").write_text(
-        render(
-            "families/repo-bug/environment/Dockerfile.j2",
+        template.render(
             name=project.name,
             version=project.version,
             sha256=project.sha256,
@@ -282,7 +292,10 @@ class TaskBuilder:
         others = sorted(set(by_function) - set(covering) - {function_id(t) for t in failing})
         regression += rng.sample(others, min(8, len(others)))
         alt = self._alternative(chosen)
-        expect = set(failing) | {t for f in regression for t in by_function.get(f, [])}
+        expect = set(failing)
+        for function in regression:  # a few cases of each (the run executes them all)
+            cases = by_function.get(function, [])
+            expect |= set(rng.sample(cases, min(PER_FUNCTION, len(cases))))
         if alt is not None:
             expect |= set(alt.failed)
         expect &= passing | set(failing)
@@ -290,19 +303,17 @@ class TaskBuilder:
         seconds = sum(self.record.test_seconds.get(f, 0.5) for f in run)
         timeout = int(min(900, 90 + 5 * seconds))
 
-        protected = {
-            path: hashlib.sha256(text.encode()).hexdigest() for path, text in visible_tests.items()
-        }
+        protected = {path: short_digest(text.encode()) for path, text in visible_tests.items()}
         for path, data in self.files.items():
             name = path.rsplit("/", 1)[-1]
             if path in CONFIG_FILES or name == "conftest.py":
-                protected[path] = hashlib.sha256(data).hexdigest()
+                protected[path] = short_digest(data)
         spec = {
             "root": "/app",
             "pythonpath": [project.root or "."],
             "protected": protected,
             "restore": {
-                path: {"sha256": h.original_sha256, "inserts": h.inserts}
+                path: {"sha256": h.original_sha256[:DIGEST_CHARS], "inserts": h.inserts}
                 for path, h in sorted(held.items())
             },
             "run": run,

@@ -190,14 +190,21 @@ class Screener:
         self.memory_mb = memory_mb
 
     def image(self, project: Project) -> str:
+        from factory.errors import ImageBuildError
         from factory.families.repo_bug.family import project_image_task
         from factory.images.task_image import TaskImageBuilder
         from factory.tasks.model import load_task
 
         with tempfile.TemporaryDirectory(prefix="repo-bug-image-") as tmp:
             task_dir = project_image_task(project, Path(tmp) / project.key)
-            built = TaskImageBuilder(self.runtime).ensure(load_task(task_dir))
-        return built.ref
+            for attempt in range(3):  # a shared engine sometimes kills a build step (137)
+                try:
+                    return TaskImageBuilder(self.runtime).ensure(load_task(task_dir)).ref
+                except ImageBuildError as exc:
+                    if attempt == 2:
+                        raise
+                    log.warning("%s: image build failed (%s); retrying", project.key, exc)
+        raise AssertionError("unreachable")
 
     def _run(self, image: str, job: dict, timeout: float) -> list[dict]:
         from factory.runtime import ContainerSpec
