@@ -241,8 +241,8 @@ class Screener:
             "timeout": 1500,
         }
         (data,) = self._run(image, job, timeout=1600)
-        if data.get("status") != "ran":
-            raise RuntimeError(f"{project.key}: the baseline did not run: {data}")
+        if data.get("status") != "ran" or not data.get("covered"):
+            raise RuntimeError(f"{project.key}: the baseline did not run or trace: {data}"[:2000])
         path.parent.mkdir(parents=True, exist_ok=True)
         write_text_atomic(path, json.dumps(data))
         return data

@@ -2,8 +2,9 @@
 
 Used by the screening runner and shipped with every repo-bug task's verifier. Writes a JSON
 file ``{nodeid: {"outcome": passed|failed|skipped, "message": ..., "duration": s}}`` and, with
-``trace`` on (Python 3.12+), the project functions each test ran (``path::qualname``), from
-``sys.monitoring`` PY_START events (each code object is reported once per test).
+``trace`` on, the project functions each test ran (``path::qualname``): from
+``sys.monitoring`` PY_START events on Python 3.12+ (each code object reported once per test),
+from a profile hook on 3.11.
 
 Standalone: imports nothing from factory.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 
 
 class Outcomes:
@@ -24,8 +26,12 @@ class Outcomes:
         self.covered: dict[str, list[str]] = {}
         self._current: set[str] | None = None
         self._tool = None
-        if trace and hasattr(sys, "monitoring") and self.root:
-            self._start_tracing()
+        self._profiling = False
+        if trace and self.root:
+            if hasattr(sys, "monitoring"):
+                self._start_tracing()
+            else:
+                self._start_profiling()
 
     # --- tracing ---------------------------------------------------------------------------
     def _start_tracing(self) -> None:
@@ -47,11 +53,32 @@ class Outcomes:
         monitoring.register_callback(tool, monitoring.events.PY_START, started)
         monitoring.set_events(tool, monitoring.events.PY_START)
 
+    def _start_profiling(self) -> None:
+        root, cut = self.root, len(self.root)
+        keys: dict = {}
+
+        def profile(frame, event, _arg):
+            current = self._current
+            if event == "call" and current is not None:
+                code = frame.f_code
+                key = keys.get(code, 0)
+                if key == 0:
+                    name = code.co_filename
+                    key = f"{name[cut:]}::{code.co_qualname}" if name.startswith(root) else None
+                    keys[code] = key
+                if key:
+                    current.add(key)
+
+        threading.setprofile(profile)
+        sys.setprofile(profile)
+        self._profiling = True
+
     def pytest_runtest_protocol(self, item, nextitem):
-        if self._tool is None:
+        if self._tool is None and not self._profiling:
             return None
         self._current = set()
-        sys.monitoring.restart_events()
+        if self._tool is not None:
+            sys.monitoring.restart_events()
         return None
 
     def pytest_runtest_logfinish(self, nodeid, location):
@@ -77,6 +104,10 @@ class Outcomes:
 
     def pytest_sessionfinish(self, session, exitstatus):
         data = {"results": self.results, "collect_errors": self.errors, "exit": int(exitstatus)}
+        if self._profiling:
+            sys.setprofile(None)
+            threading.setprofile(None)
+            data["covered"] = self.covered
         if self._tool is not None:
             data["covered"] = self.covered
             sys.monitoring.set_events(self._tool, 0)
