@@ -207,3 +207,25 @@ def test_a_conftest_that_forces_passes_does_not_count(tmp_path):
         "    outcome.get_result().outcome = 'passed'\n"
     )
     assert run_verifier(tmp_path, spec).returncode == 1
+
+
+def test_runner_records_outcomes_and_the_functions_each_test_runs(tmp_path):
+    container = Path(__file__).resolve().parents[2] / "factory/families/repo_bug/container"
+    (tmp_path / "m.py").write_text("def f(x):\n    return g(x) + 1\n\n\ndef g(x):\n    return x\n")
+    (tmp_path / "test_m.py").write_text(
+        "from m import f, g\n\n\ndef test_a():\n    assert f(1) == 2\n\n\n"
+        "def test_b():\n    assert g(1) == 2\n"
+    )
+    out = tmp_path / "o.json"
+    run = subprocess.run(
+        [sys.executable, "-I", "-B", str(container / "rb_run.py"), "--root", str(tmp_path),
+         "--out", str(out), "--trace", "--", "test_m.py"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert run.returncode == 1, run.stdout + run.stderr
+    data = json.loads(out.read_text())
+    assert data["results"]["test_m.py::test_a"]["outcome"] == "passed"
+    failed = data["results"]["test_m.py::test_b"]
+    assert failed["outcome"] == "failed" and "assert 1 == 2" in failed["message"]
+    assert {"m.py::f", "m.py::g"} <= set(data["covered"]["test_m.py::test_a"])
+    assert "m.py::f" not in data["covered"]["test_m.py::test_b"]
