@@ -56,6 +56,8 @@ from factory.families.repo_bug.screen import (
 from factory.generate.taxonomy import Difficulty
 
 CONFIG_FILES = ("pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml")
+MIN_SCANNED_LINE = 28
+"""Original lines shorter than this are not searched for in the image (too generic)."""
 PER_FUNCTION = 4
 """Cases of a parametrized regression test the verifier names (all of them run)."""
 MIN_KEPT = 3
@@ -446,6 +448,8 @@ class TaskBuilder:
         one, an original file was left in it."""
         out = set()
         for line in self._original_lines(sites):
+            if len(line) < MIN_SCANNED_LINE:
+                continue  # short lines also occur in the standard library or pytest
             needle = line.encode()
             elsewhere = any(
                 needle in data
