@@ -9,9 +9,9 @@ import random
 import pytest
 
 from factory.families import registry
-from factory.generate.certify import certify
 from factory.generate.render import Origin, render_family
 from factory.generate.taxonomy import Difficulty
+from factory.generate.trial import Trial, certify_trial
 from factory.validate.validator import Validator
 
 pytestmark = pytest.mark.docker
@@ -24,16 +24,9 @@ def test_a_repo_bug_task_certifies(runtime, tmp_path):
     draft = family.draft(random.Random(3), Difficulty.EASY, params)
     origin = Origin("it", "terminal/real-code/repo-bug", family.category, 3, family.name)
     spec = render_family(family, draft, task_id="rb-it", difficulty=Difficulty.EASY, origin=origin)
-    task_dir = spec.write(tmp_path / "rb-it")
+    trial = Trial(family.name, Difficulty.EASY, 3, spec, spec.write(tmp_path / "rb-it"))
     validator = Validator(runtime, tmp_path / "validation", jobs=1, force=True, repeats=1)
-    cert = certify(
-        task_dir,
-        validator,
-        secrets=spec.secrets,
-        outputs=spec.outputs,
-        mutations=dict(spec.mutations),
-        forbidden_strings=spec.forbidden_strings,
-    )
+    cert = certify_trial(trial, validator).certificate
     assert cert.valid, f"{cert.outcome}: {cert.reason}\n{cert.log_tail}"
     assert cert.verifier_strength == 1.0
     assert {p.name for p in cert.probes if p.kind == "mutation"} >= {

@@ -152,11 +152,14 @@ def test_projects_file_errors_name_the_field(tmp_path):
     bad.write_text("[[project]\n")
     with pytest.raises(TaskFormatError, match="cannot read"):
         load_projects(bad)
-    good = PROJECTS[SCREENED[0]].model_dump()
-    bad.write_text("[[project]]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in good.items()))
-    assert list(load_projects(bad)) == [good["name"]]
-    good["tests"] = ["../outside"]
-    bad.write_text("[[project]]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in good.items()))
+    entry = PROJECTS[SCREENED[0]].model_dump()
+    for tests, ok in ((entry["tests"], True), (["../outside"], False)):
+        fields = {**entry, "tests": tests}
+        bad.write_text(
+            "[[project]]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in fields.items())
+        )
+        if ok:
+            assert list(load_projects(bad)) == [entry["name"]]
     with pytest.raises(TaskFormatError, match="tests"):
         load_projects(bad)
 

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tarfile
 import threading
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
 import tomllib
@@ -189,25 +190,22 @@ def _read_sdist(project: Project) -> dict[str, bytes]:
     return files
 
 
-def source_modules(project: Project) -> dict[str, str]:
-    """The library modules that may be mutated: path -> text."""
+def _texts(project: Project, keep: Callable[[str], bool]) -> dict[str, str]:
     out = {}
     for path, data in project_files(project).items():
-        if project.is_source(path):
+        if keep(path):
             try:
                 out[path] = data.decode("utf-8")
             except UnicodeDecodeError:
                 continue
     return out
+
+
+def source_modules(project: Project) -> dict[str, str]:
+    """The library modules that may be mutated: path -> text."""
+    return _texts(project, project.is_source)
 
 
 def project_tests(project: Project) -> dict[str, str]:
     """The project's test files: path -> text."""
-    out = {}
-    for path, data in project_files(project).items():
-        if project.is_test(path):
-            try:
-                out[path] = data.decode("utf-8")
-            except UnicodeDecodeError:
-                continue
-    return out
+    return _texts(project, project.is_test)
