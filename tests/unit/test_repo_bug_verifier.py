@@ -101,6 +101,11 @@ def test_hidden_tests_come_back_byte_for_byte():
     assert hashlib.sha256(restored.encode()).hexdigest() == held.original_sha256
 
 
+def test_hideable_keeps_one_method_per_class():
+    ids = [f"{PATH}::TestGroup::test_a", f"{PATH}::TestGroup::test_b"]
+    assert hideable(PATH, TESTS, ids) == [f"{PATH}::TestGroup::test_a"]
+
+
 def test_hiding_every_method_of_a_class_is_refused():
     with pytest.raises(ValueError):
         hide(PATH, TESTS, [f"{PATH}::TestGroup::test_a", f"{PATH}::TestGroup::test_b"])

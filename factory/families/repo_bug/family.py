@@ -281,7 +281,8 @@ class TaskBuilder:
         for test in extra:
             hidden.setdefault(test.split("::")[0], []).append(test)
         held = {
-            path: hide(path, self.tests[path], sorted(set(ids))) for path, ids in hidden.items()
+            path: hide(path, self.tests[path], hideable(path, self.tests[path], ids))
+            for path, ids in hidden.items()
         }
         visible_tests = {p: (held[p].visible if p in held else t) for p, t in self.tests.items()}
 

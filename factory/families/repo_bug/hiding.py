@@ -44,14 +44,16 @@ def _blocks(tree: ast.Module) -> dict[str, tuple[ast.FunctionDef, list[ast.stmt]
 
 
 def hideable(path: str, text: str, test_ids: list[str]) -> list[str]:
-    """The function-level ids among ``test_ids`` (all in ``path``) that can be taken out: a
-    plain test function referenced nowhere else in the file, not alone in its class."""
+    """The function-level ids among ``test_ids`` (all in ``path``) that can be taken out
+    together: plain test functions referenced nowhere else in the file, leaving at least one
+    statement in each class."""
     try:
         tree = parse(text)
     except (SyntaxError, ValueError):
         return []
     blocks = _blocks(tree)
     out = []
+    taken: dict[int, int] = {}
     for test_id in sorted(set(test_ids)):
         suffix = test_id.split("::", 1)[1] if "::" in test_id else ""
         found = blocks.get(suffix)
@@ -62,8 +64,10 @@ def hideable(path: str, text: str, test_ids: list[str]) -> list[str]:
             continue
         if len(re.findall(rf"\b{re.escape(node.name)}\b", text)) != 1:
             continue
-        if "::" in suffix and len([s for s in siblings if not _is_docstring(s)]) < 2:
+        left = len([s for s in siblings if not _is_docstring(s)]) - taken.get(id(siblings), 0)
+        if "::" in suffix and left < 2:
             continue
+        taken[id(siblings)] = taken.get(id(siblings), 0) + 1
         out.append(test_id)
     return out
 
