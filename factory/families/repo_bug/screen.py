@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import posixpath
 import random
 import re
 import tempfile
@@ -257,7 +258,7 @@ class Screener:
         for test, r in results.items():
             seconds[function_id(test)] = round(seconds.get(function_id(test), 0) + r["duration"], 3)
         ok = set(passing)
-        covered = {t: f for t, f in base.get("covered", {}).items() if t in ok}
+        covered = {t: _normalized(f) for t, f in base.get("covered", {}).items() if t in ok}
         with _lock:
             record = load_record(project) or ScreenRecord(
                 project=project.name, version=project.version
@@ -316,6 +317,15 @@ def _classify(site: Site, tests: list[str], outcome: dict | None, ok: set[str]) 
         return MutantRecord(site=site, status="broad")
     sample = [t for t in tests if t not in failed][:40]
     return MutantRecord(site=site, status="kept", failed=failed, covering=sample)
+
+
+def _normalized(functions: list[str]) -> list[str]:
+    """'./pkg/mod.py::f' -> 'pkg/mod.py::f' (a '.' entry of sys.path shows in file names)."""
+    out = []
+    for key in functions:
+        path, _, name = key.partition("::")
+        out.append(f"{posixpath.normpath(path)}::{name}")
+    return out
 
 
 def _clean(message: str) -> str:

@@ -26,7 +26,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     root = os.path.realpath(args.root)
     here = os.path.dirname(os.path.realpath(__file__))
-    sys.path[:0] = [here] + [os.path.join(root, p) for p in args.pythonpath or ["."]]
+    sys.path[:0] = [here] + [
+        os.path.normpath(os.path.join(root, p)) for p in args.pythonpath or ["."]
+    ]
     os.chdir(root)
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     import pytest
