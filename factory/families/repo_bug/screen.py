@@ -271,7 +271,7 @@ class Screener:
             mutants = []
             for site, tests in chunk:
                 run = sorted({function_id(t) for t in tests})
-                budget = 20 + 4 * sum(seconds.get(t, 0.5) for t in run)
+                budget = 60 + 4 * sum(seconds.get(t, 0.5) for t in run)  # start-up on a busy host
                 mutants.append(
                     {
                         "id": site.id,
