@@ -18,7 +18,11 @@ import threading
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
-import tomllib
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
+
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from factory.errors import FactoryError, TaskFormatError

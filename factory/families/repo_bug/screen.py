@@ -339,7 +339,9 @@ def main(argv: list[str] | None = None) -> int:
         description="Screen mutants of the repo-bug projects in containers.",
     )
     parser.add_argument("projects", nargs="*", help="project names (default: all)")
-    parser.add_argument("--limit", type=int, default=60, help="mutants to screen per project")
+    parser.add_argument(
+        "--limit", type=int, default=60, help="mutants to screen per project (0: none, no Docker)"
+    )
     parser.add_argument(
         "--bundle", action="store_true", help="write the results into the bundled screened/"
     )
@@ -349,13 +351,20 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [n for n in args.projects if n not in projects]
     if unknown:
         parser.error(f"unknown project(s) {', '.join(unknown)}; known: {', '.join(projects)}")
-    screener = Screener()
+    screener = Screener() if args.limit > 0 else None
     try:
         for name in args.projects or list(projects):
-            record = screener.screen(projects[name], limit=args.limit)
+            project = projects[name]
+            record = (
+                screener.screen(project, limit=args.limit) if screener else load_record(project)
+            )
+            if record is None:
+                print(f"{name}: not screened yet")
+                continue
             if args.bundle:
-                save_record(projects[name], record, bundled=True)
+                save_record(project, record, bundled=True)
             print(f"{name}: {len(record.mutants)} screened, {len(record.kept())} kept")
     finally:
-        screener.runtime.close()
+        if screener:
+            screener.runtime.close()
     return 0
