@@ -58,8 +58,6 @@ from factory.generate.taxonomy import Difficulty
 CONFIG_FILES = ("pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml")
 MIN_SCANNED_LINE = 28
 """Original lines shorter than this are not searched for in the image (too generic)."""
-PER_FUNCTION = 4
-"""Cases of a parametrized regression test the verifier names (all of them run)."""
 MIN_KEPT = 3
 """Projects with fewer kept mutants than this are not drawn."""
 FORCE_PASS = """import pytest
@@ -218,13 +216,19 @@ class RepoBug(Family):
             raise ValueError(f"params.projects: unknown {unknown}; known: {sorted(projects)}")
         order = list(names)
         rng.shuffle(order)
-        for name in order:
-            project = projects[name]
-            record = ensure_record(project)
-            if len(record.kept()) >= MIN_KEPT:
-                break
+        # Projects already screened (bundled or cached) first: one not screened yet is
+        # screened here (minutes of Docker) only when no listed project has a record.
+        records = {n: load_record(projects[n]) for n in order}
+        ready = [n for n in order if records[n] is not None and len(records[n].kept()) >= MIN_KEPT]
+        if ready:
+            project, record = projects[ready[0]], records[ready[0]]
         else:
-            raise ValueError(f"no project among {names} has {MIN_KEPT} kept mutants")
+            for name in order:
+                project, record = projects[name], ensure_record(projects[name])
+                if len(record.kept()) >= MIN_KEPT:
+                    break
+            else:
+                raise ValueError(f"no project among {names} has {MIN_KEPT} kept mutants")
         return TaskBuilder(project, record, rng, level, params).draft()
 
 
@@ -256,9 +260,7 @@ class TaskBuilder:
 
     def draft(self) -> Draft:
         rng, project = self.rng, self.project
-        kept = [
-            m for m in self.record.kept() if all(t.split("::")[0] in self.tests for t in m.failed)
-        ]
+        kept = [m for m in self.record.kept() if self._usable(m)]
         apis = {m.site.id: self._apis(m) for m in kept}
         chosen = choose_mutants(rng, kept, self.level, apis)
         sites = [m.site for m in chosen]
@@ -274,8 +276,10 @@ class TaskBuilder:
             n = min(len(candidates), len(functions) // 2)
             for test in rng.sample(candidates, n):
                 hidden.setdefault(test.split("::")[0], []).append(test)
+        functions = set(self.record.test_seconds) - set(self.record.unclean)
         covering = sorted(
-            {function_id(t) for m in chosen for t in m.covering} - {function_id(t) for t in failing}
+            {function_id(t) for m in chosen for t in m.covering}
+            & functions - {function_id(t) for t in failing}
         )
         extra = rng.sample(self._hideable(covering), min(3, len(self._hideable(covering))))
         for test in extra:
@@ -286,23 +290,15 @@ class TaskBuilder:
         }
         visible_tests = {p: (held[p].visible if p in held else t) for p, t in self.tests.items()}
 
-        # what the verifier runs and expects
-        passing = set(self.record.passing)
-        by_function: dict[str, list[str]] = {}
-        for test in self.record.passing:
-            by_function.setdefault(function_id(test), []).append(test)
+        # what the verifier runs and expects: test functions, each case of which must pass
         regression = sorted(set(rng.sample(covering, min(20, len(covering)))) | set(extra))
-        others = sorted(set(by_function) - set(covering) - {function_id(t) for t in failing})
+        others = sorted(functions - set(covering) - {function_id(t) for t in failing})
         regression += rng.sample(others, min(8, len(others)))
         alt = self._alternative(chosen)
-        expect = set(failing)
-        for function in regression:  # a few cases of each (the run executes them all)
-            cases = by_function.get(function, [])
-            expect |= set(rng.sample(cases, min(PER_FUNCTION, len(cases))))
+        expect = {function_id(t) for t in failing} | set(regression)
         if alt is not None:
-            expect |= set(alt.failed)
-        expect &= passing | set(failing)
-        run = sorted({function_id(t) for t in expect})
+            expect |= {function_id(t) for t in alt.failed}
+        run = sorted(expect & functions)
         seconds = sum(self.record.test_seconds.get(f, 0.5) for f in run)
         timeout = int(min(900, 90 + 5 * seconds))
 
@@ -320,7 +316,7 @@ class TaskBuilder:
                 for path, h in sorted(held.items())
             },
             "run": run,
-            "expect": sorted(expect),
+            "expect": run,
             "timeout": timeout,
         }
 
@@ -362,6 +358,13 @@ class TaskBuilder:
         )
 
     # --- pieces -------------------------------------------------------------------------------
+    def _usable(self, mutant: MutantRecord) -> bool:
+        """Its failing tests are in the project's test files, and fully pass at baseline."""
+        unclean = set(self.record.unclean)
+        return all(
+            t.split("::")[0] in self.tests and function_id(t) not in unclean for t in mutant.failed
+        )
+
     def _hideable(self, functions: list[str]) -> list[str]:
         out = []
         by_path: dict[str, list[str]] = {}
@@ -378,8 +381,7 @@ class TaskBuilder:
         others = [
             m
             for m in self.record.kept()
-            if all(not _overlaps(m.site, c.site) for c in chosen)
-            and all(t.split("::")[0] in self.tests for t in m.failed)
+            if all(not _overlaps(m.site, c.site) for c in chosen) and self._usable(m)
         ]
         same = [m for m in others if m.site.path == first.path]
         pool = sorted(same or others, key=lambda m: m.site.id)

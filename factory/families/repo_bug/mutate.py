@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import Enum
@@ -399,7 +400,10 @@ def find_sites(path: str, text: str) -> list[Site]:
     """Every mutation site of one module, in source order; [] when it does not parse here.
     A site's mutant is not compiled here (that is the caller's check, on the few it keeps)."""
     try:
-        tree = ast.parse(text, path)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SyntaxWarning)
+            warnings.simplefilter("ignore", DeprecationWarning)
+            tree = ast.parse(text, path)
     except (SyntaxError, ValueError):
         return []
     finder = _Finder(path, text)

@@ -11,6 +11,7 @@ import logging
 import os
 import random
 import re
+import warnings
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import PurePosixPath
@@ -18,8 +19,18 @@ from pathlib import PurePosixPath
 log = logging.getLogger(__name__)
 
 PROMPT_VERSION = "repo_bug_report_v1"
-parse = lru_cache(maxsize=64)(ast.parse)
-"""ast.parse, cached: a test file is read once per task for every failing test (read-only)."""
+
+
+@lru_cache(maxsize=64)
+def parse(text: str) -> ast.Module:
+    """ast.parse, cached (a test file is read once per task for every failing test; the tree
+    is only read) and quiet about the project's own invalid escape sequences."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return ast.parse(text)
+
+
 _ADDRESS = re.compile(r"\s+at 0x[0-9a-fA-F]+")
 _LINE_REF = re.compile(r"\bline\s+\d+|\.py:\d+|:\d+:\d+", re.IGNORECASE)
 
@@ -82,7 +93,7 @@ def public_names(sources: dict[str, str]) -> set[str]:
     names: set[str] = set()
     for text in sources.values():
         try:
-            tree = ast.parse(text)
+            tree = parse(text)
         except (SyntaxError, ValueError):
             continue
         for node in tree.body:

@@ -78,6 +78,8 @@ class ScreenRecord(BaseModel):
     """Test ids that pass at baseline."""
     test_seconds: dict[str, float] = Field(default_factory=dict)
     """Baseline duration of each test function (function-level id)."""
+    unclean: list[str] = Field(default_factory=list)
+    """Test functions some case of which failed at baseline (never expected to pass)."""
     mutants: list[MutantRecord] = Field(default_factory=list)
 
     def kept(self) -> list[MutantRecord]:
@@ -90,6 +92,11 @@ class ScreenRecord(BaseModel):
 def function_id(nodeid: str) -> str:
     """'tests/t.py::T::test_x[1-2]' -> 'tests/t.py::T::test_x' (what the command line runs)."""
     return nodeid.split("[", 1)[0]
+
+
+def unclean_functions(results: dict[str, dict]) -> list[str]:
+    """Function-level ids of the tests with a case that failed at baseline."""
+    return sorted({function_id(t) for t, r in results.items() if r["outcome"] == "failed"})
 
 
 def stable(nodeid: str) -> bool:
@@ -264,6 +271,7 @@ class Screener:
                 project=project.name, version=project.version
             )
         record.passing, record.test_seconds = passing, seconds
+        record.unclean = unclean_functions(results)
         candidates = pick_candidates(project, covered, record.screened_ids(), limit)
         sources = source_modules(project)
         for start in range(0, len(candidates), self.batch):

@@ -4,7 +4,8 @@ Trusts nothing the agent wrote beyond running it: works on a copy of /app; the p
 files and test configuration must be unchanged (digests in spec.json); conftest files the agent
 added are dropped; the held-out tests are put back from this folder; pytest (pinned in the
 image) runs in isolated mode without plugin autoload or cache, with a fixed rootdir and
-confcutdir; and every expected test id must have run and passed.
+confcutdir; and every expected test must have run, each of its cases passing (a
+parametrized test's case ids may differ between Python versions; its function id does not).
 """
 
 import hashlib
@@ -106,13 +107,19 @@ def main():
     except (OSError, ValueError, KeyError):
         print("FAIL: pytest recorded no outcomes")
         return 1
+    by_function = {}
+    for nodeid, record in results.items():
+        by_function.setdefault(nodeid.split("[", 1)[0], []).append((nodeid, record))
     bad = []
     for test in spec["expect"]:
-        outcome = results.get(test, {}).get("outcome", "not run")
-        if outcome != "passed":
-            bad.append(f"{test}: {outcome} {results.get(test, {}).get('message', '')[:300]}")
+        cases = by_function.get(test, [])
+        failed = [(n, r) for n, r in cases if r["outcome"] == "failed"]
+        if failed:
+            bad += [f"{n}: failed {r.get('message', '')[:300]}" for n, r in failed]
+        elif not any(r["outcome"] == "passed" for _n, r in cases):
+            bad.append(f"{test}: {'skipped' if cases else 'not run'}")
     if bad:
-        print(f"FAIL: {len(bad)} of {len(spec['expect'])} expected tests did not pass:")
+        print(f"FAIL: expected tests did not pass ({len(bad)}):")
         print("\n".join("  " + line for line in bad[:30]))
         return 1
     print(f"OK: all {len(spec['expect'])} expected tests passed")
