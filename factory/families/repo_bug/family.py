@@ -398,11 +398,12 @@ class TaskBuilder:
             for test in tests:
                 path = test.split("::")[0]
                 api = called_names(self.tests.get(path, ""), test, self.public)
-                if tuple(api) in seen_api and self.level != "easy":
-                    continue
-                seen_api.add(tuple(api))
-                error, detail = clean_message(m.failed[test], self.forbidden)
                 name = function_id(test).rsplit("::", 1)[-1]
+                key = (name,) if self.level == "easy" else tuple(api)
+                if key in seen_api:
+                    continue  # one line per failing test (easy), per API (otherwise)
+                seen_api.add(key)
+                error, detail = clean_message(m.failed[test], self.forbidden)
                 out.append(Symptom(test=name, api=api, error=error, detail=detail))
                 found += 1
                 if found >= per_mutant:
