@@ -203,6 +203,19 @@ def test_verifier_needs_every_expected_test_to_run(tmp_path):
     assert result.returncode == 1 and "not run" in result.stdout
 
 
+def test_regression_tests_may_skip_but_expected_ones_may_not(tmp_path):
+    app, spec = make_app(tmp_path)
+    text = TESTS.replace("def test_one():", "@pytest.mark.skip\ndef test_one():")
+    (app / PATH).write_text(text)  # no held-out tests here: only the skip rule is checked
+    spec["protected"][PATH] = hashlib.sha256(text.encode()).hexdigest()
+    spec["restore"] = {}
+    spec["expect"], spec["regress"] = [f"{PATH}::test_two"], [f"{PATH}::test_one"]
+    assert run_verifier(tmp_path, spec).returncode == 0
+    spec["expect"], spec["regress"] = [f"{PATH}::test_one"], [f"{PATH}::test_two"]
+    result = run_verifier(tmp_path, spec)
+    assert result.returncode == 1 and "test_one: skipped" in result.stdout
+
+
 def test_a_conftest_that_forces_passes_does_not_count(tmp_path):
     app, spec = make_app(tmp_path)
     (app / "shapes" / "__init__.py").write_text("def area(x):\n    return 0\n")

@@ -295,10 +295,12 @@ class TaskBuilder:
         others = sorted(functions - set(covering) - {function_id(t) for t in failing})
         regression += rng.sample(others, min(8, len(others)))
         alt = self._alternative(chosen)
-        expect = {function_id(t) for t in failing} | set(regression)
+        expect = {function_id(t) for t in failing}
         if alt is not None:
             expect |= {function_id(t) for t in alt.failed}
-        run = sorted(expect & functions)
+        expect &= functions
+        regress = sorted(set(regression) & functions - expect)
+        run = sorted(expect | set(regress))
         seconds = sum(self.record.test_seconds.get(f, 0.5) for f in run)
         timeout = int(min(900, 90 + 5 * seconds))
 
@@ -316,7 +318,8 @@ class TaskBuilder:
                 for path, h in sorted(held.items())
             },
             "run": run,
-            "expect": run,
+            "expect": sorted(expect),
+            "regress": regress,
             "timeout": timeout,
         }
 

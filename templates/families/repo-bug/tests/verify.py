@@ -4,8 +4,9 @@ Trusts nothing the agent wrote beyond running it: works on a copy of /app; the p
 files and test configuration must be unchanged (digests in spec.json); conftest files the agent
 added are dropped; the held-out tests are put back from this folder; pytest (pinned in the
 image) runs in isolated mode without plugin autoload or cache, with a fixed rootdir and
-confcutdir; and every expected test must have run, each of its cases passing (a
-parametrized test's case ids may differ between Python versions; its function id does not).
+confcutdir; and every expected test must have run with no case failing (a parametrized
+test's case ids may differ between Python versions; its function id does not): the tests the
+bug breaks must pass, the regression sample may skip where an optional dependency is missing.
 """
 
 import hashlib
@@ -111,18 +112,21 @@ def main():
     for nodeid, record in results.items():
         by_function.setdefault(nodeid.split("[", 1)[0], []).append((nodeid, record))
     bad = []
-    for test in spec["expect"]:
+    regress = spec.get("regress", [])
+    for test in spec["expect"] + regress:
         cases = by_function.get(test, [])
         failed = [(n, r) for n, r in cases if r["outcome"] == "failed"]
         if failed:
             bad += [f"{n}: failed {r.get('message', '')[:300]}" for n, r in failed]
-        elif not any(r["outcome"] == "passed" for _n, r in cases):
-            bad.append(f"{test}: {'skipped' if cases else 'not run'}")
+        elif not cases:
+            bad.append(f"{test}: not run")
+        elif test not in regress and not any(r["outcome"] == "passed" for _n, r in cases):
+            bad.append(f"{test}: skipped")  # a regression test may skip (optional dependency)
     if bad:
         print(f"FAIL: expected tests did not pass ({len(bad)}):")
         print("\n".join("  " + line for line in bad[:30]))
         return 1
-    print(f"OK: all {len(spec['expect'])} expected tests passed")
+    print(f"OK: all {len(spec['expect']) + len(regress)} expected tests passed")
     return 0
 
 
