@@ -19,8 +19,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from factory.families.repo_bug.projects import load_projects, project_files  # noqa: E402
-from factory.families.repo_bug.report import Forbidden  # noqa: E402
+from factory.families.terminal.repo_bug.projects import load_projects, project_files  # noqa: E402
+from factory.families.terminal.repo_bug.report import Forbidden  # noqa: E402
 from factory.tasks.model import load_task_config  # noqa: E402
 
 

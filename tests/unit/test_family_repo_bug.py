@@ -11,16 +11,16 @@ import subprocess
 import pytest
 
 from factory.families import registry
-from factory.families.repo_bug.family import RepoBug, choose_mutants
-from factory.families.repo_bug.mutate import compiles
-from factory.families.repo_bug.projects import (
+from factory.families.terminal.repo_bug.family import RepoBug, choose_mutants
+from factory.families.terminal.repo_bug.mutate import compiles
+from factory.families.terminal.repo_bug.projects import (
     load_projects,
     project_files,
     project_tests,
     source_modules,
 )
-from factory.families.repo_bug.report import Forbidden
-from factory.families.repo_bug.screen import function_id, load_record
+from factory.families.terminal.repo_bug.report import Forbidden
+from factory.families.terminal.repo_bug.screen import function_id, load_record
 from factory.generate.render import Origin, render_family
 from factory.generate.taxonomy import Difficulty
 from factory.quality.leaks import find_leaks
@@ -166,7 +166,7 @@ def test_projects_file_errors_name_the_field(tmp_path):
 
 
 def test_screening_image_task_is_the_project_without_a_mutant(tmp_path):
-    from factory.families.repo_bug.family import project_image_task
+    from factory.families.terminal.repo_bug.screen import project_image_task
     from factory.tasks.model import load_task
 
     project = PROJECTS[SCREENED[0]]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from factory.families.repo_bug.mutate import (
+from factory.families.terminal.repo_bug.mutate import (
     MutationError,
     Operator,
     apply_sites,

@@ -8,7 +8,7 @@ import random
 import pytest
 from fixtures.llm_stub import Stub, reply
 
-from factory.families.repo_bug.report import (
+from factory.families.terminal.repo_bug.report import (
     Forbidden,
     Symptom,
     called_names,

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from factory.families.repo_bug.hiding import hide, hideable
-from factory.resources import templates_dir
+from factory.families.terminal.repo_bug.family import RepoBug
+from factory.families.terminal.repo_bug.hiding import hide, hideable
 
 TESTS = """import pytest
 
@@ -59,12 +59,12 @@ def test_caller():
     test_called_elsewhere()
 """
 PATH = "tests/test_shapes.py"
+VERIFY = RepoBug().templates / "tests" / "verify.py"
+SHIPPED = RepoBug.folder() / "shipped"
 
 
 def load_verify():
-    spec = importlib.util.spec_from_file_location(
-        "repo_bug_verify", templates_dir() / "families/repo-bug/tests/verify.py"
-    )
+    spec = importlib.util.spec_from_file_location("repo_bug_verify", VERIFY)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -170,11 +170,10 @@ def run_verifier(tmp_path: Path, spec: dict) -> subprocess.CompletedProcess:
     """The real verify.py with its pytest runner, against a project on disk (host Python)."""
     folder = tmp_path / "tests-dir"
     folder.mkdir(exist_ok=True)
-    source = templates_dir() / "families/repo-bug/tests/verify.py"
+    source = VERIFY
     (folder / "verify.py").write_text(source.read_text())
-    container = Path(__file__).resolve().parents[2] / "factory/families/repo_bug/container"
     for name in ("rb_run.py", "rb_outcomes.py"):
-        (folder / name).write_text((container / name).read_text())
+        (folder / name).write_text((SHIPPED / name).read_text())
     (folder / "spec.json").write_text(json.dumps(spec))
     return subprocess.run(
         [sys.executable, "-I", "-B", str(folder / "verify.py")],
@@ -228,7 +227,6 @@ def test_a_conftest_that_forces_passes_does_not_count(tmp_path):
 
 
 def test_runner_records_outcomes_and_the_functions_each_test_runs(tmp_path):
-    container = Path(__file__).resolve().parents[2] / "factory/families/repo_bug/container"
     (tmp_path / "m.py").write_text("def f(x):\n    return g(x) + 1\n\n\ndef g(x):\n    return x\n")
     (tmp_path / "test_m.py").write_text(
         "from m import f, g\n\n\ndef test_a():\n    assert f(1) == 2\n\n\n"
@@ -236,7 +234,7 @@ def test_runner_records_outcomes_and_the_functions_each_test_runs(tmp_path):
     )
     out = tmp_path / "o.json"
     run = subprocess.run(
-        [sys.executable, "-I", "-B", str(container / "rb_run.py"), "--root", str(tmp_path),
+        [sys.executable, "-I", "-B", str(SHIPPED / "rb_run.py"), "--root", str(tmp_path),
          "--out", str(out), "--trace", "--", "test_m.py"],
         capture_output=True, text=True, check=False,
     )  # fmt: skip

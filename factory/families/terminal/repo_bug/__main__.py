@@ -1,6 +1,6 @@
-"""``python -m factory.families.repo_bug [PROJECT ...] [--limit N] [--bundle]``: screen
+"""``python -m factory.families.terminal.repo_bug [PROJECT ...] [--limit N] [--bundle]``: screen
 mutants of the repo-bug projects in containers (see ``screen``)."""
 
-from factory.families.repo_bug.screen import main
+from .screen import main
 
 raise SystemExit(main())

@@ -22,13 +22,15 @@ import json
 import random
 import threading
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from factory.families.base import Draft, Family, register
-from factory.families.repo_bug.hiding import hide, hideable
-from factory.families.repo_bug.mutate import SUBTLE, Site, mutant_sources
-from factory.families.repo_bug.projects import (
+from factory.families.terminal.shipped import read
+from factory.vocabulary import Difficulty
+
+from .hiding import hide, hideable
+from .mutate import SUBTLE, Site, mutant_sources
+from .projects import (
     PYTEST_PIN,
     Project,
     load_projects,
@@ -36,7 +38,7 @@ from factory.families.repo_bug.projects import (
     project_tests,
     source_modules,
 )
-from factory.families.repo_bug.report import (
+from .report import (
     PROMPT_VERSION,
     Forbidden,
     Symptom,
@@ -46,14 +48,13 @@ from factory.families.repo_bug.report import (
     public_names,
     template_report,
 )
-from factory.families.repo_bug.screen import (
-    CONTAINER_DIR,
+from .screen import (
     MutantRecord,
+    Screener,
     ScreenRecord,
     function_id,
     load_record,
 )
-from factory.generate.taxonomy import Difficulty
 
 CONFIG_FILES = ("pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml")
 MIN_SCANNED_LINE = 28
@@ -87,8 +88,6 @@ def ensure_record(project: Project) -> ScreenRecord:
         record = load_record(project)
         if record is not None:
             return record
-        from factory.families.repo_bug.screen import Screener
-
         screener = Screener()
         try:
             return screener.screen(project)
@@ -126,37 +125,6 @@ def run_command(project: Project) -> str:
     if len(folders) != len(project.tests):
         folders = []
     return " ".join(["cd /app && python3 -m pytest -q -o addopts=", *folders]).strip()
-
-
-def project_image_task(project: Project, dest: Path) -> Path:
-    """A minimal task directory whose image is the project without any mutant (screening)."""
-    from factory.resources import templates_dir
-    from factory.tasks.config import EnvironmentConfig, TaskConfig, TaskSection
-    from factory.templating import environment
-
-    (dest / "environment" / "overlay").mkdir(parents=True)
-    (dest / "tests").mkdir()
-    template = environment().get_template("families/repo-bug/environment/Dockerfile.j2")
-    (dest / "environment" / "Dockerfile").write_text(
-        template.render(
-            name=project.name,
-            version=project.version,
-            sha256=project.sha256,
-            pytest_pin=PYTEST_PIN,
-        )
-    )
-    fetcher = templates_dir() / "families/repo-bug/environment/fetch_sdist.py"
-    (dest / "environment" / "fetch_sdist.py").write_bytes(fetcher.read_bytes())
-    (dest / "environment" / "overlay" / ".overlay").write_text("screening image\n")
-    (dest / "instruction.md").write_text(f"Screening image of {project.requirement}.\n")
-    (dest / "tests" / "test.sh").write_text("#!/bin/bash\necho 0 > /logs/verifier/reward.txt\n")
-    config = TaskConfig(
-        schema_version="1.1",
-        task=TaskSection(name=f"repo-bug/{project.key}", description="screening image"),
-        environment=EnvironmentConfig(),
-    )
-    (dest / "task.toml").write_text(config.to_toml())
-    return dest
 
 
 # --- choosing mutants -----------------------------------------------------------------------------
@@ -330,7 +298,7 @@ class TaskBuilder:
         files: dict[str, str | bytes] = dict(overlay)
         files["tests/spec.json"] = json.dumps(spec, indent=1, sort_keys=True) + "\n"
         for name in ("rb_run.py", "rb_outcomes.py"):
-            files[f"tests/{name}"] = (CONTAINER_DIR / name).read_text()
+            files[f"tests/{name}"] = read(__file__, name)
         secrets = sorted({s.path for s in sites} | self._original_lines(sites))
         return Draft(
             context={

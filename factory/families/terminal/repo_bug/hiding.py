@@ -13,7 +13,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-from factory.families.repo_bug.report import parse
+from .report import parse
 
 
 @dataclass(frozen=True)

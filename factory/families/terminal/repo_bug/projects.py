@@ -3,7 +3,7 @@
 A project's sdist is fetched once, from the package index pip is configured for, into
 ``~/.cache/factory/repo-bug/sdists`` (``FACTORY_CACHE_DIR`` moves ``~/.cache/factory``) and
 checked against the pinned sha256, by the same stdlib script task images run at build time
-(``templates/families/repo-bug/environment/fetch_sdist.py``), so both get the same bytes.
+(``templates/environment/fetch_sdist.py`` of this folder), so both get the same bytes.
 """
 
 from __future__ import annotations
@@ -26,10 +26,9 @@ except ModuleNotFoundError:  # Python 3.10
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from factory.errors import FactoryError, TaskFormatError
-from factory.resources import templates_dir
 
 DATA_FILE = Path(__file__).with_name("projects.toml")
-FETCHER = templates_dir() / "families" / "repo-bug" / "environment" / "fetch_sdist.py"
+FETCHER = Path(__file__).with_name("templates") / "environment" / "fetch_sdist.py"
 PYTEST_PIN = ["pytest==8.3.5", "pluggy==1.6.0", "iniconfig==2.1.0", "packaging==25.0"]
 """The test runner installed in every task image (and the screening image), pinned."""
 

@@ -257,8 +257,9 @@ def llm_report(
     if client is None:
         if not llm_configured():
             return None
-        from factory.families.repo_bug.projects import cache_root
         from factory.llm import LlmClient, LlmSettings, api_key_from_env
+
+        from .projects import cache_root
 
         client = LlmClient(
             LlmSettings(

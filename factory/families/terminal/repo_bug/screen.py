@@ -4,12 +4,12 @@ Everything runs in a container of the project's image (the repo-bug task image w
 mutant, built once per project through the task-image builder): first a baseline run of the
 whole suite that records each test's outcome and, through ``sys.monitoring``, the project
 functions each test runs; then batches of mutants in one container, each mutant running only
-the tests that cover its function, in a loop (``container/rb_screen.py``).
+the tests that cover its function, in a loop (``shipped/rb_screen.py``).
 
 Results are kept per (project, version, mutant) in a :class:`ScreenRecord`: the bundled ones in
 ``screened/<name>.json`` (so generation needs no Docker for the projects shipped), new ones in
-``~/.cache/factory/repo-bug/screen/``. ``python -m factory.families.repo_bug`` screens
-more and can write the bundled files.
+``~/.cache/factory/repo-bug/screen/``. ``python -m factory.families.terminal.repo_bug``
+screens more and can write the bundled files.
 """
 
 from __future__ import annotations
@@ -26,7 +26,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from factory.families.repo_bug.mutate import (
+from factory.families.terminal.shipped import read
+from factory.fsutil import write_text_atomic
+
+from .mutate import (
     ENGINE_VERSION,
     Operator,
     Site,
@@ -34,19 +37,19 @@ from factory.families.repo_bug.mutate import (
     iter_project_sites,
     mutant_sources,
 )
-from factory.families.repo_bug.projects import (
+from .projects import (
+    FETCHER,
     PYTEST_PIN,
     Project,
     cache_root,
     load_projects,
     source_modules,
 )
-from factory.fsutil import write_text_atomic
 
 log = logging.getLogger(__name__)
 
 BUNDLED_DIR = Path(__file__).with_name("screened")
-CONTAINER_DIR = Path(__file__).with_name("container")
+TEMPLATES_DIR = Path(__file__).with_name("templates")
 MAX_FAILING = 10
 """A kept mutant breaks at least one and at most this many test functions: a specific bug."""
 MAX_FAILING_CASES = 30
@@ -187,6 +190,35 @@ def pick_candidates(
 
 
 # --- running ------------------------------------------------------------------------------------
+def project_image_task(project: Project, dest: Path) -> Path:
+    """A minimal task directory whose image is the project without any mutant (screening)."""
+    from factory.tasks.config import EnvironmentConfig, TaskConfig, TaskSection
+    from factory.templating import folder_environment
+
+    (dest / "environment" / "overlay").mkdir(parents=True)
+    (dest / "tests").mkdir()
+    template = folder_environment(TEMPLATES_DIR).get_template("environment/Dockerfile.j2")
+    (dest / "environment" / "Dockerfile").write_text(
+        template.render(
+            name=project.name,
+            version=project.version,
+            sha256=project.sha256,
+            pytest_pin=PYTEST_PIN,
+        )
+    )
+    (dest / "environment" / "fetch_sdist.py").write_bytes(FETCHER.read_bytes())
+    (dest / "environment" / "overlay" / ".overlay").write_text("screening image\n")
+    (dest / "instruction.md").write_text(f"Screening image of {project.requirement}.\n")
+    (dest / "tests" / "test.sh").write_text("#!/bin/bash\necho 0 > /logs/verifier/reward.txt\n")
+    config = TaskConfig(
+        schema_version="1.1",
+        task=TaskSection(name=f"repo-bug/{project.key}", description="screening image"),
+        environment=EnvironmentConfig(),
+    )
+    (dest / "task.toml").write_text(config.to_toml())
+    return dest
+
+
 class Screener:
     """Runs baseline and mutant batches for projects (Docker through factory.runtime)."""
 
@@ -199,7 +231,6 @@ class Screener:
 
     def image(self, project: Project) -> str:
         from factory.errors import ImageBuildError
-        from factory.families.repo_bug.family import project_image_task
         from factory.images.task_image import TaskImageBuilder
         from factory.tasks.model import load_task
 
@@ -221,7 +252,7 @@ class Screener:
             folder = Path(tmp) / "job"
             folder.mkdir()
             for name in ("rb_run.py", "rb_outcomes.py", "rb_screen.py"):
-                (folder / name).write_bytes((CONTAINER_DIR / name).read_bytes())
+                (folder / name).write_text(read(__file__, name), encoding="utf-8")
             (folder / "job.json").write_text(json.dumps(job))
             spec = ContainerSpec(image=image, cpus=1, memory_mb=self.memory_mb, task_id="repo-bug")
             with self.runtime.start(spec) as box:
@@ -343,7 +374,7 @@ def _clean(message: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m factory.families.repo_bug",
+        prog="python -m factory.families.terminal.repo_bug",
         description="Screen mutants of the repo-bug projects in containers.",
     )
     parser.add_argument("projects", nargs="*", help="project names (default: all)")
