@@ -2,9 +2,11 @@
 issue 17 asks for (instructions that name no file or line of the project).
 
     .venv/bin/python bench/repo_bug.py SUITE_DIR
+    .venv/bin/python bench/repo_bug.py --screening
 
 SUITE_DIR is the output of ``factory generate examples/taxonomy-repo-bug.yaml --out SUITE_DIR``.
-Reads suite.json, results/ and the accepted tasks; runs nothing.
+Reads suite.json, results/ and the accepted tasks; runs nothing. ``--screening`` summarises the
+screening records the family uses (the cached ones where they exist, else the bundled ones).
 """
 
 from __future__ import annotations
@@ -21,13 +23,39 @@ sys.path.insert(0, str(REPO))
 
 from factory.families.terminal.repo_bug.projects import load_projects, project_files  # noqa: E402
 from factory.families.terminal.repo_bug.report import Forbidden  # noqa: E402
+from factory.families.terminal.repo_bug.screen import load_record  # noqa: E402
 from factory.tasks.model import load_task_config  # noqa: E402
+
+
+def screening() -> int:
+    """Mutants screened and kept, per project, status and operator."""
+    statuses: Counter[str] = Counter()
+    operators: Counter[str] = Counter()
+    for name, project in sorted(load_projects().items()):
+        record = load_record(project)
+        if record is None:
+            print(f"{name}: not screened")
+            continue
+        counts = Counter(m.status for m in record.mutants)
+        statuses.update(counts)
+        operators.update(m.site.operator.value for m in record.kept())
+        print(f"{name} {project.version}: {len(record.mutants)} screened, {dict(counts)}")
+    total = sum(statuses.values())
+    print(f"screened {total}, kept {statuses['kept']} ({statuses['kept'] / max(total, 1):.0%})")
+    print(f"status: {dict(statuses.most_common())}")
+    print(f"kept per operator: {dict(operators.most_common())}")
+    return 0
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("suite", type=Path)
+    parser.add_argument("suite", type=Path, nargs="?")
+    parser.add_argument("--screening", action="store_true", help="summarise the screening")
     args = parser.parse_args()
+    if args.screening:
+        return screening()
+    if args.suite is None:
+        parser.error("give SUITE_DIR or --screening")
     results = [json.loads(p.read_text()) for p in sorted((args.suite / "results").glob("*.json"))]
     if not results:
         print(f"{args.suite}: no finished candidates yet")
