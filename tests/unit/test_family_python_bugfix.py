@@ -192,3 +192,40 @@ def test_a_broken_kind_file_is_reported_with_its_file_and_field(tmp_path):
     (tmp_path / "double.toml").write_text("names = [")
     with pytest.raises(FactoryError, match=r"double\.toml: invalid TOML"):
         load_kinds(tmp_path)
+
+
+def run_hidden_tests(d, package: dict[str, str], tmp_path: Path) -> subprocess.CompletedProcess:
+    """The rendered hidden tests run here against ``package`` (the task's /app under tmp_path)."""
+    app = tmp_path / "app"
+    for rel, text in d.files.items():
+        if rel.startswith("environment/app/"):
+            (app / rel.removeprefix("environment/app/")).parent.mkdir(parents=True, exist_ok=True)
+            (app / rel.removeprefix("environment/app/")).write_text(text)
+    for rel, text in package.items():
+        (app / rel).write_text(text)
+    context = {**d.context, "difficulty": "hard", "task_id": "t"}
+    tests = FAMILY.template("tests/test_outputs.py.j2").render(**context)
+    (tmp_path / "test_hidden.py").write_text(tests.replace('"/app', f'"{app}'))
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "test_hidden.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+@pytest.mark.parametrize("seed", [3, 8])
+def test_hidden_tests_run_the_package_out_of_process(seed, tmp_path):
+    d = FAMILY.draft(random.Random(seed), Difficulty.HARD, {})
+    tests = FAMILY.template("tests/test_outputs.py.j2").render(**d.context)
+    assert f"from {d.context['pkg']} import" not in tests
+    fixed = run_hidden_tests(d, d.context["fixed"], tmp_path / "fixed")
+    assert fixed.returncode == 0, fixed.stdout[-3000:]
+    broken = run_hidden_tests(d, {}, tmp_path / "broken")
+    assert broken.returncode == 1, broken.stdout[-3000:]
+    # a package that ends the interpreter on import (the exit-on-import probe) passes nothing
+    init = f"{d.context['pkg']}/__init__.py"
+    exiting = {**d.context["fixed"], init: "import os\nos._exit(0)\n"}
+    cheat = run_hidden_tests(d, exiting, tmp_path / "cheat")
+    assert cheat.returncode == 1 and "the package exited" in cheat.stdout, cheat.stdout[-3000:]
