@@ -498,11 +498,13 @@ def generate(
 def suite_show(
     suite: Annotated[Path, typer.Argument(help="A suite folder made by `factory generate`.")],
 ) -> None:
-    """Coverage per taxonomy leaf: quota, candidates, valid, yield, outcomes, time, LLM cost."""
-    from factory.generate.display import print_coverage
+    """Coverage per leaf (quota, candidates, valid, yield, outcomes, time, LLM cost) and structure."""
+    from factory.generate.display import print_coverage, print_structure
     from factory.generate.pipeline import load_suite_manifest
 
-    print_coverage(load_suite_manifest(suite), Console(width=None if sys.stdout.isatty() else 160))
+    out, manifest = Console(width=None if sys.stdout.isatty() else 160), load_suite_manifest(suite)
+    print_coverage(manifest, out)
+    print_structure(manifest, suite, out)
 
 
 # --- train / eval -----------------------------------------------------------------------

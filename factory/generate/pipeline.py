@@ -49,6 +49,7 @@ from factory.generate.results import (
 from factory.generate.spec import TaskSpec
 from factory.generate.taxonomy import Difficulty, Leaf, Taxonomy
 from factory.quality.dedup import DedupIndex
+from factory.quality.structure import admits
 from factory.runtime import DockerRuntime
 from factory.tasks.hashing import hash_tree
 from factory.tasks.model import load_task_config, save_task_config
@@ -223,6 +224,7 @@ class SuiteGenerator:
                     model=r.model,
                     content_hash=r.content_hash,
                     verifier_strength=r.verifier_strength,
+                    faults=r.faults,
                     timings=r.timings,
                 )
                 for r in accepted
@@ -341,8 +343,24 @@ class SuiteGenerator:
             record.update(prompt_version=exc.prompt_version, model=exc.model)
             return self._finish(record, None, exc.outcome.value, str(exc), usage, started, {})
         provenance = spec.config.provenance
-        record.update(prompt_version=provenance.prompt_version, model=provenance.model)
+        record.update(
+            prompt_version=provenance.prompt_version,
+            model=provenance.model,
+            faults=list(spec.faults),
+        )
         timings = {"generate": time.monotonic() - started}
+        repeated = self._repeated_structure(leaf, spec)
+        if repeated:  # decided before certification: a rejected structure costs no container
+            spec.write(staging)
+            return self._finish(
+                record,
+                staging,
+                QualityOutcome.SAME_STRUCTURE.value,
+                repeated,
+                usage,
+                started,
+                timings,
+            )
         rounds, repair_note = 0, ""
         while True:
             spec.write(staging)
@@ -387,6 +405,21 @@ class SuiteGenerator:
             mutations=dict(spec.mutations),
             forbidden_strings=spec.forbidden_strings,
             min_verifier_strength=leaf.setting("min_verifier_strength"),
+        )
+
+    def _repeated_structure(self, leaf: Leaf, spec: TaskSpec) -> str:
+        """Why the candidate's fault combination is refused (empty: it is not); see the
+        taxonomy's ``min_fault_combinations``."""
+        minimum = leaf.setting("min_fault_combinations")
+        with self._lock:
+            accepted = [
+                r.faults for r in self.states[leaf.path].results.values() if r.status == ACCEPTED
+            ]
+        if admits(spec.faults, accepted, minimum):
+            return ""
+        return (
+            f"fault combination {', '.join(spec.faults)} already accepted in this leaf, which "
+            f"must keep at least {minimum:.0%} distinct combinations (min_fault_combinations)"
         )
 
     @staticmethod

@@ -349,3 +349,14 @@ def _median(values: Sequence[int]) -> float:
         return 0.0
     mid = len(values) // 2
     return float(values[mid]) if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
+
+
+def admits(combination: Sequence[str], accepted: Sequence[Sequence[str]], minimum: float) -> bool:
+    """Whether a candidate with fault ``combination`` keeps a group whose ``accepted`` tasks
+    have these combinations at or above ``minimum`` distinct combinations per task. A new
+    combination, an empty one (no grammar) or a target of 0 always does."""
+    key = tuple(sorted(set(combination)))
+    seen = {tuple(sorted(set(c))) for c in accepted}
+    if minimum <= 0 or not key or key not in seen:
+        return True
+    return len(seen) / (len(accepted) + 1) >= minimum

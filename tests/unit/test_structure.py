@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
+import pytest
+from rich.console import Console
+
+from factory.errors import TaskFormatError
+from factory.generate.display import print_structure
+from factory.generate.results import SuiteManifest, SuiteTask
+from factory.generate.taxonomy import parse_taxonomy
 from factory.quality.structure import (
+    admits,
     diversity,
     named_traps,
     read_structure,
@@ -108,3 +116,75 @@ def test_read_structure_from_a_task_directory(tmp_path):
     assert s.faults == ("a", "b") and s.tests == ("test_x",) and s.steps == ("cat",)
     (tmp_path / "task.toml").write_text("not = [toml")
     assert read_structure(tmp_path).faults == ()
+
+
+def test_admits_keeps_a_leaf_at_its_target():
+    accepted = [["a", "b"], ["c"], ["a", "b"]]  # 2 distinct of 3
+    assert admits(["d"], accepted, 0.9)  # a new combination is always welcome
+    assert admits(["b", "a"], accepted, 0.5)  # 2 / 4 = 0.5: still at the target
+    assert not admits(["b", "a"], accepted, 0.6)
+    assert admits(["a", "b"], accepted, 0.0)  # no target
+    assert admits([], accepted, 1.0)  # a family without a grammar is not held to it
+
+
+def test_the_taxonomy_target_is_a_leaf_setting():
+    data = {
+        "suite": "s",
+        "defaults": {"min_fault_combinations": 0.5},
+        "domains": [
+            {
+                "name": "terminal",
+                "categories": [
+                    {
+                        "name": "c",
+                        "skills": [
+                            {"name": "a", "generator": "service-config"},
+                            {
+                                "name": "b",
+                                "generator": "service-config",
+                                "min_fault_combinations": 0.8,
+                            },
+                        ],
+                    }
+                ],
+            }
+        ],
+    }
+    leaves = list(parse_taxonomy(data).leaves())
+    assert [leaf.setting("min_fault_combinations") for leaf in leaves] == [0.5, 0.8]
+    data["defaults"]["min_fault_combinations"] = 2
+    with pytest.raises(TaskFormatError, match="min_fault_combinations"):
+        parse_taxonomy(data)
+
+
+def test_suite_show_reports_structure_per_leaf(tmp_path):
+    tasks = []
+    for index, faults in enumerate([["a", "b"], ["b", "a"], ["c"]]):
+        folder = tmp_path / "tasks" / f"t{index}"
+        (folder / "tests").mkdir(parents=True)
+        (folder / "solution").mkdir()
+        quoted = ", ".join(f'"{f}"' for f in faults)
+        (folder / "task.toml").write_text(f"[metadata.factory]\nfaults = [{quoted}]\n")
+        (folder / "tests" / "test_outputs.py").write_text(f"def test_{index % 2}():\n    pass\n")
+        (folder / "solution" / "solve.sh").write_text("cat /x\nchmod 600 /y\n")
+        tasks.append(
+            SuiteTask(
+                id=f"t{index}",
+                path=f"tasks/t{index}",
+                taxonomy_path="terminal/c/a",
+                family="f",
+                difficulty="hard",
+                seed=index,
+                generator="f",
+                faults=faults,
+            )
+        )
+    manifest = SuiteManifest(suite="s", factory_version="0", seed=0, taxonomy="t", tasks=tasks)
+    console = Console(record=True, width=200)
+    print_structure(manifest, tmp_path, console)
+    text = console.export_text()
+    row = next(line for line in text.splitlines() if "terminal/c/a" in line)
+    cells = [cell.strip() for cell in row.split("│")[1:-1]]
+    # 3 tasks; 2 fault combinations, 2 test structures, 1 solution shape (per 100: 67, 67, 33)
+    assert cells[1:5] == ["3", "67", "67", "33"]
+    assert 0 < float(cells[5]) < 1 and cells[6] == "2"
