@@ -12,6 +12,8 @@ from factory.generate.certify import Certificate, certify
 from factory.generate.render import Origin, render_family
 from factory.generate.spec import TaskSpec
 from factory.generate.taxonomy import Difficulty
+from factory.llm import LlmClient
+from factory.validate.independent import model_wrong_solutions, variation_scripts
 from factory.validate.validator import Validator
 
 
@@ -40,13 +42,21 @@ def render_trial(name: str, difficulty: Difficulty, seed: int, out_dir: Path) ->
     return Trial(name, difficulty, seed, spec, spec.write(out_dir / task_id))
 
 
-def certify_trial(trial: Trial, validator: Validator) -> Trial:
+def certify_trial(trial: Trial, validator: Validator, llm: LlmClient | None = None) -> Trial:
+    """Certify as generation would, with the wrong solutions the family did not write besides
+    its own near misses (:mod:`factory.validate.independent`): variations of the reference, and
+    model-written ones when ``llm`` is given. All count toward verifier strength."""
+    reference = trial.spec.files["solution/solve.sh"].decode("utf-8", errors="replace")
+    wrong = dict(trial.spec.mutations)
+    wrong.update(variation_scripts(reference, trial.spec.outputs))
+    if llm is not None:
+        wrong.update(model_wrong_solutions(llm, trial.spec.instruction, reference, seed=trial.seed))
     trial.certificate = certify(
         trial.path,
         validator,
         secrets=trial.spec.secrets,
         outputs=trial.spec.outputs,
-        mutations=dict(trial.spec.mutations),
+        mutations=wrong,
         forbidden_strings=trial.spec.forbidden_strings,
     )
     return trial

@@ -1,0 +1,80 @@
+"""Wrong solutions the family author did not write: variations of the reference solution and
+model-written ones (through the stub endpoint)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+from fixtures.llm_stub import Stub, reply
+
+from factory.llm import LlmClient, LlmSettings
+from factory.validate.independent import VARIATIONS, model_wrong_solutions, variation_scripts
+
+
+def run(script: str, tmp_path) -> subprocess.CompletedProcess:
+    path = tmp_path / "solve.sh"
+    path.write_text(script)
+    return subprocess.run(["bash", str(path)], capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.skipif(shutil.which("python3") is None, reason="needs python3 on PATH")
+def test_each_variation_changes_what_the_output_says(tmp_path):
+    out = tmp_path / "report.txt"
+    reference = f"printf '# header\\nalpha 1\\nbeta 2\\ngamma 3\\n\\n# end\\n' > {out}\n"
+    scripts = variation_scripts(reference, [str(tmp_path / "missing.txt"), str(out)])
+    assert sorted(scripts) == sorted(f"variation-{v}" for v in VARIATIONS)
+    expected = {
+        "drop-last-record": "# header\nalpha 1\nbeta 2\n\n# end\n",
+        "glue-records": "# header\nalpha 1\nbeta 2gamma 3\n\n# end\n",
+        "truncate-output": "# header\nalpha 1\nbe",
+    }
+    for kind, text in expected.items():
+        result = run(scripts[f"variation-{kind}"], tmp_path)
+        assert result.returncode == 0, result.stderr
+        assert out.read_text() == text, kind
+
+
+def test_an_output_without_records_is_removed(tmp_path):
+    out = tmp_path / "only-comments.conf"
+    scripts = variation_scripts(f"printf '# nothing\\n' > {out}\n", [str(out)])
+    run(scripts["variation-glue-records"], tmp_path)
+    assert not out.exists()
+
+
+def test_no_declared_output_no_variation():
+    assert variation_scripts("true\n", []) == {}
+    assert variation_scripts("true\n", ["/srv/out/"]) == {}
+
+
+@pytest.fixture
+def stub():
+    server = Stub()
+    yield server
+    server.server.shutdown()
+
+
+def test_model_wrong_solutions_from_the_endpoint(stub):
+    reference = "#!/bin/bash\n# fix it\nchmod 640 /etc/x\n"
+    stub.queue = [
+        reply(
+            "```bash\n# off by one\nchmod 644 /etc/x\n```\n"
+            "```bash\n# same as the reference\nchmod 640 /etc/x\n```\n"
+            "```sh\n#!/bin/sh\n# forgot it\ntrue\n```\n"
+            "```bash\n```\n"
+        )
+    ]
+    client = LlmClient(LlmSettings(base_url=stub.url, model="m", max_retries=0))
+    found = model_wrong_solutions(client, "Make /etc/x private.", reference, n=3)
+    assert list(found) == ["model-wrong-1", "model-wrong-2"]
+    assert found["model-wrong-1"] == "#!/bin/bash\n# off by one\nchmod 644 /etc/x\n"
+    assert found["model-wrong-2"].startswith("#!/bin/sh\n")
+    prompt = stub.requests[0]["messages"][0]["content"]
+    assert "Make /etc/x private." in prompt and "chmod 640 /etc/x" in prompt
+
+
+def test_a_failing_endpoint_gives_no_model_solutions(stub):
+    stub.queue = [(500, {"error": {"message": "down"}})] * 3
+    client = LlmClient(LlmSettings(base_url=stub.url, model="m", max_retries=0))
+    assert model_wrong_solutions(client, "x", "true\n") == {}
