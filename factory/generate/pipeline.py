@@ -16,11 +16,12 @@ and redoes unfinished ones, so a killed run continues where it stopped and never
 task.
 
 Verdicts do not depend on which worker finishes first: certification runs in parallel, but
-candidates are *settled* (near-duplicate check, moved to ``tasks/`` or ``rejected/``, journalled)
-in a fixed order, leaf by leaf in taxonomy order and attempt by attempt within a leaf. A leaf's
-candidate settles once every earlier attempt of its leaf has settled and every earlier leaf is
-closed (quota met or attempts spent), so of two near-duplicates the earlier one is kept, in every
-run and after every resume.
+candidates are *settled* (near-duplicate and repeated-fault-combination checks, moved to
+``tasks/`` or ``rejected/``, journalled) in a fixed order, leaf by leaf in taxonomy order and
+attempt by attempt within a leaf. A leaf's candidate settles once every earlier attempt of its
+leaf has settled and every earlier leaf is closed (quota met or attempts spent), so of two
+near-duplicates (or two tasks with one fault combination) the earlier one is kept, in every run
+and after every resume.
 """
 
 from __future__ import annotations
@@ -374,6 +375,10 @@ class SuiteGenerator:
 
     def _settle(self, item: Certified) -> CandidateResult:
         outcome, reason = item.outcome, item.reason
+        if outcome == Outcome.VALID.value:
+            repeated = self._repeated_structure(item.record)
+            if repeated:
+                outcome, reason = QualityOutcome.SAME_STRUCTURE.value, repeated
         if outcome == Outcome.VALID.value and item.staging is not None:
             duplicate = self._index(
                 item.record["id"], hash_tree(item.staging), item.staging, item.threshold
@@ -418,18 +423,6 @@ class SuiteGenerator:
             faults=list(spec.faults),
         )
         timings = {"generate": time.monotonic() - started}
-        repeated = self._repeated_structure(leaf, spec)
-        if repeated:  # decided before certification: a rejected structure costs no container
-            spec.write(staging)
-            return self._finish(
-                record,
-                staging,
-                QualityOutcome.SAME_STRUCTURE.value,
-                repeated,
-                usage,
-                started,
-                timings,
-            )
         rounds, repair_note = 0, ""
         while True:
             spec.write(staging)
@@ -472,18 +465,18 @@ class SuiteGenerator:
             min_verifier_strength=leaf.setting("min_verifier_strength"),
         )
 
-    def _repeated_structure(self, leaf: Leaf, spec: TaskSpec) -> str:
-        """Why the candidate's fault combination is refused (empty: it is not); see the
-        taxonomy's ``min_fault_combinations``."""
-        minimum = leaf.setting("min_fault_combinations")
-        with self._lock:
-            accepted = [
-                r.faults for r in self.states[leaf.path].results.values() if r.status == ACCEPTED
-            ]
-        if admits(spec.faults, accepted, minimum):
+    def _repeated_structure(self, record: dict) -> str:
+        """Why a certified candidate's fault combination is refused (empty: it is not); see
+        the taxonomy's ``min_fault_combinations``. Decided at settling, against the leaf's
+        earlier attempts only, so the verdict does not depend on worker order."""
+        state = self.states[record["taxonomy_path"]]
+        minimum = state.leaf.setting("min_fault_combinations")
+        faults = record.get("faults", [])
+        accepted = [r.faults for r in state.results.values() if r.status == ACCEPTED]
+        if admits(faults, accepted, minimum):
             return ""
         return (
-            f"fault combination {', '.join(spec.faults)} already accepted in this leaf, which "
+            f"fault combination {', '.join(faults)} already accepted in this leaf, which "
             f"must keep at least {minimum:.0%} distinct combinations (min_fault_combinations)"
         )
 

@@ -3,6 +3,8 @@ settled in leaf and attempt order, so the earlier candidate is kept in every run
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import time
 
 import pytest
@@ -82,3 +84,50 @@ def test_the_earlier_near_duplicate_is_kept_whoever_finishes_first(tmp_path):
     accepted = sorted(i for i, (outcome, _) in quick.items() if outcome == "valid")
     assert [i.rsplit("-", 1)[0] for i in accepted] == ["shell-basics"] * 2 + ["shell-words"] * 2
     assert sorted(p.name for p in (tmp_path / "slow" / "tasks").iterdir()) == accepted
+
+
+class FaultBackend(CopyingBackend):
+    """shell-basics with a fault combination per candidate: attempts 0 and 1 share one."""
+
+    FAULTS = {0: ("bind", "port"), 1: ("port", "bind"), 2: ("perm",)}
+
+    def make(self, leaf, difficulty, seed, task_id):
+        spec, usage = super().make(leaf, difficulty, seed, task_id)
+        attempt = int(task_id.rsplit("-", 1)[1])
+        return dataclasses.replace(spec, faults=self.FAULTS[attempt]), usage
+
+
+def _run_structure(tmp_path, delays: dict[str, float], jobs: int) -> dict[str, tuple[str, str]]:
+    text = TAXONOMY.replace("repeats: 1}", "repeats: 1, min_fault_combinations: 1.0}")
+    text = text.replace("          - {name: words, generator: shell-basics}\n", "")
+    taxonomy = parse_taxonomy(yaml.safe_load(text))
+    backend = FaultBackend(taxonomy.suite, {})
+    generator = SuiteGenerator(
+        taxonomy, text, tmp_path, DockerRuntime("unit-order"), lambda _leaf: backend, jobs=jobs
+    )
+
+    def certify(self, leaf, spec, staging):
+        time.sleep(delays.get(staging.name, 0.0))
+        return Certificate("valid", "ok")
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(SuiteGenerator, "_certify", certify)
+        patch.setattr("factory.generate.pipeline.DedupIndex.check_and_add", lambda *a: None)
+        generator.run()
+    return {
+        r.id: (r.outcome, r.reason)
+        for r in generator.states["terminal/shell/basics"].results.values()
+    }
+
+
+def test_a_repeated_fault_combination_is_refused_in_attempt_order(tmp_path):
+    quick = _run_structure(tmp_path / "quick", {}, jobs=1)
+    slow_first = _run_structure(tmp_path / "slow", {"shell-basics-000": 0.6}, jobs=3)
+    assert quick == slow_first
+    assert quick["shell-basics-000"][0] == "valid"
+    outcome, reason = quick["shell-basics-001"]
+    assert outcome == "same_structure"
+    assert "bind, port" in reason or "port, bind" in reason
+    assert quick["shell-basics-002"][0] == "valid"
+    journal = json.loads((tmp_path / "slow" / "suite.json").read_text())
+    assert sorted(tuple(t["faults"]) for t in journal["tasks"]) == [("bind", "port"), ("perm",)]
