@@ -324,8 +324,23 @@ def families_try(
     render_only: Annotated[
         bool, typer.Option("--render-only", help="Write the tasks, no Docker.")
     ] = False,
+    llm_base_url: Annotated[
+        str | None,
+        typer.Option(
+            help="OpenAI-compatible endpoint whose model writes plausible wrong solutions, "
+            "probed besides the family's own (env FACTORY_LLM_BASE_URL)."
+        ),
+    ] = None,
+    llm_model: Annotated[
+        str | None, typer.Option(help="Model name (env FACTORY_LLM_MODEL).")
+    ] = None,
+    llm_api_key_env: Annotated[
+        str, typer.Option(help="Environment variable holding the API key.")
+    ] = "OPENAI_API_KEY",
 ) -> None:
-    """Render tasks of a family and certify them as generation would (validation + probes)."""
+    """Render tasks of a family and certify them as generation would (validation + probes),
+    adding wrong solutions the family did not write: variations of the reference, and
+    model-written ones when an LLM endpoint is given."""
     from concurrent.futures import ThreadPoolExecutor
 
     from rich.table import Table
@@ -349,12 +364,13 @@ def families_try(
         for trial in trials:
             console.print(f"wrote {trial.path}")
         return
+    client = _wrong_solution_writer(llm_base_url, llm_model, llm_api_key_env, out, jobs)
     runtime = DockerRuntime(new_run_id("families"), pool_size=max(16, 4 * jobs))
     runtime.ping()
     validator = Validator(runtime, out / "validation", jobs=jobs, force=True)
     try:
         with ThreadPoolExecutor(max_workers=jobs) as pool:
-            done = list(pool.map(lambda t: certify_trial(t, validator), trials))
+            done = list(pool.map(lambda t: certify_trial(t, validator, client), trials))
     except KeyboardInterrupt:
         runtime.close()
         raise typer.Exit(130) from None
@@ -371,6 +387,31 @@ def families_try(
     Console(width=None if sys.stdout.isatty() else 200).print(table)
     if any(not t.certificate.valid for t in done):
         raise typer.Exit(1)
+
+
+def _wrong_solution_writer(
+    base_url: str | None, model: str | None, api_key_env: str, out: Path, jobs: int
+):
+    """The LLM client of `families try` (None without an endpoint); both or neither."""
+    from factory.llm import LlmClient, LlmSettings, api_key_from_env
+
+    base_url = base_url or os.environ.get("FACTORY_LLM_BASE_URL")
+    model = model or os.environ.get("FACTORY_LLM_MODEL")
+    if not base_url and not model:
+        return None
+    if not base_url or not model:
+        raise FactoryError(
+            "model-written wrong solutions need both --llm-base-url and --llm-model "
+            "(or FACTORY_LLM_BASE_URL and FACTORY_LLM_MODEL)"
+        )
+    settings = LlmSettings(
+        base_url=base_url,
+        model=model,
+        api_key=api_key_from_env(api_key_env),
+        concurrency=jobs,
+        cache_dir=out / "llm-cache",
+    )
+    return LlmClient(settings)
 
 
 # --- generate / suite ---------------------------------------------------------------------

@@ -9,6 +9,7 @@ import subprocess
 import pytest
 from fixtures.llm_stub import Stub, reply
 
+from factory.errors import FactoryError
 from factory.llm import LlmClient, LlmSettings
 from factory.validate.independent import VARIATIONS, model_wrong_solutions, variation_scripts
 
@@ -78,3 +79,37 @@ def test_a_failing_endpoint_gives_no_model_solutions(stub):
     stub.queue = [(500, {"error": {"message": "down"}})] * 3
     client = LlmClient(LlmSettings(base_url=stub.url, model="m", max_retries=0))
     assert model_wrong_solutions(client, "x", "true\n") == {}
+
+
+def test_families_try_wants_both_llm_flags_or_neither(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from factory.cli import app
+
+    monkeypatch.delenv("FACTORY_LLM_BASE_URL", raising=False)
+    monkeypatch.delenv("FACTORY_LLM_MODEL", raising=False)
+    args = ["families", "try", "shell-basics", "-o", str(tmp_path), "--llm-model", "m"]
+    result = CliRunner().invoke(app, args)
+    assert isinstance(result.exception, FactoryError)  # the CLI prints it as one line
+    assert "--llm-base-url" in str(result.exception)
+    assert not (tmp_path / "validation").exists()  # refused before any container
+
+
+def test_certify_trial_probes_the_model_written_solutions(stub, tmp_path, monkeypatch):
+    from factory.generate import trial as trial_module
+    from factory.generate.taxonomy import Difficulty
+
+    stub.queue = [reply("```bash\n# forgot the last line\nhead -n 1 /x > /y\n```\n")]
+    client = LlmClient(LlmSettings(base_url=stub.url, model="m", max_retries=0))
+    seen = {}
+
+    def fake_certify(path, validator, *, mutations, **_):
+        seen.update(mutations)
+        return "certificate"
+
+    monkeypatch.setattr(trial_module, "certify", fake_certify)
+    trial = trial_module.render_trial("csv-json-wrangle", Difficulty.EASY, 1, tmp_path)
+    trial_module.certify_trial(trial, validator=None, llm=client)
+    assert set(trial.spec.mutations) < set(seen)
+    assert seen["model-wrong-1"].endswith("head -n 1 /x > /y\n")
+    assert {f"variation-{v}" for v in VARIATIONS} <= set(seen)
