@@ -194,7 +194,7 @@ class PythonBugfix(Family):
             users = [k for k in front_kinds if KINDS[k].helper]
             shown = rng.choice(users)
             target = KINDS[shown].helper
-            bug = rng.choice(sorted(KINDS[target].bugs))
+            bug = rng.choice(sorted(set(KINDS[target].bugs) - set(KINDS[shown].hides)))
             case = KINDS[shown].reveal[target]
         else:
             target = rng.choice(plain)
@@ -356,6 +356,7 @@ class PythonBugfix(Family):
                 "collateral": {p: t for p, t in collateral.items()},
                 "partial": {p: t for p, t in partial.items()},
                 "fixed": fixed,
+                "shown": shown,
                 "wrapper_module": f"{pkg}/{module_of[shown]}.py",
                 "wrapper": wrapper,
                 "seed": rng.randint(1, 10**6),

@@ -62,6 +62,9 @@ class Kind(BaseModel):
     """Source of ``gen(rng)`` returning an argument tuple, for the hidden property checks."""
     helper: str = ""
     """For a user kind: the key of the kind it calls (in another module)."""
+    hides: tuple[str, ...] = ()
+    """For a user kind: bugs of its helper that cannot change its result (no call of it
+    reveals them), so a task that shows the helper's bug through this kind never gets them."""
     imports: str = ""
     """Import lines the kind's module needs."""
 
