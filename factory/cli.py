@@ -21,6 +21,10 @@ from factory import __version__
 from factory.errors import FactoryError
 
 console = Console(stderr=True)
+
+# --llm-model and --llm-api-key-env: shared by `families try` and `generate`.
+_LLM_MODEL_OPTION = typer.Option(help="Model name (env FACTORY_LLM_MODEL).")
+_LLM_KEY_ENV_OPTION = typer.Option(help="Environment variable holding the API key.")
 app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
@@ -331,12 +335,8 @@ def families_try(
             "probed besides the family's own (env FACTORY_LLM_BASE_URL)."
         ),
     ] = None,
-    llm_model: Annotated[
-        str | None, typer.Option(help="Model name (env FACTORY_LLM_MODEL).")
-    ] = None,
-    llm_api_key_env: Annotated[
-        str, typer.Option(help="Environment variable holding the API key.")
-    ] = "OPENAI_API_KEY",
+    llm_model: Annotated[str | None, _LLM_MODEL_OPTION] = None,
+    llm_api_key_env: Annotated[str, _LLM_KEY_ENV_OPTION] = "OPENAI_API_KEY",
 ) -> None:
     """Render tasks of a family and certify them as generation would (validation + probes),
     adding wrong solutions the family did not write: variations of the reference, and
@@ -440,12 +440,8 @@ def generate(
     llm_base_url: Annotated[
         str | None, typer.Option(help="OpenAI-compatible endpoint (env FACTORY_LLM_BASE_URL).")
     ] = None,
-    llm_model: Annotated[
-        str | None, typer.Option(help="Model name (env FACTORY_LLM_MODEL).")
-    ] = None,
-    llm_api_key_env: Annotated[
-        str, typer.Option(help="Environment variable holding the API key.")
-    ] = "OPENAI_API_KEY",
+    llm_model: Annotated[str | None, _LLM_MODEL_OPTION] = None,
+    llm_api_key_env: Annotated[str, _LLM_KEY_ENV_OPTION] = "OPENAI_API_KEY",
     repair_rounds: Annotated[
         int, typer.Option(help="LLM: times a failed candidate goes back to the model.")
     ] = 2,

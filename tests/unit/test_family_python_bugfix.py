@@ -137,18 +137,27 @@ def test_every_edge_bug_is_caught_by_the_hidden_tests_and_by_no_visible_case(key
             assert call(namespace(*helpers(key), source(key, edge)), key, case) == right
 
 
-def run_visible_tests(files: dict[str, str], root: Path) -> subprocess.CompletedProcess:
+def write_app(files: dict[str, str], root: Path) -> None:
+    """The task's /app under ``root``: ``environment/app/`` files and package-relative ones."""
     for rel, text in files.items():
         path = root / rel.removeprefix("environment/app/")
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
+
+
+def pytest_in(root: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly"],
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
         cwd=root,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=300,
     )
+
+
+def run_visible_tests(files: dict[str, str], root: Path) -> subprocess.CompletedProcess:
+    write_app(files, root)
+    return pytest_in(root, "-p", "no:randomly")
 
 
 @pytest.mark.parametrize("difficulty", list(Difficulty))
@@ -189,6 +198,11 @@ def test_a_broken_kind_file_is_reported_with_its_file_and_field(tmp_path):
     )
     with pytest.raises(FactoryError, match=r"double\.toml: helper: unknown kind 'nothing'"):
         load_kinds(tmp_path)
+    (tmp_path / "double.toml").write_text(
+        'names = ["d"]\ncode = "x"\ngen = "y"\nhides = ["touching"]\n'
+    )
+    with pytest.raises(FactoryError, match=r"double\.toml: hides: 'touching' is not a bug"):
+        load_kinds(tmp_path)
     (tmp_path / "double.toml").write_text("names = [")
     with pytest.raises(FactoryError, match=r"double\.toml: invalid TOML"):
         load_kinds(tmp_path)
@@ -197,22 +211,12 @@ def test_a_broken_kind_file_is_reported_with_its_file_and_field(tmp_path):
 def run_hidden_tests(d, package: dict[str, str], tmp_path: Path) -> subprocess.CompletedProcess:
     """The rendered hidden tests run here against ``package`` (the task's /app under tmp_path)."""
     app = tmp_path / "app"
-    for rel, text in d.files.items():
-        if rel.startswith("environment/app/"):
-            (app / rel.removeprefix("environment/app/")).parent.mkdir(parents=True, exist_ok=True)
-            (app / rel.removeprefix("environment/app/")).write_text(text)
-    for rel, text in package.items():
-        (app / rel).write_text(text)
+    write_app({r: t for r, t in d.files.items() if r.startswith("environment/app/")}, app)
+    write_app(package, app)
     context = {**d.context, "difficulty": "hard", "task_id": "t"}
     tests = FAMILY.template("tests/test_outputs.py.j2").render(**context)
     (tmp_path / "test_hidden.py").write_text(tests.replace('"/app', f'"{app}'))
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "test_hidden.py"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return pytest_in(tmp_path, "-x", "test_hidden.py")
 
 
 @pytest.mark.parametrize("seed", [3, 8])

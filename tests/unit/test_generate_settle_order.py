@@ -47,15 +47,11 @@ class CopyingBackend:
         return None
 
 
-def _run(tmp_path, delays: dict[str, float], jobs: int) -> dict[str, tuple[str, str | None]]:
-    taxonomy = parse_taxonomy(yaml.safe_load(TAXONOMY))
-    copies = {
-        "shell-basics-001": ("terminal/shell/basics", 0),
-        "shell-words-000": ("terminal/shell/basics", 0),
-    }
-    backend = CopyingBackend(taxonomy.suite, copies)
+def _generate(tmp_path, text: str, backend, delays: dict[str, float], jobs: int):
+    """Run generation with every candidate valid after ``delays[id]`` seconds of certification."""
+    taxonomy = parse_taxonomy(yaml.safe_load(text))
     generator = SuiteGenerator(
-        taxonomy, TAXONOMY, tmp_path, DockerRuntime("unit-order"), lambda _leaf: backend, jobs=jobs
+        taxonomy, text, tmp_path, DockerRuntime("unit-order"), lambda _leaf: backend, jobs=jobs
     )
 
     def certify(self, leaf, spec, staging):
@@ -65,11 +61,17 @@ def _run(tmp_path, delays: dict[str, float], jobs: int) -> dict[str, tuple[str, 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(SuiteGenerator, "_certify", certify)
         generator.run()
-    return {
-        r.id: (r.outcome, r.duplicate_of)
-        for state in generator.states.values()
-        for r in state.results.values()
+    return [r for state in generator.states.values() for r in state.results.values()]
+
+
+def _run(tmp_path, delays: dict[str, float], jobs: int) -> dict[str, tuple[str, str | None]]:
+    copies = {
+        "shell-basics-001": ("terminal/shell/basics", 0),
+        "shell-words-000": ("terminal/shell/basics", 0),
     }
+    backend = CopyingBackend("order", copies)
+    results = _generate(tmp_path, TAXONOMY, backend, delays, jobs)
+    return {r.id: (r.outcome, r.duplicate_of) for r in results}
 
 
 def test_the_earlier_near_duplicate_is_kept_whoever_finishes_first(tmp_path):
@@ -100,24 +102,8 @@ class FaultBackend(CopyingBackend):
 def _run_structure(tmp_path, delays: dict[str, float], jobs: int) -> dict[str, tuple[str, str]]:
     text = TAXONOMY.replace("repeats: 1}", "repeats: 1, min_fault_combinations: 1.0}")
     text = text.replace("          - {name: words, generator: shell-basics}\n", "")
-    taxonomy = parse_taxonomy(yaml.safe_load(text))
-    backend = FaultBackend(taxonomy.suite, {})
-    generator = SuiteGenerator(
-        taxonomy, text, tmp_path, DockerRuntime("unit-order"), lambda _leaf: backend, jobs=jobs
-    )
-
-    def certify(self, leaf, spec, staging):
-        time.sleep(delays.get(staging.name, 0.0))
-        return Certificate("valid", "ok")
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(SuiteGenerator, "_certify", certify)
-        patch.setattr("factory.generate.pipeline.DedupIndex.check_and_add", lambda *a: None)
-        generator.run()
-    return {
-        r.id: (r.outcome, r.reason)
-        for r in generator.states["terminal/shell/basics"].results.values()
-    }
+    results = _generate(tmp_path, text, FaultBackend("order", {}), delays, jobs)
+    return {r.id: (r.outcome, r.reason) for r in results}
 
 
 def test_a_repeated_fault_combination_is_refused_in_attempt_order(tmp_path):

@@ -85,6 +85,12 @@ def load_kinds(folder: Path = KINDS_DIR) -> dict[str, Kind]:
     for kind in kinds.values():
         if kind.helper and kind.helper not in kinds:
             raise FactoryError(f"{folder / kind.key}.toml: helper: unknown kind '{kind.helper}'")
+        unknown = sorted(set(kind.hides) - set(kinds[kind.helper].bugs if kind.helper else ()))
+        if unknown:
+            raise FactoryError(
+                f"{folder / kind.key}.toml: hides: '{unknown[0]}' is not a bug of its helper "
+                f"'{kind.helper or '(none)'}'"
+            )
     return kinds
 
 
