@@ -11,7 +11,8 @@ solutions that do not come from the author, run as probes exactly like the near 
   joined without a newline between them, as ``tail -n +2`` does). ``truncate-output``: the output
   is cut in half (a write that stopped early). Records are the non-empty lines that are not
   comments, so each variation changes what the output says, not its layout: tests that accept
-  one are weak. An output that has no such record to change is removed instead (still wrong).
+  one are weak. An output that has no such record to change, or that is a program (starts with
+  ``#!``: dropping its last line, say ``exit 0``, may change nothing), is removed instead.
 * **model-written** — with an LLM endpoint configured, plausible wrong solutions written by a
   model from the instruction and the reference (:func:`model_wrong_solutions`); the model is
   asked for subtle mistakes, and an answer equal to the reference is discarded.
@@ -37,6 +38,9 @@ for path in paths:
         continue
     with open(path, "rb") as fh:
         data = fh.read()
+    if data.startswith(b"#!"):  # a program: losing its last line (exit 0) may change nothing
+        os.remove(path)
+        break
     lines = data.split(b"\n")
     records = [i for i, l in enumerate(lines) if l.strip() and not l.strip().startswith(tuple(c.encode() for c in COMMENT))]
     if kind == "truncate-output" and len(data) > 1:

@@ -44,6 +44,15 @@ def test_an_output_without_records_is_removed(tmp_path):
     assert not out.exists()
 
 
+def test_a_program_output_is_removed_not_shortened(tmp_path):
+    # dropping a script's last line (exit 0) would leave a correct program: no wrong solution
+    out = tmp_path / "tool.sh"
+    reference = f"printf '#!/bin/bash\\necho hi\\nexit 0\\n' > {out}\n"
+    for kind in VARIATIONS:
+        run(variation_scripts(reference, [str(out)])[f"variation-{kind}"], tmp_path)
+        assert not out.exists(), kind
+
+
 def test_no_declared_output_no_variation():
     assert variation_scripts("true\n", []) == {}
     assert variation_scripts("true\n", ["/srv/out/"]) == {}
