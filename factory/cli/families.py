@@ -73,6 +73,9 @@ def try_(
     render_only: Annotated[
         bool, typer.Option("--render-only", help="Write the tasks, no Docker.")
     ] = False,
+    llm_base_url: opt.LlmBaseUrl = None,
+    llm_model: opt.LlmModel = None,
+    llm_api_key_env: opt.LlmApiKeyEnv = opt.DEFAULT_KEY_ENV,
     executor: opt.Executors = opt.LOCAL,
     ray_address: opt.RayAddress = None,
     ray_shared_fs: opt.RayShared = False,
@@ -80,7 +83,9 @@ def try_(
 ) -> None:
     """Render tasks of a family and certify them as generation would.
 
-    Validation, leak checks, cheat and mutation probes. Exit 1 when a task is not valid."""
+    Validation, leak checks, cheat and mutation probes, plus wrong solutions the family did not
+    write: variations of the reference, and model-written ones with --llm-base-url and
+    --llm-model. Exit 1 when a task is not valid."""
     from factory.generate.trial import try_families
     from factory.progress import Bar
 
@@ -90,10 +95,11 @@ def try_(
         for trial in trials:
             say(f"wrote {trial.path}")
     else:
+        llm = _wrong_solution_writer(llm_base_url, llm_model, llm_api_key_env, out, jobs)
         bar = Bar("try", console, len(names) * len(args[1]) * len(args[2]))
         with job("families", jobs, executor=executor, ray_address=ray_address,
                  ray_shared_fs=ray_shared_fs, progress=bar) as where:  # fmt: skip
-            trials = try_families(*args, executor=where, on_done=lambda t: bar.advance(
+            trials = try_families(*args, executor=where, llm=llm, on_done=lambda t: bar.advance(
                 description=f"{t.path.name}: {t.certificate.outcome}"))  # fmt: skip
     if json_:
         emit({"trials": [_trial(t) for t in trials]})
@@ -101,6 +107,30 @@ def try_(
         _table(trials)
     if any(t.certificate is not None and not t.certificate.valid for t in trials):
         raise typer.Exit(FAILED)
+
+
+def _wrong_solution_writer(
+    base_url: str | None, model: str | None, api_key_env: str, out: Path, jobs: int
+):
+    """The LLM client that writes wrong solutions (None without an endpoint); both or neither."""
+    from factory.errors import FactoryError
+    from factory.llm import LlmClient, LlmSettings, api_key_from_env
+
+    if not base_url and not model:
+        return None
+    if not base_url or not model:
+        raise FactoryError(
+            "model-written wrong solutions need both --llm-base-url and --llm-model "
+            "(or FACTORY_LLM_BASE_URL and FACTORY_LLM_MODEL)"
+        )
+    settings = LlmSettings(
+        base_url=base_url,
+        model=model,
+        api_key=api_key_from_env(api_key_env),
+        concurrency=jobs,
+        cache_dir=out / "llm-cache",
+    )
+    return LlmClient(settings)
 
 
 def _trial(trial) -> dict:

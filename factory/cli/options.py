@@ -118,14 +118,19 @@ DEFAULT_BATCH = 16
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 
 
-# --- the LLM that writes tasks (generate, calibrate --regenerate) ---------------------------
+# --- the LLM that writes tasks (generate, calibrate --regenerate) or wrong solutions (families
+# try) ---------------------------------------------------------------------------------------
 
 LlmBaseUrl = Annotated[
     str | None,
-    typer.Option(envvar="FACTORY_LLM_BASE_URL", help="The task-writing LLM's endpoint."),
+    typer.Option(
+        envvar="FACTORY_LLM_BASE_URL",
+        help="The endpoint of the LLM that writes tasks (generate, calibrate) or wrong "
+        "solutions (families try).",
+    ),
 ]
 LlmModel = Annotated[
-    str | None, typer.Option(envvar="FACTORY_LLM_MODEL", help="The task-writing LLM's model.")
+    str | None, typer.Option(envvar="FACTORY_LLM_MODEL", help="That LLM's model (--llm-base-url).")
 ]
 LlmApiKeyEnv = Annotated[
     str, typer.Option(help="Environment variable holding --llm-base-url's API key.")

@@ -100,12 +100,17 @@ def show(
     suite: Annotated[Path, existing("A suite folder made by `factory generate`.")],
     json_: opt.Json = False,
 ) -> None:
-    """Coverage per taxonomy leaf of a generated suite.
+    """Coverage and structure per taxonomy leaf of a generated suite.
 
-    Quota, candidates, valid, yield, outcomes, time and LLM cost of each leaf."""
+    Quota, candidates, valid, yield, outcomes, time and LLM cost of each leaf, then what its
+    tasks ask the solver to do (fault combinations, test structure, solution shapes)."""
+    from factory.generate.display import print_structure
     from factory.generate.pipeline import load_suite_manifest
 
-    _show(load_suite_manifest(suite), suite, json_)
+    manifest = load_suite_manifest(suite)
+    _show(manifest, suite, json_)
+    if not json_:
+        print_structure(manifest, suite, stdout_console())
 
 
 def _show(manifest, suite: Path, json_: bool) -> None:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from rich.console import Console
 from rich.table import Table
 
 from factory.generate.results import ACCEPTED, CandidateResult, SuiteManifest
 from factory.generate.taxonomy import Taxonomy
 from factory.progress import Bar
+from factory.quality.structure import diversity, read_structure
 
 
 class GenerationProgress(Bar):
@@ -65,3 +68,30 @@ def print_coverage(manifest: SuiteManifest, console: Console) -> None:
         f"{int(t.get('leaves_complete', 0))}/{int(t.get('leaves', 0))}, "
         f"LLM tokens {int(t.get('llm_tokens', 0))}, cost ${t.get('llm_cost_usd', 0):.4f}"
     )
+
+
+def print_structure(manifest: SuiteManifest, suite: Path, console: Console) -> None:
+    """Structural diversity per leaf: what the accepted tasks ask the solver to do (fault
+    combinations, hidden test structure, reference solution shape), not their wording."""
+    table = Table(title=f"suite {manifest.suite}: structure per leaf (distinct per 100 tasks)")
+    for column in ("leaf", "tasks", "fault comb.", "test struct.", "solution shapes", "distance",
+                   "median steps"):  # fmt: skip
+        table.add_column(column, overflow="fold")
+    by_leaf: dict[str, list] = {}
+    for task in manifest.tasks:
+        folder = suite / task.path
+        if folder.is_dir():
+            by_leaf.setdefault(task.taxonomy_path, []).append(read_structure(folder))
+    for leaf, structures in sorted(by_leaf.items()):
+        div = diversity(structures)
+        has_grammar = any(s.faults for s in structures)
+        table.add_row(
+            leaf,
+            str(div.tasks),
+            f"{div.per_100(div.fault_combinations):.0f}" if has_grammar else "-",
+            f"{div.per_100(div.test_structures):.0f}",
+            f"{div.per_100(div.solution_shapes):.0f}",
+            "-" if div.mean_distance is None else f"{div.mean_distance:.2f}",
+            f"{div.median_steps:g}",
+        )
+    console.print(table)

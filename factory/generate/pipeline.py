@@ -16,11 +16,12 @@ and redoes unfinished ones, so a killed run continues where it stopped and never
 task.
 
 Verdicts do not depend on which worker finishes first: certification runs in parallel, but
-candidates are *settled* (near-duplicate check, moved to ``tasks/`` or ``rejected/``, journalled)
-in a fixed order, leaf by leaf in taxonomy order and attempt by attempt within a leaf. A leaf's
-candidate settles once every earlier attempt of its leaf has settled and every earlier leaf is
-closed (quota met or attempts spent), so of two near-duplicates the earlier one is kept, in every
-run and after every resume.
+candidates are *settled* (near-duplicate and repeated-fault-combination checks, moved to
+``tasks/`` or ``rejected/``, journalled) in a fixed order, leaf by leaf in taxonomy order and
+attempt by attempt within a leaf. A leaf's candidate settles once every earlier attempt of its
+leaf has settled and every earlier leaf is closed (quota met or attempts spent), so of two
+near-duplicates (or two tasks with one fault combination) the earlier one is kept, in every run
+and after every resume.
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ from factory.generate.results import (
 from factory.generate.spec import TaskSpec
 from factory.generate.taxonomy import Difficulty, Leaf, Taxonomy
 from factory.quality.dedup import DedupIndex
+from factory.quality.structure import admits
 from factory.runtime import DockerRuntime
 from factory.tasks.hashing import hash_tree
 from factory.tasks.model import load_task_config, save_task_config
@@ -261,6 +263,7 @@ class SuiteGenerator:
                     model=r.model,
                     content_hash=r.content_hash,
                     verifier_strength=r.verifier_strength,
+                    faults=r.faults,
                     timings=r.timings,
                 )
                 for r in accepted
@@ -382,6 +385,10 @@ class SuiteGenerator:
 
     def _settle(self, item: Certified) -> CandidateResult:
         outcome, reason = item.outcome, item.reason
+        if outcome == Outcome.VALID.value:
+            repeated = self._repeated_structure(item.record)
+            if repeated:
+                outcome, reason = QualityOutcome.SAME_STRUCTURE.value, repeated
         if outcome == Outcome.VALID.value and item.staging is not None:
             leaf = self.states[item.record["taxonomy_path"]].leaf
             duplicate = self._index(
@@ -421,7 +428,11 @@ class SuiteGenerator:
             record.update(prompt_version=exc.prompt_version, model=exc.model)
             return Certified(record, None, exc.outcome.value, str(exc), usage, started, {})
         provenance = spec.config.provenance
-        record.update(prompt_version=provenance.prompt_version, model=provenance.model)
+        record.update(
+            prompt_version=provenance.prompt_version,
+            model=provenance.model,
+            faults=list(spec.faults),
+        )
         timings = {"generate": time.monotonic() - started}
         rounds, repair_note = 0, ""
         while True:
@@ -461,6 +472,21 @@ class SuiteGenerator:
             mutations=dict(spec.mutations),
             forbidden_strings=spec.forbidden_strings,
             min_verifier_strength=leaf.setting("min_verifier_strength"),
+        )
+
+    def _repeated_structure(self, record: dict) -> str:
+        """Why a certified candidate's fault combination is refused (empty: it is not); see
+        the taxonomy's ``min_fault_combinations``. Decided at settling, against the leaf's
+        earlier attempts only, so the verdict does not depend on worker order."""
+        state = self.states[record["taxonomy_path"]]
+        minimum = state.leaf.setting("min_fault_combinations")
+        faults = record.get("faults", [])
+        accepted = [r.faults for r in state.results.values() if r.status == ACCEPTED]
+        if admits(faults, accepted, minimum):
+            return ""
+        return (
+            f"fault combination {', '.join(faults)} already accepted in this leaf, which "
+            f"must keep at least {minimum:.0%} distinct combinations (min_fault_combinations)"
         )
 
     @staticmethod

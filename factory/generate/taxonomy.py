@@ -77,6 +77,11 @@ class LeafSettings(_Strict):
     """Fraction of a family's near-miss wrong solutions the tests must reject."""
     repeats: int | None = Field(default=None, ge=1, le=MAX_REPEATS)
     """Validation repeats of the nop and oracle phases (at most 20)."""
+    min_fault_combinations: float | None = Field(default=None, ge=0, le=1)
+    """Structural diversity target: the share of the leaf's accepted tasks that must have a fault
+    combination of their own (0.5: at least 50 distinct per 100). A candidate that repeats a
+    combination already accepted is rejected (``same_structure``) when accepting it would bring
+    the leaf below the target. Families without a fault grammar are not held to it."""
 
     @field_validator("difficulty")
     @classmethod
@@ -104,6 +109,7 @@ class Defaults(LeafSettings):
     dedup_threshold: float = Field(default=0.9, gt=0, le=1)
     min_verifier_strength: float = Field(default=1.0, ge=0, le=1)
     repeats: int = Field(default=2, ge=1, le=MAX_REPEATS)
+    min_fault_combinations: float = Field(default=0.0, ge=0, le=1)
 
 
 class Skill(LeafSettings):

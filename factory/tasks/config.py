@@ -317,6 +317,9 @@ class FactoryProvenance(_Section):
     """Generator (procedural family name or 'llm')."""
     seed: int | None = None
     """Seed the generator used."""
+    faults: list[str] = Field(default_factory=list)
+    """What the solver must do, as names from the family's fault grammar (the combination the
+    structural diversity metric counts); empty for tasks without one."""
     prompt_version: str | None = None
     """Version of the LLM prompt template, for LLM-generated tasks."""
     model: str | None = None

@@ -177,7 +177,9 @@ def test_the_vocabulary():
     assert {cmd for cmd, _ in options["--out"]} >= {"validate", "generate", "eval", "report"}
     for name in ("--llm-base-url", "--base-url"):  # the task writer vs the policy
         assert {cmd for cmd, _ in options[name]} == (
-            {"generate", "calibrate"} if name.startswith("--llm") else {"eval", "calibrate"}
+            {"generate", "calibrate", "families try"}
+            if name.startswith("--llm")
+            else {"eval", "calibrate"}
         )
 
 
