@@ -1,5 +1,5 @@
-"""Certify one candidate task directory: leak checks, fail-to-pass validation, cheat and
-mutation probes. Dedup is the suite's business (it needs the other tasks)."""
+"""Certify one candidate task directory: leak checks, fail-to-pass validation, cheat probes (the
+generic ones and the task's own, e.g. forging a web app's database) and mutation probes. Dedup is the suite's business (it needs the other tasks)."""
 
 from __future__ import annotations
 
@@ -44,6 +44,7 @@ def certify(
     secrets: tuple[str, ...] = (),
     outputs: tuple[str, ...] = (),
     mutations: dict[str, str] | None = None,
+    cheats: dict[str, str] | None = None,
     forbidden_strings: tuple[str, ...] = (),
     min_verifier_strength: float = 1.0,
 ) -> Certificate:
@@ -71,9 +72,8 @@ def certify(
             verdict,
             timings=timings,
         )
-    results = run_probes(
-        validator.runtime, task, verdict.image or "", cheat_scripts(outputs), "cheat", probe_root
-    )
+    probes = {**cheat_scripts(outputs), **(cheats or {})}
+    results = run_probes(validator.runtime, task, verdict.image or "", probes, "cheat", probe_root)
     results += run_probes(
         validator.runtime, task, verdict.image or "", mutations or {}, "mutation", probe_root
     )
@@ -92,12 +92,13 @@ def certify(
             strength,
             timings=timings,
         )
-    cheats = [r for r in results if r.kind == "cheat" and not r.rejected]
-    if cheats:
-        names = ", ".join(f"'{r.name}' ({r.reward:g})" for r in cheats)
+    scored = [r for r in results if r.kind == "cheat" and not r.rejected]
+    if scored:
+        names = ", ".join(f"'{r.name}' ({r.reward:g})" for r in scored)
         return Certificate(
             QualityOutcome.CHEAT_PASSED.value,
-            f"a trivial agent scores: {names}; the tests must check the outcome",
+            f"a cheating agent scores: {names}; the tests must check the outcome, in a "
+            "record the agent cannot write",
             verdict,
             records,
             strength,

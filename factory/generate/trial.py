@@ -47,6 +47,7 @@ def certify_trial(trial: Trial, validator: Validator) -> Trial:
         secrets=trial.spec.secrets,
         outputs=trial.spec.outputs,
         mutations=dict(trial.spec.mutations),
+        cheats=dict(trial.spec.cheats),
         forbidden_strings=trial.spec.forbidden_strings,
     )
     return trial
