@@ -68,19 +68,25 @@ def test_every_near_miss_ends_elsewhere_or_breaks_the_policy(difficulty, seed):
         assert any(r.get("violation") for r in results), name
 
 
-def test_difficulty_sets_chain_length_and_traps():
+def test_difficulty_sets_chain_length_and_trap_counts():
+    """Task-shaped requests: longer chains with difficulty; no trap at easy, up to one at
+    medium, up to three at hard, and the count varies (not always exactly one)."""
     chains = {level: [] for level in Difficulty}
+    counts = {level: [] for level in Difficulty}
     for level in Difficulty:
         for seed in range(1, 13):
-            d = draft(level, seed)
+            d = FAMILY.draft(random.Random(seed), level, {"shape": "task"})
             chains[level].append(len(d.context["calls"]))
             traps = [n for n in d.mutations if n.startswith("breaks-policy")]
-            assert bool(traps) == (level is Difficulty.HARD), (level, seed)
-            assert ("policy-trap" in d.tags) == (level is Difficulty.HARD)
+            counts[level].append(len(traps))
+            assert ("policy-trap" in d.tags) == bool(traps)
 
     def mean(values: list[int]) -> float:
         return sum(values) / len(values)
 
+    assert set(counts[Difficulty.EASY]) == {0}
+    assert set(counts[Difficulty.MEDIUM]) == {0, 1}
+    assert max(counts[Difficulty.HARD]) <= 3 and len(set(counts[Difficulty.HARD])) >= 3
     assert mean(chains[Difficulty.EASY]) < mean(chains[Difficulty.MEDIUM])
     assert mean(chains[Difficulty.MEDIUM]) < mean(chains[Difficulty.HARD])
 
