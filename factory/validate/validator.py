@@ -31,6 +31,7 @@ from factory.fsutil import write_text_atomic
 from factory.images.task_image import TaskImageBuilder
 from factory.runtime import ContainerSpec, DockerRuntime
 from factory.tasks.model import Task, load_task
+from factory.tasks.offline import scan_test_script
 from factory.validate.outcome import (
     Outcome,
     PhaseKind,
@@ -43,6 +44,22 @@ from factory.validate.phases import container_spec, run_phase
 from factory.validate.probes import cheat_scripts, run_probes
 
 REPORT_NAME = "validation.json"
+
+
+def _undeclared_network_hint(task: Task) -> str:
+    """Why a task that fetches at test time fails here although Harbor would pass it."""
+    env = task.config.environment
+    script = task.paths.test_script
+    if env.network_mode is not None or env.allow_internet is not None or not script.is_file():
+        return ""
+    scan = scan_test_script(script.read_text(errors="replace"), name=script.name)
+    if not scan.needs_install:
+        return ""
+    return (
+        "; note: the tests fetch packages at test time and the task declares no network, so "
+        "factory ran them offline (Harbor's default is online): `factory tasks import` installs "
+        "them at build time, or declare environment.network_mode"
+    )
 
 
 def _close_unused(future: Future) -> None:
@@ -180,6 +197,8 @@ class Validator:
                         f"; note: the image build could not reach {hosts} (no internet here), "
                         "so the environment may lack what it downloads (see build.log)"
                     )
+            if verdict.outcome is Outcome.FAILS_WITH_SOLUTION:
+                verdict.reason += _undeclared_network_hint(task)
             if verdict.outcome is Outcome.VALID and self.probes:
                 self._probe(task, image, logs, verdict)
             if verdict.outcome is Outcome.INFRA_ERROR and self._cancel.is_set():

@@ -227,7 +227,11 @@ def test_web_reset_restores_the_pristine_database(runtime, tmp_path):
         box.wait_ready()
         solve = (trial.path / "solution" / "solve.sh").read_text()
         assert box.exec(["bash", "-c", solve], timeout_sec=60).exit_code == 0
-        count = "sqlite3 /srv/app/data/app.db 'SELECT COUNT(*) FROM orders'"
+        # python's sqlite3 module: the faithful python stand-in has no sqlite3 CLI
+        count = (
+            "python3 -c \"import sqlite3; print(sqlite3.connect('/srv/app/data/app.db')"
+            ".execute('SELECT COUNT(*) FROM orders').fetchone()[0])\""
+        )
         assert box.exec(["sh", "-c", count], timeout_sec=10).output.strip() == "1"
         assert box.exec(["sh", "/opt/webkit/reset.sh"], timeout_sec=30).exit_code == 0
         assert box.exec(["sh", "-c", count], timeout_sec=10).output.strip() == "0"
