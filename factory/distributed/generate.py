@@ -58,6 +58,7 @@ class RaySuiteGenerator(SuiteGenerator):
             secrets=tuple(spec.secrets),
             outputs=tuple(spec.outputs),
             mutations=dict(spec.mutations),
+            cheats=dict(spec.cheats),
             forbidden_strings=tuple(spec.forbidden_strings),
             min_verifier_strength=leaf.setting("min_verifier_strength"),
         )
