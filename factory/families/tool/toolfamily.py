@@ -249,6 +249,30 @@ def shift_date(date: str, days: int) -> str:
     return (datetime.date.fromisoformat(date) + datetime.timedelta(days=days)).isoformat()
 
 
+Piece = Callable[["Plan"], None]
+"""A trap or a handover part: plants what it needs in the plan's state and adds itself."""
+
+
+def refuse_all(plan: Plan, traps: list[Piece], difficulty: Difficulty) -> None:
+    """Make the request one to refuse as a whole: one trap at easy, one or two above."""
+    plan.shape = Shape.REFUSAL
+    count = 1 if difficulty is Difficulty.EASY else plan.rng.randint(1, 2)
+    for trap in plan.rng.sample(traps, count):
+        trap(plan)
+
+
+def add_shape_parts(
+    plan: Plan, shape: Shape, difficulty: Difficulty, traps: list[Piece], handovers: list[Piece]
+) -> None:
+    """After the request's own pieces: a part for a human (a handover request), and the drawn
+    number of traps (:func:`draw_trap_count`; none more for a refusal)."""
+    if shape is Shape.HANDOVER:
+        plan.rng.choice(handovers)(plan)
+    if shape is not Shape.REFUSAL:
+        for trap in plan.rng.sample(traps, draw_trap_count(plan.rng, difficulty, len(traps))):
+            trap(plan)
+
+
 class ToolFamily(Family):
     """Base of tool-domain families. Subclasses name their ``toolenv_domain`` and implement
     :meth:`seed_state` and :meth:`sample`."""

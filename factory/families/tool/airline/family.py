@@ -15,7 +15,13 @@ from factory.toolenv.domains.airline import (
 from factory.families.base import register
 from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
-from factory.families.tool.toolfamily import Scenario, Shape, ToolFamily, draw_trap_count
+from factory.families.tool.toolfamily import (
+    Scenario,
+    Shape,
+    ToolFamily,
+    add_shape_parts,
+    refuse_all,
+)
 from factory.vocabulary import Difficulty
 
 from .data import AIRPORTS, BRANDS, TIMES, random_dob
@@ -173,10 +179,7 @@ class AirlineRequests(ToolFamily):
         if me["membership"] == "regular":
             traps.append(trap_compensation)
         if shape is Shape.REFUSAL:
-            plan.shape = Shape.REFUSAL
-            count = 1 if difficulty is Difficulty.EASY else rng.randint(1, 2)
-            for trap in rng.sample(traps, count):
-                trap(plan)
+            refuse_all(plan, traps, difficulty)
         elif difficulty is Difficulty.EASY:
             if shape is not Shape.HANDOVER:
                 rng.choice(
@@ -192,11 +195,7 @@ class AirlineRequests(ToolFamily):
                     extra()
             else:
                 rng.choice(extras)()
-        if shape is Shape.HANDOVER:
-            rng.choice(HANDOVERS)(plan)
-        if shape is not Shape.REFUSAL:
-            for trap in rng.sample(traps, draw_trap_count(rng, difficulty, len(traps))):
-                trap(plan)
+        add_shape_parts(plan, shape, difficulty, traps, HANDOVERS)
         greeting = rng.choice(
             [
                 f"Hi, this is {me['name']['first_name']} {me['name']['last_name']}, user id "

@@ -16,7 +16,8 @@ from factory.families.tool.toolfamily import (
     Scenario,
     Shape,
     ToolFamily,
-    draw_trap_count,
+    add_shape_parts,
+    refuse_all,
     shift_date,
 )
 from factory.vocabulary import Difficulty
@@ -130,11 +131,7 @@ class BankingRequests(ToolFamily):
             trap_relative_card,
         ]
         if shape is Shape.REFUSAL:
-            plan.shape = Shape.REFUSAL
-            for trap in rng.sample(
-                traps, 1 if difficulty is Difficulty.EASY else rng.randint(1, 2)
-            ):
-                trap(plan)
+            refuse_all(plan, traps, difficulty)
         elif difficulty is Difficulty.EASY:
             if shape is not Shape.HANDOVER:
                 rng.choice([plan.freeze_card, plan.transfer, plan.unfreeze_card])()
@@ -153,11 +150,7 @@ class BankingRequests(ToolFamily):
                 piece()
             if plan.add_and_pay not in done:
                 traps.append(trap_new_payee)
-        if shape is Shape.HANDOVER:
-            rng.choice(HANDOVERS)(plan)
-        if shape is not Shape.REFUSAL:
-            for trap in rng.sample(traps, draw_trap_count(rng, difficulty, len(traps))):
-                trap(plan)
+        add_shape_parts(plan, shape, difficulty, traps, HANDOVERS)
         request = " ".join([plan.intro(), *plan.parts])
         request += rng.choice(["", " Thanks!", " Thank you.", " Many thanks in advance."])
         return plan.scenario(DOMAIN, request, "banking")

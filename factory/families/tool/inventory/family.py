@@ -12,7 +12,13 @@ from factory.toolenv.domains.inventory import DOMAIN
 from factory.families.base import register
 from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
-from factory.families.tool.toolfamily import Scenario, Shape, ToolFamily, draw_trap_count
+from factory.families.tool.toolfamily import (
+    Scenario,
+    Shape,
+    ToolFamily,
+    add_shape_parts,
+    refuse_all,
+)
 from factory.vocabulary import Difficulty
 
 from .data import ITEMS, WAREHOUSES
@@ -102,11 +108,7 @@ class InventoryRequests(ToolFamily):
             trap_edit_shipped,
         ]
         if shape is Shape.REFUSAL:
-            plan.shape = Shape.REFUSAL
-            for trap in rng.sample(
-                traps, 1 if difficulty is Difficulty.EASY else rng.randint(1, 2)
-            ):
-                trap(plan)
+            refuse_all(plan, traps, difficulty)
         elif difficulty is Difficulty.EASY:
             if shape is not Shape.HANDOVER:
                 rng.choice([plan.add_product, plan.change_quantity, plan.return_items, plan.ship])()
@@ -122,11 +124,7 @@ class InventoryRequests(ToolFamily):
             ]
             for piece in rng.sample(pieces, 1 if difficulty is Difficulty.MEDIUM else 2):
                 piece()
-        if shape is Shape.HANDOVER:
-            rng.choice(HANDOVERS)(plan)
-        if shape is not Shape.REFUSAL:
-            for trap in rng.sample(traps, draw_trap_count(rng, difficulty, len(traps))):
-                trap(plan)
+        add_shape_parts(plan, shape, difficulty, traps, HANDOVERS)
         request = " ".join([plan.intro(), *plan.parts])
         request += rng.choice(["", " Thanks!", " Thank you.", " Appreciate it."])
         return plan.scenario(DOMAIN, request, "orders")
