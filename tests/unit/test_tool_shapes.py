@@ -118,3 +118,4 @@ def test_a_domain_with_handovers_serves_transfer_to_human():
     done = env.call(HANDOVER_TOOL, {"reason": "legal", "summary": "they will sue"})
     assert done["ok"] and env.state == {"handovers": [{"reason": "legal"}]}
     assert HANDOVER_TOOL not in Domain("plain", "Plain", "p").tools
+    assert list(load_domain("airline").tools)[-1] == HANDOVER_TOOL  # after the domain's own

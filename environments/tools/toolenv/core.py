@@ -128,6 +128,8 @@ class Domain:
                 "additionalProperties": False,
             }
             self.tools[fn.__name__] = Tool(fn.__name__, description, schema, fn, mutates)
+            if HANDOVER_TOOL in self.tools:  # listed last: the domain's own tools come first
+                self.tools[HANDOVER_TOOL] = self.tools.pop(HANDOVER_TOOL)
             return fn
 
         return wrap
