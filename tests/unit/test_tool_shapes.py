@@ -46,7 +46,9 @@ def test_a_refusal_changes_nothing_and_must_say_what_it_refuses(family, difficul
     d = _draft(family, difficulty, seed, "refusal")
     domain = load_domain(registry.get(family).toolenv_domain)
     initial = json.loads(d.files["environment/state.json"])
-    expected = json.loads(d.files["tests/expected_state.json"])
+    # no copy of the initial state among the tests (a leak): they read the image's own
+    expected = json.loads(d.files.get("tests/expected_state.json", "null")) or initial
+    assert d.context["unchanged"] == ("tests/expected_state.json" not in d.files)
     calls = [(c.name, c.arguments) for c in d.context["calls"]]
     final, broke = _play(domain, initial, calls)
     assert final == expected and not broke

@@ -352,7 +352,12 @@ class ToolFamily(Family):
         module = f"domains/{self.toolenv_domain}.py"
         files[f"environment/toolenv/{module}"] = (TOOLENV_DIR / module).read_bytes()
         files["environment/state.json"] = json.dumps(state, indent=1, sort_keys=True) + "\n"
-        files["tests/expected_state.json"] = json.dumps(expected, indent=1, sort_keys=True) + "\n"
+        unchanged = expected == state  # a refusal that only looks things up
+        if not unchanged:  # else the tests compare with the image's own initial.json (a copy
+            # of the expectation in the image would be a leak)
+            files["tests/expected_state.json"] = (
+                json.dumps(expected, indent=1, sort_keys=True) + "\n"
+            )
         health = (
             'python3 -c "import urllib.request; '
             f"urllib.request.urlopen('http://127.0.0.1:{TOOL_PORT}/health', timeout=2)\""
@@ -375,6 +380,7 @@ class ToolFamily(Family):
                 # after a wrong change only the initial state forgets it
                 "wrong_source": "state.json" if scenario.traps else "initial.json",
                 "record_dir": RECORD_DIR,
+                "unchanged": unchanged,
             },
             files=files,
             secrets=scenario.secrets,
