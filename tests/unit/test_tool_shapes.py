@@ -6,27 +6,17 @@ from __future__ import annotations
 
 import json
 import random
-import shlex
 
 import pytest
 from factory.toolenv.core import HANDOVER_TOOL, Domain, Environment, load_domain
 
 from factory.families import registry
-from factory.families.tool.toolfamily import Shape
+from factory.families.tool.toolfamily import Shape, script_calls
 from factory.vocabulary import AGENT_USER, Difficulty
 
 SHAPED = ["tool-airline", "tool-banking", "tool-inventory"]
 REPLY_ONLY = {"silent-refusal", "vague-refusal"}
 """Near misses that differ from the reference only in what they tell the customer."""
-
-
-def _calls(script: str) -> list[tuple[str, dict]]:
-    calls = []
-    for line in script.splitlines():
-        if line.startswith("tool call "):
-            _, _, name, arguments = shlex.split(line)
-            calls.append((name, json.loads(arguments)))
-    return calls
 
 
 def _play(domain, state: dict, calls: list[tuple[str, dict]]) -> tuple[dict, bool]:
@@ -64,7 +54,7 @@ def test_a_refusal_changes_nothing_and_must_say_what_it_refuses(family, difficul
         assert not any(s in d.mutations["vague-refusal"] for s in subjects)
     for name, script in d.mutations.items():
         if name not in REPLY_ONLY:
-            got, broke = _play(domain, initial, _calls(script))
+            got, broke = _play(domain, initial, script_calls(script))
             assert got != expected or broke, name
 
 
@@ -79,7 +69,7 @@ def test_a_handover_names_the_policys_reason_and_the_wrong_reason_fails(family, 
     initial = json.loads(d.files["environment/state.json"])
     expected = json.loads(d.files["tests/expected_state.json"])
     assert [h["reason"] for h in expected["handovers"]] == [handovers[0].arguments["reason"]]
-    got, broke = _play(domain, initial, _calls(d.mutations["wrong-handover-reason"]))
+    got, broke = _play(domain, initial, script_calls(d.mutations["wrong-handover-reason"]))
     assert got != expected and not broke
 
 

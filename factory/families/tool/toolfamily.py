@@ -479,6 +479,16 @@ def run_chain(domain: Any, state: JSON, calls: list[Call], *, what: str) -> JSON
     return env.state
 
 
+def script_calls(script: str) -> list[tuple[str, JSON]]:
+    """The tool calls a :func:`solve_script` makes (its ``tool call NAME 'ARGS'`` lines)."""
+    calls = []
+    for line in script.splitlines():
+        if line.startswith("tool call "):
+            _, _, name, arguments = shlex.split(line)
+            calls.append((name, json.loads(arguments)))
+    return calls
+
+
 def solve_script(calls: list[Call], comment: str, reply: str = "") -> str:
     """A solve.sh making ``calls`` in order, then writing ``reply`` to the customer (if any)."""
     lines = ["#!/bin/bash", f"# {comment}", "set -uo pipefail"]
