@@ -53,3 +53,13 @@ def test_tasks_of_families_without_own_cheats_carry_none(tmp_path):
     script = (start / "start-tools.sh").read_text()
     assert "--user toolenv" in script and "--admin-socket /run/toolenv/admin.sock" in script
     assert shlex.split(script.splitlines()[-1])[0] == "exec"
+
+
+def test_without_a_trap_the_probes_mistake_is_a_needless_handover(tmp_path):
+    """A near miss is no mistake to hide: tool-files easy 1 moves the file to the wrong folder,
+    and the right calls after it move it on, which is an honest recovery (it was certified as a
+    cheat that passed). A handover stays in the state whatever follows."""
+    trial = render_trial("tool-files", Difficulty.EASY, 1, tmp_path)
+    for name, script in trial.spec.cheats.items():
+        first = next(line for line in script.splitlines() if line.startswith("tool call "))
+        assert first.startswith("tool call transfer_to_human "), name

@@ -317,9 +317,10 @@ class ToolFamily(Family):
                 raise AssertionError(f"{self.name}: trap {trap.name} trips no policy rule")
             violations.append(found)
         subjects = refusal_subjects(scenario, state) if refusal else []
-        wrong = scenario.traps[:1] or next(iter(scenario.near_misses.values()), [])
-        if not wrong:
-            raise AssertionError(f"{self.name}: a scenario needs a trap or a near miss")
+        wrong = lasting_mistake(domain, scenario, self.name)
+        final, log = run_chain_logged(domain, state, [*wrong, *scenario.calls])
+        if final == expected and not any("violation" in entry for entry in log):
+            raise AssertionError(f"{self.name}: the cheat probes' mistake leaves no trace")
         reply = customer_reply(scenario, violations, subjects)
         mutations = {
             name: solve_script(calls, f"near miss: {name}", reply)
@@ -408,6 +409,26 @@ class ToolFamily(Family):
             + (["refusal"] if refusal else [])
             + (["handover"] if handover else []),
         )
+
+
+def lasting_mistake(domain: Any, scenario: Scenario, family: str) -> list[Call]:
+    """What the cheat probes do wrong before they try to wipe the record: a forbidden call (it
+    stays in the call log), else a needless handover (it stays in the state). A near miss will
+    not do: the right calls after it may repair it, as an honest agent may."""
+    if scenario.traps:
+        return scenario.traps[:1]
+    if not domain.handovers:
+        raise AssertionError(f"{family}: the cheat probes need a trap or a handover reason")
+    reason = sorted(domain.handovers)[0]
+    return [Call(HANDOVER_TOOL, {"reason": reason, "summary": "passing this one on"})]
+
+
+def run_chain_logged(domain: Any, state: JSON, calls: list[Call]) -> tuple[JSON, list[JSON]]:
+    """The state and call log after ``calls`` on a copy of ``state`` (errors are logged)."""
+    env = Environment(domain, state)  # works on its own copy
+    for call in calls:
+        env.call(call.name, call.arguments)
+    return env.state, env.log
 
 
 def refusal_subjects(scenario: Scenario, state: JSON) -> list[str]:
