@@ -27,6 +27,12 @@ class Difficulty(str, Enum):
     HARD = "hard"
 
 
+AGENT_USER = "agent"
+"""The unprivileged OS user web and tool tasks run the agent as (task.toml ``[agent] user``);
+their images create it (``templates/families/_shared/dockerfile_users.j2``), and the service
+(web app, tool server) runs as a user of its own whose data the agent cannot write."""
+
+
 @dataclass(frozen=True)
 class Trap:
     """A difficulty a task plants without announcing it: the agent must discover it."""

@@ -10,6 +10,7 @@ a task directory, and any data modules the family needs::
     templates/solution/solve.sh.j2
     templates/tests/test.sh.j2            (+ test files)
     templates/mutations/<name>.sh.j2      near-miss wrong solutions the tests must reject
+    templates/cheats/<name>.sh.j2         cheats (forging, resetting) that must score 0
 
 ``draft(rng, difficulty, params)`` draws everything random from ``rng`` (names, data, sizes,
 structure) and returns a :class:`Draft`: the template context, extra generated files, the
@@ -67,6 +68,12 @@ class Draft:
     diversity metric (:mod:`factory.quality.structure`) counts distinct combinations."""
     traps: list[Trap] = field(default_factory=list)
     """The task's unannounced traps (see :class:`Trap`)."""
+    cheats: dict[str, str] = field(default_factory=dict)
+    """Extra cheat probes (name -> solve.sh text), besides the templates' ``cheats/`` and the
+    generic ones: solutions that try to make the tests pass without doing the task (forge the
+    environment's record, reset it). Certification fails the task when one scores."""
+    agent_user: str | None = None
+    """The OS user the agent runs as (task.toml ``[agent] user``); None: the image's user."""
 
 
 class Family:

@@ -1,5 +1,6 @@
-"""Certify one candidate task directory: leak checks, fail-to-pass validation, cheat and
-mutation probes. Dedup is the suite's business (it needs the other tasks).
+"""Certify one candidate task directory: leak checks, fail-to-pass validation, cheat probes (the
+generic ones and the task's own, e.g. forging a web app's database) and mutation probes. Dedup
+is the suite's business (it needs the other tasks).
 
 :func:`certify` is called where the run is driven; the certification itself
 (:func:`certify_here`) is a unit of work that runs on the validator's executor, on this machine
@@ -53,6 +54,7 @@ def certify(
     secrets: tuple[str, ...] = (),
     outputs: tuple[str, ...] = (),
     mutations: dict[str, str] | None = None,
+    cheats: dict[str, str] | None = None,
     forbidden_strings: tuple[str, ...] = (),
     min_verifier_strength: float = 1.0,
 ) -> Certificate:
@@ -64,6 +66,7 @@ def certify(
         tuple(secrets),
         tuple(outputs),
         dict(mutations or {}),
+        dict(cheats or {}),
         tuple(forbidden_strings),
         min_verifier_strength,
     )
@@ -94,6 +97,9 @@ class Checks:
     """Files the solution writes: the cheat probes create them empty."""
     mutations: dict[str, str] = field(default_factory=dict)
     """Near-miss wrong solutions the tests must reject (name -> script)."""
+    cheats: dict[str, str] = field(default_factory=dict)
+    """The task's own cheat probes (name -> script), run besides the generic ones; one that
+    scores fails the task."""
     forbidden_strings: tuple[str, ...] = ()
     """Strings that must not be in the built image in plain text."""
     min_verifier_strength: float = 1.0
@@ -124,9 +130,8 @@ def certify_here(
             verdict,
             timings=timings,
         )
-    results = run_probes(
-        site.runtime, task, verdict.image or "", cheat_scripts(checks.outputs), "cheat", logs
-    )
+    probes = {**cheat_scripts(checks.outputs), **checks.cheats}
+    results = run_probes(site.runtime, task, verdict.image or "", probes, "cheat", logs)
     results += run_probes(
         site.runtime, task, verdict.image or "", checks.mutations, "mutation", logs
     )
@@ -145,12 +150,13 @@ def certify_here(
             strength,
             timings=timings,
         )
-    cheats = [r for r in results if r.kind == "cheat" and not r.rejected]
-    if cheats:
-        names = ", ".join(f"'{r.name}' ({r.reward:g})" for r in cheats)
+    scored = [r for r in results if r.kind == "cheat" and not r.rejected]
+    if scored:
+        names = ", ".join(f"'{r.name}' ({r.reward:g})" for r in scored)
         return Certificate(
             QualityOutcome.CHEAT_PASSED.value,
-            f"a trivial agent scores: {names}; the tests must check the outcome",
+            f"a cheating agent scores: {names}; the tests must check the outcome, in a "
+            "record the agent cannot write",
             verdict,
             records,
             strength,

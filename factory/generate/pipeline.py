@@ -470,6 +470,7 @@ class SuiteGenerator:
             secrets=spec.secrets,
             outputs=spec.outputs,
             mutations=dict(spec.mutations),
+            cheats=dict(spec.cheats),
             forbidden_strings=spec.forbidden_strings,
             min_verifier_strength=leaf.setting("min_verifier_strength"),
         )

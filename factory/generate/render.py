@@ -22,6 +22,7 @@ from factory.tasks.harbor_schema import CURRENT_SCHEMA_VERSION
 from factory.templating import folder_environment
 
 MUTATIONS_DIR = "mutations/"
+CHEATS_DIR = "cheats/"
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,7 @@ def render_family(
     context = {**draft.context, "difficulty": difficulty.value, "task_id": task_id}
     files: dict[str, bytes] = {}
     mutations: dict[str, str] = {}
+    cheats: dict[str, str] = {}
     for path in sorted(p for p in root.rglob("*") if p.is_file()):
         rel = path.relative_to(root).as_posix()
         if rel.endswith(".j2"):
@@ -68,11 +70,14 @@ def render_family(
             content = path.read_bytes()
         if rel.startswith(MUTATIONS_DIR):
             mutations[rel[len(MUTATIONS_DIR) :].rsplit(".", 1)[0]] = content.decode()
+        elif rel.startswith(CHEATS_DIR):
+            cheats[rel[len(CHEATS_DIR) :].rsplit(".", 1)[0]] = content.decode()
         else:
             files[rel] = content
     for rel, content in draft.files.items():
         files[rel] = content.encode() if isinstance(content, str) else content
     mutations.update(draft.mutations)
+    cheats.update(draft.cheats)
     files["instruction.md"] = _framing(origin).encode() + files["instruction.md"]
     config = TaskConfig(
         schema_version=CURRENT_SCHEMA_VERSION,
@@ -87,7 +92,7 @@ def render_family(
             "tags": unique([family.name, *draft.tags]),
         },
         verifier=VerifierConfig(timeout_sec=draft.verifier_timeout_sec),
-        agent=AgentConfig(timeout_sec=draft.agent_timeout_sec),
+        agent=AgentConfig(timeout_sec=draft.agent_timeout_sec, user=draft.agent_user),
         environment=EnvironmentConfig(
             network_mode=NetworkMode.PUBLIC if draft.allow_internet else NetworkMode.NO_NETWORK,
             cpus=1,
@@ -103,6 +108,7 @@ def render_family(
         files=files,
         config=config,
         mutations=mutations,
+        cheats=cheats,
         secrets=tuple(s for s in draft.secrets if s),
         outputs=tuple(draft.outputs),
         forbidden_strings=tuple(draft.forbidden_strings),

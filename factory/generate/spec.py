@@ -23,6 +23,9 @@ class TaskSpec:
     config: TaskConfig
     mutations: Mapping[str, str] = field(default_factory=dict)
     """Near-miss wrong solutions (name -> solve.sh) the tests must reject."""
+    cheats: Mapping[str, str] = field(default_factory=dict)
+    """The task's own cheat probes (name -> solve.sh) that must score 0, besides the generic
+    ones (:func:`factory.validate.probes.cheat_scripts`)."""
     secrets: tuple[str, ...] = ()
     """Answers that must not appear in the instruction."""
     outputs: tuple[str, ...] = ()

@@ -60,6 +60,7 @@ def certify_trial(trial: Trial, validator: Validator, llm: LlmClient | None = No
         secrets=trial.spec.secrets,
         outputs=trial.spec.outputs,
         mutations=wrong,
+        cheats=dict(trial.spec.cheats),
         forbidden_strings=trial.spec.forbidden_strings,
     )
     return trial

@@ -12,6 +12,7 @@ import json
 import shlex
 import sys
 import threading
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -181,8 +182,10 @@ def test_server_serves_a_bfcl_backend(tmp_path: Path) -> None:
         state = http(base, "/state")
         assert state["state"]["TwitterAPI"]["posts"] == ["first", "y"]
         assert [e["tool"] for e in state["log"]] == ["post", "count"]
-        http(base, "/reset", {})
-        assert http(base, "/state")["log"] == []
+        with pytest.raises(urllib.error.HTTPError) as refused:  # control: admin socket only
+            http(base, "/reset", {})
+        assert refused.value.code == 404
+        assert len(http(base, "/state")["log"]) == 2
 
 
 def test_server_still_serves_a_domain(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ from factory.toolenv.core import JSON
 from factory.families.base import register
 from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
-from factory.families.tool.toolfamily import Call, Scenario, ToolFamily, draw_today
+from factory.families.tool.toolfamily import Call, Scenario, Shape, ToolFamily, draw_today
 from factory.vocabulary import Difficulty
 
 ROOMS = ["Aurora", "Basalt", "Cedar", "Delta", "Ember", "Fjord", "Granite", "Harbor", "Iris"]
@@ -107,7 +107,10 @@ class CalendarRequests(ToolFamily):
             "next_event": next_id,
         }
 
-    def sample(self, rng: random.Random, state: JSON, difficulty: Difficulty) -> Scenario:
+    def sample(
+        self, rng: random.Random, state: JSON, difficulty: Difficulty, shape: Shape = Shape.TASK
+    ) -> Scenario:
+        """Task-shaped requests only (:attr:`ToolFamily.shapes`)."""
         me = state["acting_user"]
         days = sorted(
             {e["date"] for e in state["events"]}
