@@ -167,7 +167,8 @@ def with_verifier_setup(dockerfile: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _usage(completion: Completion) -> LlmUsage:
+def usage_of(completion: Completion) -> LlmUsage:
+    """What one completion cost."""
     return LlmUsage(
         calls=0 if completion.cached else 1,
         cached_calls=1 if completion.cached else 0,
@@ -309,7 +310,7 @@ class LlmBackend:
                 raise GenerationError(str(exc), usage=usage, **known) from None
             except LlmError as exc:
                 raise GenerationError(f"the endpoint failed: {exc}", usage=usage, **known) from None
-            usage.add(_usage(completion))
+            usage.add(usage_of(completion))
             messages = [*messages, {"role": "assistant", "content": completion.text}]
             self._conversations[task_id] = messages
             try:
