@@ -334,6 +334,81 @@ def not_sql_keyword(value: str) -> str:
     return value
 
 
+SYSTEM_ACCOUNTS = frozenset(
+    [
+        "root",
+        "daemon",
+        "bin",
+        "sys",
+        "sync",
+        "games",
+        "man",
+        "lp",
+        "mail",
+        "news",
+        "uucp",
+        "proxy",
+        "www-data",
+        "backup",
+        "list",
+        "irc",
+        "gnats",
+        "nobody",
+        "systemd-network",
+        "systemd-resolve",
+        "messagebus",
+        "sshd",
+        "adm",
+        "tty",
+        "disk",
+        "kmem",
+        "dialout",
+        "fax",
+        "voice",
+        "cdrom",
+        "floppy",
+        "tape",
+        "sudo",
+        "audio",
+        "dip",
+        "operator",
+        "src",
+        "shadow",
+        "utmp",
+        "video",
+        "sasl",
+        "plugdev",
+        "staff",
+        "users",
+        "nogroup",
+        "input",
+        "sgx",
+        "kvm",
+        "render",
+        "crontab",
+        "ntp",
+        "postgres",
+        "mysql",
+        "redis",
+        "nginx",
+        "apache",
+        "user",
+        "app",
+        "appgroup",
+        "staff-app",
+    ]
+)
+"""Account and group names a Debian image (or the families' own fixtures) already has."""
+
+
+def not_system_account(value: str) -> str:
+    """``value`` unless it names an account or group that already exists in the image
+    (``useradd`` fails on those)."""
+    if value.lower() in SYSTEM_ACCOUNTS:
+        raise ValueError(f"'{value}' is an account the system already has; choose another name")
+    return value
+
+
 def words_of(text_value: str) -> list[str]:
     """The lowercase words of a slot text."""
     return re.findall(r"[a-z0-9]+", text_value.lower())

@@ -239,3 +239,38 @@ def test_hybrid_leaves_need_an_endpoint_unless_procedural():
         tax, None, LlmOptions(base_url="http://127.0.0.1:9/v1", model="m", api_key="none")
     )
     assert isinstance(pick(LEAF), ScenarioBackend)
+
+
+def example_content(slots: type[Slots]) -> Slots:
+    """Each slot's first documented example (the prompt shows them; they must be valid)."""
+    return slots.model_validate(
+        {name: field.examples[0] for name, field in slots.model_fields.items()}
+    )
+
+
+@pytest.mark.parametrize(
+    "name", sorted(family.name for family in registry.all() if family.slots is not None)
+)
+@pytest.mark.parametrize("difficulty", list(Difficulty))
+def test_each_open_family_drafts_from_its_example_content(name, difficulty):
+    from factory.generate.render import Origin, render_family
+
+    family = registry.get(name)
+    content = example_content(family.slots)
+    task = family.with_content(content)
+    draft = task.draft(random.Random(3), difficulty, dict(family.default_params))
+    origin = Origin(
+        suite="s", taxonomy_path="t/c/s", category=family.category, seed=3, generator=name
+    )
+    spec = render_family(task, draft, task_id="c-s-000", difficulty=difficulty, origin=origin)
+    shipped = b"".join(spec.files.values()).decode(errors="replace")
+    used = [
+        value
+        for slot, value in content.model_dump().items()
+        if slot not in ("scenario", "persona")
+        for value in (value if isinstance(value, list) else [value])
+        if value in shipped
+    ]
+    assert used, f"{name}: none of the model's content reaches the task"
+    plain = registry.get(name).draft(random.Random(3), difficulty, dict(family.default_params))
+    assert plain.context != draft.context
