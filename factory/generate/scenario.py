@@ -218,6 +218,7 @@ class ScenarioBackend:
         prompt_version: str,
     ) -> TaskSpec:
         """The family's task drawn from ``content`` with the candidate's seed."""
+        content.check_not_copied()
         family = slot_family(leaf).with_content(content)
         params = {**family.default_params, **leaf.skill.params}
         params.pop("mode", None)

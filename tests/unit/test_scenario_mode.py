@@ -274,3 +274,11 @@ def test_each_open_family_drafts_from_its_example_content(name, difficulty):
     assert used, f"{name}: none of the model's content reaches the task"
     plain = registry.get(name).draft(random.Random(3), difficulty, dict(family.default_params))
     assert plain.context != draft.context
+
+
+def test_content_that_echoes_the_prompt_goes_back(stub):
+    echo = {**CONTENT, "persona": "who asks for the task"}
+    stub.queue = [reply(json.dumps(echo)), reply(json.dumps(CONTENT))]
+    spec, usage = backend(stub).make(LEAF, Difficulty.EASY, 3, "logs-access-005")
+    assert "repeats the field's description" in stub.requests[1]["messages"][-1]["content"]
+    assert usage.calls == 2 and spec.config.provenance.content == CONTENT
