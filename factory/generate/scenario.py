@@ -30,13 +30,13 @@ from factory.families import registry
 from factory.families.base import Family
 from factory.families.slots import ContentError, Slots, max_json_chars, slot_lines
 from factory.generate.certify import Certificate
-from factory.generate.llm_backend import extract_json, usage_of
+from factory.generate.llm_backend import ask, extract_json
 from factory.generate.pipeline import GenerationError, persona_and_scenario
 from factory.generate.render import Origin, render_family
 from factory.generate.results import LlmUsage, QualityOutcome
 from factory.generate.spec import TaskSpec
 from factory.generate.taxonomy import SCENARIO_MODE, Difficulty, Leaf
-from factory.llm import BudgetExceededError, Completion, LlmClient, LlmError
+from factory.llm import Completion, LlmClient
 from factory.quality.leaks import instruction_leaks
 from factory.resources import templates_dir
 from factory.templating import render
@@ -168,19 +168,16 @@ class ScenarioBackend:
         schema = slots.bounded_schema()
         outcome, error = QualityOutcome.UNPARSEABLE, ""
         for attempt in range(self.parse_repairs + 1):
-            try:
-                completion = self.client.complete(
-                    messages,
-                    schema=schema,
-                    temperature=self.temperature,
-                    max_tokens=reply_budget(slots),
-                    seed=(seed if call_seed is None else call_seed) + attempt,
-                )
-            except BudgetExceededError as exc:
-                raise GenerationError(str(exc), usage=usage, **known) from None
-            except LlmError as exc:
-                raise GenerationError(f"the endpoint failed: {exc}", usage=usage, **known) from None
-            usage.add(usage_of(completion))
+            completion = ask(
+                self.client,
+                messages,
+                usage,
+                known,
+                schema=schema,
+                temperature=self.temperature,
+                max_tokens=reply_budget(slots),
+                seed=(seed if call_seed is None else call_seed) + attempt,
+            )
             messages = [*messages, {"role": "assistant", "content": completion.text}]
             self._conversations[task_id] = messages
             try:
