@@ -15,7 +15,9 @@
    vocabulary) and hybrid (the model fills the slots); yield, wall time, tokens, distinct
    instruction word 3-grams per task and the pairwise MinHash similarity of the valid tasks'
    instructions. ``--compare-suites PROCEDURAL HYBRID`` reports the same for two suites
-   already generated (e.g. by ``factory generate ... --backend procedural`` and without).
+   already generated (e.g. by ``factory generate ... --backend procedural`` and without);
+   ``--paired HYBRID`` holds everything but the content equal: a hybrid suite's valid tasks
+   against the same leaves, seeds and difficulties drafted procedurally (no Docker).
 5. Dedup scaling: the cost of one insert+query (and of one signature) in the near-duplicate
    index at 1k, 10k and 100k kept tasks (synthetic task-like texts, a tenth of them edited
    copies of earlier ones), the LSH index (factory.quality.dedup) side by side with the
@@ -45,9 +47,10 @@ from factory.generate.backends import BackendChoice, LlmOptions, backend_factory
 from factory.generate.pipeline import SuiteGenerator, candidate_seed  # noqa: E402
 from factory.generate.procedural import ProceduralBackend  # noqa: E402
 from factory.generate.results import SuiteManifest  # noqa: E402
-from factory.generate.taxonomy import load_taxonomy, parse_taxonomy  # noqa: E402
+from factory.generate.taxonomy import Difficulty, load_taxonomy, parse_taxonomy  # noqa: E402
 from factory.quality.dedup import DedupIndex, signature, similarity  # noqa: E402
 from factory.runtime import DockerRuntime, new_run_id  # noqa: E402
+from factory.tasks.model import load_task_config  # noqa: E402
 
 
 def run_suite(taxonomy, text: str, out: Path, jobs: int, backends, repair_rounds: int = 0):
@@ -111,9 +114,14 @@ def diversity(n: int, threshold: float) -> None:
 
 
 def instruction_diversity(suite: Path) -> dict[str, float]:
-    """Distinct instruction word 3-grams per valid task, and the distribution of pairwise
-    MinHash similarity between the valid tasks' instructions."""
-    texts = [p.read_text() for p in sorted((suite / "tasks").glob("*/instruction.md"))]
+    """:func:`text_diversity` of a suite's valid tasks' instructions."""
+    return text_diversity(
+        [p.read_text() for p in sorted((suite / "tasks").glob("*/instruction.md"))]
+    )
+
+
+def text_diversity(texts: list[str]) -> dict[str, float]:
+    """Distinct word 3-grams per text, and the distribution of pairwise MinHash similarity."""
     grams: set[tuple[str, ...]] = set()
     for text in texts:
         words = re.findall(r"[a-z0-9]+", text.lower())
@@ -157,6 +165,31 @@ def compare_suites(procedural: Path, hybrid: Path, walls: tuple[float, float] | 
     )
     for key, label in (("sim_median", "median"), ("sim_p90", "p90"), ("sim_max", "max")):
         print(f"| pairwise MinHash similarity, {label} | {dp[key]:.3f} | {dh[key]:.3f} |")
+
+
+def paired_procedural(hybrid: Path) -> None:
+    """The valid tasks of a hybrid suite against the same leaves, seeds and difficulties
+    drafted from each family's own vocabulary (rendered only, no Docker): what the model's
+    content changes in the instructions, with everything else held equal."""
+    taxonomy = load_taxonomy(hybrid / "taxonomy.yaml")
+    leaves = {leaf.path: leaf for leaf in taxonomy.leaves()}
+    backend = ProceduralBackend(taxonomy.suite)
+    mine, theirs = [], []
+    for task in sorted((hybrid / "tasks").iterdir()):
+        provenance = load_task_config(task / "task.toml").provenance
+        difficulty = Difficulty(load_task_config(task / "task.toml").metadata["difficulty"])
+        leaf = leaves[provenance.taxonomy_path]
+        spec, _ = backend.make(leaf, difficulty, provenance.seed, task.name)
+        mine.append((task / "instruction.md").read_text())
+        theirs.append(spec.instruction)
+    rows = text_diversity(theirs), text_diversity(mine)
+    print(f"\n## paired: {len(mine)} valid hybrid tasks of {hybrid.name} vs the same seeds drafted")
+    print("| measure | procedural | hybrid |\n|---|---|---|")
+    print(
+        f"| distinct instruction 3-grams per task | {rows[0]['grams_per_task']:.1f} | {rows[1]['grams_per_task']:.1f} |"
+    )
+    for key, label in (("sim_median", "median"), ("sim_p90", "p90"), ("sim_max", "max")):
+        print(f"| pairwise MinHash similarity, {label} | {rows[0][key]:.3f} | {rows[1][key]:.3f} |")
 
 
 def hybrid_bench(path: Path, jobs: int, options: LlmOptions) -> None:
@@ -360,7 +393,16 @@ def main() -> None:
         metavar=("PROCEDURAL", "HYBRID"),
         help="only compare two generated suites (no Docker)",
     )
+    parser.add_argument(
+        "--paired",
+        type=Path,
+        metavar="HYBRID",
+        help="a hybrid suite's valid tasks vs the same seeds drafted procedurally (no Docker)",
+    )
     args = parser.parse_args()
+    if args.paired:
+        paired_procedural(args.paired)
+        return
     if args.compare_suites:
         compare_suites(*args.compare_suites, None)
         return
