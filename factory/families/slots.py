@@ -103,20 +103,26 @@ class Slots(BaseModel):
                 seen.add(item.casefold())
         return value
 
-    def check_not_copied(self) -> None:
+    def check_not_copied(self, title: str = "") -> None:
         """Raise :class:`ContentError` when a text of two or more words only repeats words of
-        its slot's description: a small model often echoes the prompt ("who asks for the
-        task") instead of inventing content."""
+        its slot's description or of the task's ``title``: a small model often echoes the
+        prompt ("who asks for the task") instead of inventing content."""
+        titled = set(words_of(title))
         for name, field in type(self).model_fields.items():
             described = set(words_of(field.description or ""))
             value = getattr(self, name)
             for item in value if isinstance(value, list) else [value]:
-                words = words_of(item) if isinstance(item, str) else []
-                if len(words) >= 2 and set(words) <= described:
-                    raise ContentError(
-                        f"{name}: '{item}' repeats the field's description; "
-                        "write a concrete value of your own"
-                    )
+                words = set(words_of(item) if isinstance(item, str) else [])
+                if len(words) < 2:
+                    continue
+                for source, known in (
+                    ("the field's description", described),
+                    ("the title", titled),
+                ):
+                    if words <= known:
+                        raise ContentError(
+                            f"{name}: '{item}' repeats {source}; write a concrete value of your own"
+                        )
 
     @classmethod
     def slot_names(cls) -> list[str]:

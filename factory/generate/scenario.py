@@ -215,8 +215,9 @@ class ScenarioBackend:
         prompt_version: str,
     ) -> TaskSpec:
         """The family's task drawn from ``content`` with the candidate's seed."""
-        content.check_not_copied()
-        family = slot_family(leaf).with_content(content)
+        family = slot_family(leaf)
+        content.check_not_copied(family.title)
+        family = family.with_content(content)
         params = {**family.default_params, **leaf.skill.params}
         params.pop("mode", None)
         origin = Origin(

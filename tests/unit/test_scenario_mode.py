@@ -278,7 +278,10 @@ def test_each_open_family_drafts_from_its_example_content(name, difficulty):
 
 def test_content_that_echoes_the_prompt_goes_back(stub):
     echo = {**CONTENT, "persona": "who asks for the task"}
-    stub.queue = [reply(json.dumps(echo)), reply(json.dumps(CONTENT))]
-    spec, usage = backend(stub).make(LEAF, Difficulty.EASY, 3, "logs-access-005")
+    title = registry.get("log-report").title
+    titled = {**CONTENT, "scenario": title[0].upper() + title[1:]}
+    stub.queue = [reply(json.dumps(echo)), reply(json.dumps(titled)), reply(json.dumps(CONTENT))]
+    spec, usage = backend(stub, parse_repairs=2).make(LEAF, Difficulty.EASY, 3, "logs-a-005")
     assert "repeats the field's description" in stub.requests[1]["messages"][-1]["content"]
-    assert usage.calls == 2 and spec.config.provenance.content == CONTENT
+    assert "repeats the title" in stub.requests[2]["messages"][-1]["content"]
+    assert usage.calls == 3 and spec.config.provenance.content == CONTENT
