@@ -285,3 +285,36 @@ def test_content_that_echoes_the_prompt_goes_back(stub):
     assert "repeats the field's description" in stub.requests[1]["messages"][-1]["content"]
     assert "repeats the title" in stub.requests[2]["messages"][-1]["content"]
     assert usage.calls == 3 and spec.config.provenance.content == CONTENT
+
+
+def test_file_search_never_needs_a_file_as_a_folder():
+    """Found by a SmolLM2 run: with few file words, the near miss ``<word>.<ext>/...`` (a
+    folder named like a match) landed where a matching file of that name already was, and the
+    image build failed. The folder now moves aside, so the seed tree always unpacks."""
+    import io
+    import tarfile
+
+    family = registry.get("file-search")
+    content = family.slots.model_validate(
+        {
+            "scenario": "School districts in the city",
+            "persona": "the school district itself",
+            "share": "letters-of-my-fk",
+            "users": ["iathrwjhgijm", "abzwvjc1t0y39578", "ncc2o6s4djmzjlw5"],
+            "file_words": [
+                "school",
+                "itrends",
+                "myfk",
+                "thisisaarntu",
+                "iathrwjhgijm",
+                "abzwvjc",
+                "theiathrwjhg",
+                "nccbjxythlsw",
+            ],
+        }
+    )
+    draft = family.with_content(content).draft(random.Random(270318532125234), Difficulty.EASY, {})
+    with tarfile.open(fileobj=io.BytesIO(draft.files["environment/seed.tar.gz"])) as tar:
+        regular = {m.name for m in tar.getmembers() if m.isfile()}
+    assert regular
+    assert not [f for f in regular if any(g.startswith(f + "/") for g in regular)]

@@ -173,6 +173,13 @@ class FileSearch(Family):
         def add(rel: str, size: int, mtime: int, user: str, mark: str | None = None) -> str:
             rel = rel.lstrip("/")
             if rel in files or any(rel.startswith(d + "/") for d in files):
+                parent = posixpath.dirname(rel)
+                if parent in files:  # a file already has the name this folder needs
+                    parent = f"{posixpath.dirname(parent)}/{rng.randint(100, 999)}-{posixpath.basename(parent)}"
+                    rel = f"{parent}/{posixpath.basename(rel)}".lstrip("/")
+                else:
+                    rel = f"{parent}/{rng.randint(100, 999)}-{posixpath.basename(rel)}".lstrip("/")
+            elif any(d.startswith(rel + "/") for d in files):  # a folder has this file's name
                 rel = f"{posixpath.dirname(rel)}/{rng.randint(100, 999)}-{posixpath.basename(rel)}".lstrip(
                     "/"
                 )
