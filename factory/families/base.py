@@ -16,6 +16,13 @@ a task directory, and any data modules the family needs::
 structure) and returns a :class:`Draft`: the template context, extra generated files, the
 answers that must never appear in the instruction, and the paths the agent is expected to
 produce (used by the cheat probes). Same seed -> same task, byte for byte.
+
+A family may open **slots** (``slots``, a :class:`factory.families.slots.Slots` model): content
+a language model writes in hybrid mode (``params: {mode: scenario}`` on a taxonomy leaf), such
+as names, themes, record vocabularies and column names. The draft reads each slot with
+``self.filled(name, default)``: the model's content when the backend set it
+(:meth:`Family.with_content`), the family's own vocabulary otherwise, so a procedural task
+stays byte for byte what it was.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ from typing import Any, ClassVar
 
 import jinja2
 
+from factory.families.slots import Slots
 from factory.templating import folder_environment
 from factory.vocabulary import Difficulty, Domain, Trap
 
@@ -89,9 +97,27 @@ class Family:
     domain: ClassVar[Domain] = Domain.TERMINAL
     default_params: ClassVar[Mapping[str, Any]] = {}
     """Parameters a taxonomy leaf may override (documented per family)."""
+    slots: ClassVar[type[Slots] | None] = None
+    """The content a model may write for this family in hybrid mode (None: no slots open)."""
+    content: Slots | None = None
+    """This instance's model-written content (set by :meth:`with_content`), or None."""
 
     def draft(self, rng: random.Random, difficulty: Difficulty, params: Mapping[str, Any]) -> Draft:
         raise NotImplementedError
+
+    def with_content(self, content: Slots) -> Family:
+        """This family drafting from ``content`` (an instance of its ``slots``)."""
+        if self.slots is None or not isinstance(content, self.slots):
+            raise TypeError(f"family {self.name} takes no {type(content).__name__} content")
+        self.content = content
+        return self
+
+    def filled(self, slot: str, default: Any) -> Any:
+        """The content of ``slot`` when a model filled it, else ``default`` (the family's own
+        vocabulary: the draft is then unchanged)."""
+        if self.content is None:
+            return default
+        return getattr(self.content, slot)
 
     @classmethod
     def folder(cls) -> Path:

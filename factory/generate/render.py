@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from factory import __version__
 from factory.families.base import Draft, Family
@@ -38,6 +39,10 @@ class Origin:
     model: str | None = None
     persona: str | None = None
     scenario: str | None = None
+    mode: str | None = None
+    """LLM generation mode, recorded for hybrid (``scenario``) candidates."""
+    content: dict[str, Any] | None = None
+    """Hybrid mode: the content the model wrote for the family's slots."""
 
 
 def _framing(origin: Origin) -> str:
@@ -126,4 +131,7 @@ def provenance(origin: Origin) -> FactoryProvenance:
         prompt_version=origin.prompt_version,
         model=origin.model,
         factory_version=__version__,
+        mode=origin.mode,
+        slots=list(origin.content or {}),
+        content=origin.content,
     )

@@ -25,6 +25,9 @@ class QualityOutcome(str, Enum):
     ``min_fault_combinations`` target."""
     UNPARSEABLE = "unparseable"
     """The model's output could not be turned into a task."""
+    BAD_CONTENT = "bad_content"
+    """Hybrid mode: the model's reply parsed, but the family's slots or draft refused the
+    content (names repeated, a keyword as a column name, the answer in the scenario...)."""
     GENERATION_ERROR = "generation_error"
     """The generator failed (a family bug, the endpoint gave up, the budget ran out)."""
 

@@ -15,6 +15,9 @@ domains:
             generator: file-permissions      # a registered family, or "llm"
             quota: 4
             params: {}
+          - name: access-logs
+            generator: log-report
+            params: {mode: scenario}         # hybrid: a model writes the names, the family the task
 ```
 
 Errors name the file, the path in the tree and the field, e.g.
@@ -45,6 +48,8 @@ MAX_ATTEMPTS_PER_TASK = 100
 """Candidates tried per wanted task (``1e308`` used to grow the attempt plan to gigabytes)."""
 MAX_REPEATS = 20
 MAX_WEIGHT = 1e6
+SCENARIO_MODE = "scenario"
+"""``params: {mode: scenario}``: hybrid generation (a model fills the family's slots)."""
 _NAME_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 
 
@@ -121,7 +126,12 @@ class Skill(LeafSettings):
     generator: str
     """A registered procedural family name, or 'llm'."""
     params: dict[str, Any] = Field(default_factory=dict)
-    """Family parameters (each family documents its own), or LLM-backend settings."""
+    """Family parameters (each family documents its own), or LLM-backend settings.
+    ``mode`` picks how a model takes part: for ``generator: llm``, ``free`` (the default),
+    ``hidden-flag``, ``web-app`` or ``tool-domain``; for a procedural family that opens slots,
+    ``scenario`` (hybrid: the model writes the content - scenario, persona, names, vocabularies,
+    column names - as a small bounded JSON object, and the family builds the data, the solution
+    and the tests from it; the README lists the families that open slots)."""
     personas: list[str] = Field(default_factory=list)
     """Who asks for the task (used in instructions: 'a data engineer needs ...')."""
     scenarios: list[str] = Field(default_factory=list)
@@ -260,18 +270,36 @@ def parse_taxonomy(data: Any, source: Path | str = "taxonomy.yaml") -> Taxonomy:
     for index_d, domain in enumerate(taxonomy.domains):
         for index_c, category in enumerate(domain.categories):
             for index_s, skill in enumerate(category.skills):
+                where = f"domains[{index_d}].categories[{index_c}].skills[{index_s}]"
                 if skill.generator != LLM_GENERATOR and skill.generator not in known:
                     raise TaskFormatError(
                         source,
                         f"unknown generator '{skill.generator}'; registered families: "
                         f"{', '.join(sorted(known))} (or 'llm')",
-                        field=f"domains[{index_d}].categories[{index_c}].skills[{index_s}].generator",
+                        field=f"{where}.generator",
                     )
+                if skill.params.get("mode") == SCENARIO_MODE:
+                    _check_hybrid(source, skill, f"{where}.params.mode")
     paths = [leaf.path for leaf in taxonomy.leaves()]
     duplicates = sorted({p for p in paths if paths.count(p) > 1})
     if duplicates:
         raise TaskFormatError(source, f"duplicate leaf path(s): {', '.join(duplicates)}")
     return taxonomy
+
+
+def _check_hybrid(source: Path | str, skill: Skill, field: str) -> None:
+    """A hybrid leaf needs a family that opens slots."""
+    from factory.families import registry
+
+    if skill.generator != LLM_GENERATOR and registry.get(skill.generator).slots is not None:
+        return
+    open_ = [family.name for family in registry.all() if family.slots is not None]
+    raise TaskFormatError(
+        source,
+        f"mode '{SCENARIO_MODE}' needs a procedural family that opens slots, not "
+        f"'{skill.generator}'; families with slots: {', '.join(open_) or 'none'}",
+        field=field,
+    )
 
 
 def load_taxonomy(path: Path) -> Taxonomy:

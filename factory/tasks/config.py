@@ -324,6 +324,14 @@ class FactoryProvenance(_Section):
     """Version of the LLM prompt template, for LLM-generated tasks."""
     model: str | None = None
     """Model that wrote the task, for LLM-generated tasks."""
+    mode: str | None = None
+    """How a model took part: 'scenario' (hybrid: it wrote the content of a procedural
+    family's slots; the family built the data, the solution and the tests)."""
+    slots: list[str] = Field(default_factory=list)
+    """Hybrid mode: the family's slots the model filled."""
+    content: dict[str, Any] | None = None
+    """Hybrid mode: what the model wrote for those slots (with ``seed``, it reproduces the
+    task)."""
     factory_version: str | None = None
     """factory version that wrote this file."""
     notes: list[str] = Field(default_factory=list)

@@ -8,7 +8,10 @@ import random
 from collections.abc import Mapping
 from typing import Any
 
+from pydantic import Field
+
 from factory.families.base import Draft, Family, Trap, register
+from factory.families.slots import Slots, Word
 from factory.families.terminal.shipped import fill, read
 from factory.families.terminal.words import APPS
 from factory.vocabulary import Difficulty
@@ -56,6 +59,19 @@ def _pm_program(kind: str, **values: Any) -> str:
     )
 
 
+class ProcessSlots(Slots):
+    """A small running stack of daemons: the application's name (its programs are called
+    <app>-worker, <app>-indexer...) and the queues its workers take jobs from."""
+
+    app: Word = Field(description="the application's name, one word", examples=["tidewatch"])
+    queues: list[Word] = Field(
+        min_length=3,
+        max_length=6,
+        description="one-word names of the job queues its workers serve",
+        examples=[["berths", "manifests", "permits"]],
+    )
+
+
 @register
 class ProcessManagement(Family):
     """Processes started by an ENTRYPOINT script; the agent stops the misbehaving ones (found by
@@ -66,9 +82,10 @@ class ProcessManagement(Family):
     name = "process-management"
     title = "Find and stop the misbehaving processes of a running stack, leave the rest alone"
     category = "process-management"
+    slots = ProcessSlots
 
     def draft(self, rng: random.Random, difficulty: Difficulty, params: Mapping[str, Any]) -> Draft:
-        app = rng.choice(APPS)
+        app = self.filled("app", None) or rng.choice(APPS)
         appu = app.upper()
         base = f"/opt/{app}"
         bindir = f"{base}/bin"
@@ -130,7 +147,7 @@ class ProcessManagement(Family):
         # Workers: always there, always kept.
         wrole = rng.choice(PM_WORKER_ROLES)
         wpath = prog(wrole, "worker")
-        for queue in rng.sample(PM_QUEUES, rng.randint(2, 3)):
+        for queue in rng.sample(self.filled("queues", PM_QUEUES), rng.randint(2, 3)):
             argv = ["python3", wpath, "--queue", queue]
             launch(argv, user)
             keepers.append({"cmd": norm(argv), "user": user})

@@ -9,7 +9,10 @@ import random
 from collections.abc import Mapping
 from typing import Any
 
+from pydantic import Field
+
 from factory.families.base import Draft, Family, Trap, register
+from factory.families.slots import Slots, Slug, Word
 from factory.families.terminal.shipped import fill, read
 from factory.families.terminal.words import APPS
 from factory.vocabulary import Difficulty
@@ -64,6 +67,19 @@ def _typo(word: str, rng: random.Random) -> str:
     return word[:i] + word[i + 1] + word[i] + word[i + 2 :]
 
 
+class ServiceSlots(Slots):
+    """A small HTTP service (called <app>-<role>) that serves one kind of record: the
+    application's name and the kinds of records it could serve."""
+
+    app: Slug = Field(description="the application's short name", examples=["tide-board"])
+    nouns: list[Word] = Field(
+        min_length=3,
+        max_length=6,
+        description="one-word plural nouns for the records it serves",
+        examples=[["sailings", "berths", "tickets"]],
+    )
+
+
 @register
 class ServiceConfig(Family):
     """A small HTTP daemon shipped in the image (name, port, routes, config format and key
@@ -77,17 +93,18 @@ class ServiceConfig(Family):
     name = "service-config"
     title = "Repair the configuration of a small HTTP service (and its environment) to spec"
     category = "service-configuration"
+    slots = ServiceSlots
 
     def draft(self, rng: random.Random, difficulty: Difficulty, params: Mapping[str, Any]) -> Draft:
         level = difficulty.value
-        app = rng.choice(APPS)
+        app = self.filled("app", None) or rng.choice(APPS)
         role = rng.choice(SC_ROLES)
         svc = f"{app}-{role}"
         svcu = svc.upper().replace("-", "_")
         fmt = rng.choice(sorted(SC_FORMATS))
         ext = SC_FORMATS[fmt]
         config = f"/etc/{svc}/{svc}.{ext}"
-        noun = rng.choice(SC_NOUNS)
+        noun = rng.choice(self.filled("nouns", SC_NOUNS))
         health = rng.choice(SC_HEALTH)
         route = rng.choice([f"/api/v1/{noun}", f"/{noun}", f"/v2/{noun}", f"/api/{noun}/all"])
         port, wrong_port, port2, wrong_port2 = rng.sample(range(8100, 9900), 4)
