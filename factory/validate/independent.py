@@ -13,6 +13,9 @@ solutions that do not come from the author, run as probes exactly like the near 
   comments, so each variation changes what the output says, not its layout: tests that accept
   one are weak. An output that has no such record to change, or that is a program (starts with
   ``#!``: dropping its last line, say ``exit 0``, may change nothing), is removed instead.
+  Source modules of a project (``.py``, ``.js``, ``.c``, ...; e.g. the files a repo-bug fix
+  edits) get no variation: their tests check behaviour, not every line, so a module that lost
+  its last line may still be a right fix.
 * **model-written** — with an LLM endpoint configured, plausible wrong solutions written by a
   model from the instruction and the reference (:func:`model_wrong_solutions`); the model is
   asked for subtle mistakes, and an answer equal to the reference is discarded.
@@ -26,6 +29,9 @@ import shlex
 from factory.llm import LlmClient, LlmError
 
 VARIATIONS = ("drop-last-record", "glue-records", "truncate-output")
+SOURCE_SUFFIXES = (".py", ".pyi", ".js", ".mjs", ".ts", ".c", ".h", ".cc", ".cpp", ".hpp", ".go",
+                   ".rs", ".java", ".kt", ".rb", ".php", ".swift", ".scala")  # fmt: skip
+"""Outputs that are a project's source modules: no variation of them is a sure wrong solution."""
 
 # Runs in the task container after the reference solution: change the first output (in the
 # order the task declares them) that is a regular file, as the variation says.
@@ -63,8 +69,9 @@ for path in paths:
 
 
 def variation_scripts(reference: str, outputs: list[str] | tuple[str, ...]) -> dict[str, str]:
-    """The variations of a task (name -> solve.sh): none when it declares no output file."""
-    files = [p for p in outputs if not p.endswith("/")]
+    """The variations of a task (name -> solve.sh): none when it declares no output file other
+    than source modules (:data:`SOURCE_SUFFIXES`)."""
+    files = [p for p in outputs if not p.endswith("/") and not p.lower().endswith(SOURCE_SUFFIXES)]
     if not files:
         return {}
     quoted = " ".join(shlex.quote(p) for p in files)

@@ -58,6 +58,16 @@ def test_no_declared_output_no_variation():
     assert variation_scripts("true\n", ["/srv/out/"]) == {}
 
 
+def test_source_modules_get_no_variation(tmp_path):
+    # a repo-bug fix edits a module; losing its last line (an untested helper) can still be a
+    # right fix, so such a variation would call a sound test suite weak
+    assert variation_scripts("true\n", ["/app/inflection/__init__.py", "/app/src/Lib.JAVA"]) == {}
+    data = tmp_path / "out.csv"
+    scripts = variation_scripts(f"printf 'a\\nb\\n' > {data}\n", ["/app/fix.py", str(data)])
+    run(scripts["variation-drop-last-record"], tmp_path)
+    assert data.read_text() == "a\n"  # the data output is still varied
+
+
 @pytest.fixture
 def stub():
     server = Stub()
