@@ -54,12 +54,17 @@ for module in (images, tasks, families, suite, validate, train, publish, gc):
 
 
 def main() -> None:
-    """Entry point: run the app, turning FactoryError into one line and SIGTERM into Ctrl-C."""
+    """Entry point: run the app, turning FactoryError into one line and SIGTERM into Ctrl-C.
+    ``kill -USR1 PID`` prints every thread's stack to stderr (for reporting a hang)."""
 
     def _terminate(signum, frame):  # noqa: ARG001
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, _terminate)
+    if hasattr(signal, "SIGUSR1"):
+        import faulthandler
+
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
     try:
         app()
     except FactoryError as exc:

@@ -380,9 +380,12 @@ def test_ctrl_c_during_a_build_exits_within_5s_20_times_out_of_20(runtime, tmp_p
         started = time.monotonic()
         try:
             proc.wait(timeout=60)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGUSR1)  # the CLI prints every thread's stack
+            time.sleep(2)
+            proc.kill()
+            pytest.fail(f"attempt {attempt}: still running 60 s after the signal:\n"
+                        f"{proc.communicate()[1][-20000:]}")  # fmt: skip
         took = time.monotonic() - started
         assert proc.returncode == 130, proc.stderr.read()
         if took > 5:
