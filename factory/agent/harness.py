@@ -5,8 +5,10 @@ and evaluation; torch-free.
 An :class:`Episode` is a small state machine so a trainer can drive many at once:
 ``start()`` (fresh container), then ``observe(reply)`` per policy turn (runs the commands,
 returns the observation), until ``done``; then ``finish()`` runs the verifier and removes the
-container. Infrastructure failures (the container died, the engine failed) are recorded as
-``infra_error`` — such episodes are dropped by training, not scored 0.
+container. Infrastructure failures (the container did not start, the engine failed) are
+recorded as ``infra_error`` — such episodes are dropped by training, not scored 0. A container
+that the policy's own command stopped (killed PID 1, ran out of memory, hung past the kill
+timeout) is the policy's failure: ``policy_error`` is set and the episode scores 0.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import json
 import shlex
 import time
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 from factory.agent.actions import Action, ActionFormat, parse_action
@@ -73,6 +76,8 @@ class EpisodeResult:
     """None when the episode failed for infrastructure reasons."""
     turns: int
     infra_error: str | None = None
+    policy_error: str | None = None
+    """The policy's command stopped the environment (reward 0, not an infra failure)."""
     verifier: PhaseResult | None = None
     transcript: list[dict] = field(default_factory=list)
     seconds: float = 0.0
@@ -110,6 +115,7 @@ class Episode:
         self.turns: list[Turn] = []
         self.done = False
         self.infra_error: str | None = None
+        self.policy_error: str | None = None
         self._started = time.monotonic()
 
     # --- lifecycle --------------------------------------------------------------------
@@ -168,7 +174,7 @@ class Episode:
         self.done = True
         verdict = PhaseResult(kind=PhaseKind.ORACLE, repeat=1)
         try:
-            if self.box is not None and not self.infra_error:
+            if self.box is not None and not self.infra_error and not self.policy_error:
                 log_dir = self.log_dir or Path("/tmp")
                 log_dir.mkdir(parents=True, exist_ok=True)
                 try:
@@ -179,13 +185,14 @@ class Episode:
             if self.box is not None:
                 self.box.close()
         reward = None if self.infra_error else (verdict.reward or 0.0)
-        if verdict.timed_out:
+        if verdict.timed_out or self.policy_error:
             reward = 0.0
         result = EpisodeResult(
             task_id=self.task.id,
             reward=reward,
             turns=len(self.turns),
             infra_error=self.infra_error,
+            policy_error=self.policy_error,
             verifier=verdict,
             transcript=list(self.messages),
             seconds=time.monotonic() - self._started,
@@ -199,6 +206,11 @@ class Episode:
         self.infra_error = self.infra_error or message
         self.done = True
 
+    def _lose(self, message: str) -> None:
+        """The policy's command cost the environment: the episode ends and scores 0."""
+        self.policy_error = self.policy_error or message
+        self.done = True
+
     def _run(self, action: Action) -> str:
         if action.error:
             return f"error: {action.error}"
@@ -208,6 +220,7 @@ class Episode:
         for command in action.commands:
             limit = self.config.command_timeout_sec
             wrapped = f"timeout -k 2 {limit:g} bash -c {shlex.quote(command)}"
+            issued = time.time()
             try:
                 result = self.box.exec(
                     ["bash", "-c", wrapped],
@@ -217,10 +230,13 @@ class Episode:
                     what="agent command",
                 )
             except ContainerDiedError as exc:
+                if _stopped_since(self.box.state(), issued):
+                    self._lose(f"the command stopped the container ({exc})")
+                    return "error: the command stopped the environment"
                 self._fail(str(exc))
                 return f"error: the environment failed ({exc})"
             if result.timed_out:
-                self._fail("a command outlived its timeout and the container was killed")
+                self._lose("a command outlived its timeout and the container was killed")
                 return "error: the command hung and the environment was lost"
             note = ""
             if result.exit_code == 124:
@@ -238,11 +254,26 @@ class Episode:
             "reward": result.reward,
             "turns": result.turns,
             "infra_error": result.infra_error,
+            "policy_error": result.policy_error,
             "seconds": round(result.seconds, 3),
             "messages": result.transcript,
         }
         with (self.log_dir / "transcript.jsonl").open("a", encoding="utf-8") as handle:
             handle.write(json.dumps(record) + "\n")
+
+
+def _stopped_since(state: dict, issued: float) -> bool:
+    """Whether the engine reports the container stopped at or after ``issued`` (a wall-clock
+    time): it died while the policy's command ran. An engine that cannot say (it is down, the
+    container was removed) or a container that was already gone is not the policy's doing."""
+    if not state or state.get("Running", True):
+        return False
+    finished = str(state.get("FinishedAt") or "")
+    try:
+        when = datetime.fromisoformat(finished[:26].rstrip("Z") + "+00:00").timestamp()
+    except ValueError:
+        return False
+    return when >= issued - 0.1
 
 
 class ReplyPolicy:

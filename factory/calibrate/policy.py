@@ -149,6 +149,7 @@ class LocalEstimator:
                     "seed",
                     "temperature",
                     "top_p",
+                    "top_k",
                     "max_new_tokens",
                     "max_episode_tokens",
                     "max_turns",
@@ -163,39 +164,12 @@ class LocalEstimator:
 
     def setup(self) -> None:
         import torch
-        from factory_train.generation import HFGenerator
-        from factory_train.models import load_policy, resolve_model
-        from factory_train.rollout import RolloutEngine
-        from factory_train.trainer import pick_device_and_dtype
+        from factory_train.run_eval import rollout_engine
+        from factory_train.trainer import harness_config
 
-        from factory.agent.actions import ActionFormat
-
-        config = self.config
-        torch.manual_seed(config.seed)
-        device, dtype, autocast = pick_device_and_dtype(config.dtype)
-        model, tokenizer = load_policy(resolve_model(config.model), device=device, dtype=dtype)
-        self.say(f"policy {config.model} loaded ({device})")
-        generator = HFGenerator(
-            model,
-            tokenizer,
-            max_new_tokens=config.max_new_tokens,
-            temperature=config.temperature,
-            top_p=config.top_p,
-            autocast_dtype=autocast,
-        )
-        self.engine = RolloutEngine(
-            generator,
-            tokenizer,
-            max_episode_tokens=config.max_episode_tokens,
-            concurrency=config.concurrency,
-            reply_prefix=config.reply_prefix,
-        )
-        self.harness = HarnessConfig(
-            max_turns=config.max_turns,
-            command_timeout_sec=config.command_timeout_sec,
-            max_observation_chars=config.max_observation_chars,
-            action_format=ActionFormat(config.action_format),
-        )
+        torch.manual_seed(self.config.seed)
+        self.engine = rollout_engine(self.config, say=self.say)
+        self.harness = harness_config(self.config)
 
     def estimate(self, runtime, jobs, k, log_dir, on_task) -> None:
         if self.engine is None:

@@ -7,7 +7,8 @@ from collections import defaultdict
 from math import comb
 from pathlib import Path
 
-from factory.agent.harness import Episode, HarnessConfig
+from factory.agent.backends import EpisodeBackend
+from factory.agent.harness import HarnessConfig
 from factory.agent.suite import SuiteTask
 
 
@@ -20,25 +21,28 @@ def pass_at_k(n: int, correct: int, k: int) -> float:
 
 def evaluate_tasks(
     engine,
-    runtime,
+    backend: EpisodeBackend,
     tasks: list[SuiteTask],
-    images: dict[str, str],
     harness: HarnessConfig,
     *,
     k: int,
     log_dir: Path,
 ) -> dict:
-    """Run ``k`` episodes of every task (batched) and summarise per family."""
+    """Run ``k`` episodes of every (prepared) task, batched, and summarise per family.
+    Infrastructure failures are left out of pass@k and counted; episodes whose commands
+    stopped their own environment score 0 and are counted too."""
     episodes, owners = [], []
     for index, entry in enumerate(tasks):
         for _ in range(k):
-            episodes.append(Episode(runtime, entry.task, images[entry.task.id], harness, log_dir))
+            episodes.append(backend.episode(entry, harness, log_dir))
             owners.append(index)
     rollouts, stats = engine.run(episodes, owners) if episodes else ([], {})
     per_task: dict[int, list[float | None]] = defaultdict(list)
     for rollout in rollouts:
         per_task[rollout.group].append(rollout.episode.reward)
+    policy_failures = sum(1 for r in rollouts if r.episode.policy_error)
     families: dict[str, dict[str, list[float]]] = defaultdict(lambda: {"p1": [], "pk": []})
+    per_task_pass: dict[str, float] = {}
     infra = 0
     for index, rewards in per_task.items():
         healthy = [r for r in rewards if r is not None]
@@ -48,6 +52,7 @@ def evaluate_tasks(
         correct = sum(1 for r in healthy if r >= 1)
         family = families[tasks[index].family]
         family["p1"].append(correct / len(healthy))
+        per_task_pass[tasks[index].task.id] = correct / len(healthy)
         family["pk"].append(pass_at_k(len(healthy), correct, min(k, len(healthy))))
     by_family = {
         name: {"tasks": len(v["p1"]), "pass_at_1": _mean(v["p1"]), f"pass_at_{k}": _mean(v["pk"])}
@@ -60,9 +65,11 @@ def evaluate_tasks(
         "tasks": len(all_p1),
         "episodes": len(rollouts),
         "infra_failures": infra,
+        "policy_failures": policy_failures,
         "pass_at_1": _mean(all_p1),
         f"pass_at_{k}": _mean(all_pk),
         "families": by_family,
+        "per_task": per_task_pass,
         "tokens_per_sec": stats.get("generated_tokens", 0)
         / max(stats.get("generate_sec", 0), 1e-9),
     }

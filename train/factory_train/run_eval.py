@@ -2,68 +2,77 @@
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from factory.agent.actions import ActionFormat
-from factory.agent.harness import HarnessConfig
-from factory.agent.suite import load_suite_tasks, split_suite
-from factory.images.task_image import TaskImageBuilder
-from factory.runtime import DockerRuntime, new_run_id
+from factory.agent.backends import make_backend
+from factory.agent.suite import SuiteTask
+from factory.errors import FactoryError
 from factory_train.config import TrainConfig
 from factory_train.evaluate import evaluate_tasks
-from factory_train.generation import HFGenerator
+from factory_train.generation import HFSampler
 from factory_train.models import load_policy, resolve_model
+from factory_train.precision import pick_device
 from factory_train.rollout import RolloutEngine
-from factory_train.trainer import pick_device_and_dtype
+from factory_train.trainer import harness_config, split_tasks
+
+
+def eval_tasks(suite: Path, config: TrainConfig, split: str) -> list[SuiteTask]:
+    """The tasks of a split (test, train or all); a test split that holds nothing out is an
+    error that says how to get one, never a silent pass@1 of 0 over no tasks."""
+    if split not in ("test", "train", "all"):
+        raise FactoryError(f"split must be test, train or all, not {split!r}")
+    train, test = split_tasks(suite, config)
+    if split == "test" and not test:
+        families = sorted({e.family for e in train})
+        how = (
+            "the suite has one family, so a split by family holds nothing out: pass a config "
+            "with `split: task` (e.g. -c examples/train.yaml, the one training used)"
+            if len(families) == 1 and config.split == "family"
+            else f"the config's split ({config.split}, test_fraction {config.test_fraction}, "
+            f"test_families {config.test_families}) holds nothing out: pass the training config"
+        )
+        raise FactoryError(f"{suite}: no held-out tasks to evaluate; {how}, or --split all")
+    return {"test": test, "train": train, "all": train + test}[split]
+
+
+def rollout_engine(config: TrainConfig, *, concurrency: int | None = None, say=print):
+    """The policy of ``config.model`` on this machine, sampling as in training."""
+    device, precision = pick_device(config.dtype)
+    model, tokenizer = load_policy(
+        resolve_model(config.model), device=device, dtype=precision.frozen
+    )
+    model.eval()
+    say(f"policy {config.model} loaded ({device})")
+    sampler = HFSampler(
+        model,
+        tokenizer,
+        max_new_tokens=config.max_new_tokens,
+        sampling=config.sampling,
+        precision=precision,
+    )
+    return RolloutEngine(
+        sampler,
+        tokenizer,
+        max_episode_tokens=config.max_episode_tokens,
+        concurrency=concurrency or config.concurrency,
+        reply_prefix=config.reply_prefix,
+    )
 
 
 def run_evaluation(
     suite: Path, config: TrainConfig, *, split: str, k: int, out: Path, say=print
 ) -> dict:
-    entries = load_suite_tasks(suite)
-    train, test = split_suite(
-        entries,
-        test_families=config.test_families,
-        test_fraction=config.test_fraction,
-        seed=config.seed,
-        by=config.split,
-    )
-    tasks = {"test": test, "train": train, "all": entries}[split]
-    device, dtype, autocast = pick_device_and_dtype(config.dtype)
-    model, tokenizer = load_policy(resolve_model(config.model), device=device, dtype=dtype)
-    say(f"evaluating {config.model} on {len(tasks)} tasks x {k} episodes ({device})")
-    runtime = DockerRuntime(new_run_id("eval"), pool_size=4 * config.concurrency)
-    runtime.ping()
-    engine = None
+    tasks = eval_tasks(suite, config, split)
+    say(f"evaluating {config.model} on {len(tasks)} tasks x {k} episodes")
+    engine = rollout_engine(config, say=say)
+    backend = None
     try:
-        builder = TaskImageBuilder(runtime)
-        with ThreadPoolExecutor(max_workers=2) as pool:
-            refs = list(pool.map(lambda e: builder.ensure(e.task).ref, tasks))
-        images = {e.task.id: ref for e, ref in zip(tasks, refs, strict=True)}
-        generator = HFGenerator(
-            model,
-            tokenizer,
-            max_new_tokens=config.max_new_tokens,
-            temperature=config.temperature,
-            top_p=config.top_p,
-            autocast_dtype=autocast,
+        backend = make_backend(
+            config.environment, run_prefix="eval", concurrency=config.concurrency
         )
-        engine = RolloutEngine(
-            generator,
-            tokenizer,
-            max_episode_tokens=config.max_episode_tokens,
-            concurrency=config.concurrency,
-            reply_prefix=config.reply_prefix,
-        )
-        harness = HarnessConfig(
-            max_turns=config.max_turns,
-            command_timeout_sec=config.command_timeout_sec,
-            max_observation_chars=config.max_observation_chars,
-            action_format=ActionFormat(config.action_format),
-        )
-        return evaluate_tasks(engine, runtime, tasks, images, harness, k=k, log_dir=out)
+        backend.prepare(tasks)
+        return evaluate_tasks(engine, backend, tasks, harness_config(config), k=k, log_dir=out)
     finally:
-        if engine is not None:
-            engine.close()
-        runtime.close()
+        engine.close()
+        if backend is not None:
+            backend.close()
