@@ -561,8 +561,8 @@ def train(
 def evaluate(
     suite: Annotated[Path, typer.Argument(help="A suite folder or a folder of tasks.")],
     model: Annotated[
-        str, typer.Option(help="Local checkpoint folder, .gguf file or known local name.")
-    ] = "SmolLM2-135M-Instruct",
+        str | None, typer.Option(help="Checkpoint folder, .gguf or local name (default: config's).")
+    ] = None,
     split: Annotated[str, typer.Option(help="test (held-out families), train, or all.")] = "test",
     k: Annotated[int, typer.Option("--k", help="Episodes per task (pass@k).")] = 4,
     config: Annotated[
@@ -601,7 +601,7 @@ def evaluate(
             cluster.shutdown()
     else:
         summary = run_evaluation(suite, settings, split=split, k=k, out=out, say=say)
-    table = Table(title=f"{model} on {suite} ({split}, k={k})")
+    table = Table(title=f"{settings.model} on {suite} ({split}, k={k})")
     for column in ("family", "tasks", "pass@1", f"pass@{k}"):
         table.add_column(column)
     for family, row in summary["families"].items():

@@ -12,7 +12,7 @@ from factory_train.generation import HFSampler  # noqa: E402
 from factory_train.models import load_policy  # noqa: E402
 from factory_train.rollout import TokenTrace  # noqa: E402
 from factory_train.sampling import SamplingParams  # noqa: E402
-from tiny_policy import tiny_model_dir  # noqa: E402
+from fixtures.tiny_policy import tiny_model_dir  # noqa: E402
 
 
 @pytest.mark.parametrize(

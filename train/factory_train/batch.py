@@ -42,8 +42,20 @@ def make_batch(traces, advantages, pad_id: int, device) -> Batch:
 
 
 def token_logprobs(model, batch: Batch, sampling: SamplingParams | None = None):
-    """log p(token t+1 | tokens <= t) for every position, (B, T-1), under the sampling
-    distribution (temperature, top-k, top-p) when ``sampling`` is given, else the plain
-    softmax (the reference model's KL term)."""
-    logits = model(input_ids=batch.input_ids, attention_mask=batch.attention_mask).logits[:, :-1]
-    return (sampling or SamplingParams()).logprobs(logits, batch.input_ids[:, 1:])
+    """log p(token t+1 | tokens <= t), (B, T-1), under the sampling distribution (temperature,
+    top-k, top-p; the plain softmax without ``sampling``), at the positions of the policy's
+    tokens (0 elsewhere). Only those positions go through the output layer: with long prompts
+    and a large vocabulary the full logits would cost most of the pass."""
+    import torch
+
+    params = sampling or SamplingParams()
+    width = batch.input_ids.shape[1] - 1
+    positions = torch.nonzero(batch.loss_mask.any(dim=0)).squeeze(-1)
+    out = torch.zeros(batch.input_ids.shape[0], width, device=batch.input_ids.device)
+    if positions.numel() == 0:
+        return out
+    logits = model(
+        input_ids=batch.input_ids, attention_mask=batch.attention_mask, logits_to_keep=positions
+    ).logits
+    targets = batch.input_ids[:, positions + 1]
+    return out.index_copy(1, positions, params.logprobs(logits, targets))
