@@ -7,8 +7,9 @@ An :class:`Episode` is a small state machine so a trainer can drive many at once
 returns the observation), until ``done``; then ``finish()`` runs the verifier and removes the
 container. Infrastructure failures (the container did not start, the engine failed) are
 recorded as ``infra_error`` — such episodes are dropped by training, not scored 0. A container
-that the policy's own command stopped (killed PID 1, ran out of memory, hung past the kill
-timeout) is the policy's failure: ``policy_error`` is set and the episode scores 0.
+that stopped after the policy's first command was issued (it killed PID 1, ran the container
+out of memory) or a command that hung past its kill timeout is the policy's failure:
+``policy_error`` is set and the episode scores 0, so such behaviour is penalised.
 """
 
 from __future__ import annotations
@@ -116,6 +117,8 @@ class Episode:
         self.done = False
         self.infra_error: str | None = None
         self.policy_error: str | None = None
+        self._acted_at: float | None = None
+        """Wall-clock time the policy's first command was issued."""
         self._started = time.monotonic()
 
     # --- lifecycle --------------------------------------------------------------------
@@ -180,7 +183,10 @@ class Episode:
                 try:
                     verify(self.task, self.box, verdict, log_dir)
                 except FactoryError as exc:
-                    self._fail(f"verifier: {exc}")
+                    if self._policy_stopped_it():
+                        self._lose(f"a command stopped the container (verifier: {exc})")
+                    else:
+                        self._fail(f"verifier: {exc}")
         finally:
             if self.box is not None:
                 self.box.close()
@@ -206,6 +212,12 @@ class Episode:
         self.infra_error = self.infra_error or message
         self.done = True
 
+    def _policy_stopped_it(self) -> bool:
+        """The container is down and stopped after the policy's first command was issued."""
+        if self._acted_at is None or self.box is None:
+            return False
+        return _stopped_since(self.box.state(), self._acted_at)
+
     def _lose(self, message: str) -> None:
         """The policy's command cost the environment: the episode ends and scores 0."""
         self.policy_error = self.policy_error or message
@@ -220,7 +232,7 @@ class Episode:
         for command in action.commands:
             limit = self.config.command_timeout_sec
             wrapped = f"timeout -k 2 {limit:g} bash -c {shlex.quote(command)}"
-            issued = time.time()
+            self._acted_at = self._acted_at or time.time()
             try:
                 result = self.box.exec(
                     ["bash", "-c", wrapped],
@@ -230,14 +242,17 @@ class Episode:
                     what="agent command",
                 )
             except ContainerDiedError as exc:
-                if _stopped_since(self.box.state(), issued):
-                    self._lose(f"the command stopped the container ({exc})")
+                if self._policy_stopped_it():
+                    self._lose(f"a command stopped the container ({exc})")
                     return "error: the command stopped the environment"
                 self._fail(str(exc))
                 return f"error: the environment failed ({exc})"
             if result.timed_out:
                 self._lose("a command outlived its timeout and the container was killed")
                 return "error: the command hung and the environment was lost"
+            if (result.exit_code is None or result.exit_code >= 126) and self._policy_stopped_it():
+                self._lose(f"a command stopped the container (exit code {result.exit_code})")
+                return "error: the command stopped the environment"
             note = ""
             if result.exit_code == 124:
                 note = f"\n[command timed out after {limit:g}s]"
@@ -264,8 +279,8 @@ class Episode:
 
 def _stopped_since(state: dict, issued: float) -> bool:
     """Whether the engine reports the container stopped at or after ``issued`` (a wall-clock
-    time): it died while the policy's command ran. An engine that cannot say (it is down, the
-    container was removed) or a container that was already gone is not the policy's doing."""
+    time). An engine that cannot say (it is down, the container was removed) or a container
+    that was already gone before then is not the policy's doing."""
     if not state or state.get("Running", True):
         return False
     finished = str(state.get("FinishedAt") or "")

@@ -106,6 +106,9 @@ class TrainConfig(BaseModel):
     test_families: list[str] = Field(default_factory=list)
     """Families held out for evaluation (default: test_fraction of them, by a seeded draw)."""
     test_fraction: float = Field(default=0.25, ge=0, lt=1)
+    split_seed: int | None = None
+    """Seed of the held-out draw (default: ``seed``); fix it to compare training seeds on
+    the same held-out tasks."""
     skip_zero_variance: bool = True
     """Dynamic sampling: groups whose rewards are all equal are left out of the update."""
     max_resample: int = Field(default=3, ge=0)

@@ -50,7 +50,7 @@ def split_tasks(suite: Path, config: TrainConfig) -> tuple[list[SuiteTask], list
         load_suite_tasks(suite),
         test_families=config.test_families,
         test_fraction=config.test_fraction,
-        seed=config.seed,
+        seed=config.seed if config.split_seed is None else config.split_seed,
         by=config.split,
     )
 
