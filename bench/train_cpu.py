@@ -1,24 +1,25 @@
 """Does training help? Held-out pass@1 before and after training, over several training seeds,
 with task-level bootstrap intervals, on 2 CPU cores.
 
-    .venv/bin/python bench/train_cpu.py --split tasks    --seeds 0 1 2 --steps 20 --k 4 --out runs/bench-learn
-    .venv/bin/python bench/train_cpu.py --split families --seeds 0 1 2 --steps 20 --k 4 --out runs/bench-learn
+    .venv/bin/python bench/train_cpu.py --split tasks    --seeds 0 1 2 --steps 8 --k 4 --out runs/bench-learn
+    .venv/bin/python bench/train_cpu.py --split families --seeds 0 1 2 --steps 8 --k 4 --out runs/bench-learn
     .venv/bin/python bench/train_cpu.py --report --out runs/bench-learn
 
 SmolLM2-135M-Instruct, full fine-tune with the bundled trainer, episodes in the tasks' own
-containers (Docker). Two held-out splits, fixed across seeds (``split_seed``):
+containers (Docker). Two held-out splits, the same for every seed (``split_seed``):
 
 * ``tasks`` — one family (shell-basics, easy: the instruction names the command; the only
-  setting where this model's base rate is above zero), a third of its tasks held out;
-* ``families`` — training on shell-basics (easy), evaluation on tasks of *other* families at
-  easy (file-search, text-transform, file-permissions): generalisation, not memorisation.
+  setting where this model's base rate is above zero), 12 of its 36 tasks held out;
+* ``families`` — training on 24 shell-basics tasks (easy), evaluation on 12 tasks of *other*
+  families at easy (file-search, text-transform, file-permissions): generalisation, not
+  memorisation of a family.
 
-Per seed: pass@1 of the initial model on the held-out tasks (k episodes per task, sampled with
-that seed), then ``--steps`` training steps, then pass@1 again at the same k. Each seed's
-results go to OUT/<split>-seed<N>.json as soon as it ends (a rerun skips finished seeds).
-``--report`` pools the seeds: per held-out task, its pass rate before and after (averaged over
-seeds), and the lift after - before with a 95% bootstrap interval that resamples *tasks*
-(episodes of one task are not independent draws).
+The baseline is the initial model's pass@1 on the held-out tasks, k episodes per task, measured
+once per split (OUT/<split>-baseline.json). Per seed: ``--steps`` training steps from the same
+initial model, then pass@1 at the same k (OUT/<split>-seed<N>.json, written as soon as the seed
+ends; a rerun skips what is done). ``--report`` pools the seeds: per held-out task its pass rate
+before and after (after averaged over seeds), and the lift after - before with a 95% bootstrap
+interval that resamples *tasks* (the episodes of one task are not independent draws).
 """
 
 from __future__ import annotations
@@ -44,11 +45,11 @@ HELD_OUT_FAMILIES = ["file-search", "text-transform", "file-permissions"]
 
 
 def make_suite(root: Path, split: str) -> Path:
-    for seed in range(1, 49 if split == "tasks" else 33):
+    for seed in range(1, 37 if split == "tasks" else 25):
         render_trial(TRAIN_FAMILY, Difficulty.EASY, seed, root / "tasks")
     if split == "families":
         for family in HELD_OUT_FAMILIES:
-            for seed in range(1, 7):
+            for seed in range(1, 5):
                 render_trial(family, Difficulty.EASY, seed, root / "tasks")
     return root
 
@@ -63,10 +64,10 @@ def train_config(split: str, seed: int, steps: int):
         seed=seed,
         split_seed=0,
         steps=steps,
-        tasks_per_step=4,
+        tasks_per_step=2,
         group_size=4,
         max_turns=2,
-        max_new_tokens=48,
+        max_new_tokens=32,
         learning_rate=2e-6,
         micro_batch_size=8,
         checkpoint_every=10_000,
@@ -78,33 +79,32 @@ def train_config(split: str, seed: int, steps: int):
     )
 
 
-def run_seed(split: str, seed: int, steps: int, k: int, out: Path) -> dict:
+def run_seed(split: str, seed: int | None, steps: int, k: int, out: Path) -> dict:
+    """``seed`` None: the baseline (the initial model, no training)."""
     from factory_train.trainer import Trainer
 
+    label = f"{split} " + ("baseline" if seed is None else f"seed {seed}")
     with tempfile.TemporaryDirectory() as tmp:
         suite = make_suite(Path(tmp) / "suite", split)
-        trainer = Trainer(
-            suite, train_config(split, seed, steps), Path(tmp) / "run", say=lambda _m: None
-        )
+        config = train_config(split, seed or 0, steps)
+        trainer = Trainer(suite, config, Path(tmp) / "run", say=lambda _m: None)
         trainer.setup()
         started = time.monotonic()
+        rows = []
         try:
-            before = trainer.evaluate(k=k)
-            print(f"[{split} seed {seed}] before: pass@1 {before['pass_at_1']:.3f}", flush=True)
-            rows, attempts = [], 0
-            while trainer.step < steps and attempts < 3 * steps:
+            attempts = 0
+            while seed is not None and trainer.step < steps and attempts < 3 * steps:
                 attempts += 1
                 row = trainer.train_step()
                 if row is not None:
                     rows.append(row)
                     print(
-                        f"[{split} seed {seed}] step {row['step']}: reward "
-                        f"{row['reward_mean']:.3f}, groups {row['groups_used']}, "
-                        f"{row['step_sec']:.0f}s",
+                        f"[{label}] step {row['step']}: reward {row['reward_mean']:.3f}, "
+                        f"groups {row['groups_used']}, {row['step_sec']:.0f}s",
                         flush=True,
                     )
-            after = trainer.evaluate(k=k)
-            print(f"[{split} seed {seed}] after: pass@1 {after['pass_at_1']:.3f}", flush=True)
+            summary = trainer.evaluate(k=k)
+            print(f"[{label}] pass@1 {summary['pass_at_1']:.3f}", flush=True)
         finally:
             trainer.close()
     result = {
@@ -113,15 +113,14 @@ def run_seed(split: str, seed: int, steps: int, k: int, out: Path) -> dict:
         "k": k,
         "steps": len(rows),
         "minutes": (time.monotonic() - started) / 60,
-        "held_out": sorted(before["per_task"]),
-        "before": before["per_task"],
-        "after": after["per_task"],
-        "infra_failures": before["infra_failures"] + after["infra_failures"],
+        "pass": summary["per_task"],
+        "infra_failures": summary["infra_failures"],
         "train_reward": [r["reward_mean"] for r in rows],
         "groups_used": [r["groups_used"] for r in rows],
     }
     out.mkdir(parents=True, exist_ok=True)
-    (out / f"{split}-seed{seed}.json").write_text(json.dumps(result, indent=1))
+    name = "baseline" if seed is None else f"seed{seed}"
+    (out / f"{split}-{name}.json").write_text(json.dumps(result, indent=1))
     return result
 
 
@@ -134,51 +133,57 @@ def bootstrap(values: list[float], draws: int = 10_000, seed: int = 0) -> tuple[
 
 def report(out: Path) -> None:
     for split in ("tasks", "families"):
+        base_file = out / f"{split}-baseline.json"
         runs = [json.loads(p.read_text()) for p in sorted(out.glob(f"{split}-seed*.json"))]
-        if not runs:
+        if not runs or not base_file.is_file():
             continue
-        tasks = sorted(set.intersection(*(set(r["before"]) & set(r["after"]) for r in runs)))
-        before = [statistics.fmean(r["before"][t] for r in runs) for t in tasks]
-        after = [statistics.fmean(r["after"][t] for r in runs) for t in tasks]
+        base = json.loads(base_file.read_text())
+        tasks = sorted(set(base["pass"]).intersection(*(set(r["pass"]) for r in runs)))
+        before = [base["pass"][t] for t in tasks]
+        after = [statistics.fmean(r["pass"][t] for r in runs) for t in tasks]
         lift = [a - b for a, b in zip(after, before, strict=True)]
-        k = runs[0]["k"]
+        k = base["k"]
         b_lo, b_hi = bootstrap(before)
         a_lo, a_hi = bootstrap(after)
         l_lo, l_hi = bootstrap(lift)
+        seeds = [r["seed"] for r in runs]
+        families = sorted({t.split("__")[-1].rsplit("-easy-", 1)[0] for t in tasks})
         print(
-            f"\n### held-out {split}: {len(tasks)} tasks, k = {k}, seeds {[r['seed'] for r in runs]}"
+            f"\n### held-out {split}: {len(tasks)} tasks of {', '.join(families)}; k = {k}; seeds {seeds}"
         )
         print("| measure | value |\n|---|---|")
         print(
-            f"| pass@1 before (95% task bootstrap) | {statistics.fmean(before):.3f} [{b_lo:.3f}, {b_hi:.3f}] |"
+            f"| pass@1 before, initial model (95% task bootstrap) | {statistics.fmean(before):.3f} [{b_lo:.3f}, {b_hi:.3f}] |"
         )
-        print(f"| pass@1 after | {statistics.fmean(after):.3f} [{a_lo:.3f}, {a_hi:.3f}] |")
+        print(
+            f"| pass@1 after, mean of {len(runs)} seeds | {statistics.fmean(after):.3f} [{a_lo:.3f}, {a_hi:.3f}] |"
+        )
         print(f"| lift after - before | {statistics.fmean(lift):+.3f} [{l_lo:+.3f}, {l_hi:+.3f}] |")
+        print(f"| successes / episodes before | {round(sum(before) * k)} / {len(tasks) * k} |")
         for r in runs:
             print(
-                f"| seed {r['seed']}: before / after / steps / minutes | "
-                f"{statistics.fmean(r['before'][t] for t in tasks):.3f} / "
-                f"{statistics.fmean(r['after'][t] for t in tasks):.3f} / {r['steps']} / "
-                f"{r['minutes']:.0f} |"
+                f"| seed {r['seed']}: pass@1 after, steps, minutes, train reward by step | "
+                f"{statistics.fmean(r['pass'][t] for t in tasks):.3f}, {r['steps']}, "
+                f"{r['minutes']:.0f}, {[round(x, 2) for x in r['train_reward']]} |"
             )
-        families = sorted({t.split("__")[-1].rsplit("-easy-", 1)[0] for t in tasks})
-        print(f"| held-out task families | {', '.join(families)} |")
-        print(f"| episodes lost to infrastructure | {sum(r['infra_failures'] for r in runs)} |")
+        infra = base["infra_failures"] + sum(r["infra_failures"] for r in runs)
+        print(f"| evaluation episodes lost to infrastructure | {infra} |")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--split", choices=["tasks", "families"], default="tasks")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--steps", type=int, default=8)
     parser.add_argument("--k", type=int, default=4)
     parser.add_argument("--out", type=Path, default=REPO / "runs" / "bench-learn")
     parser.add_argument("--report", action="store_true", help="Only pool the finished seeds.")
     args = parser.parse_args()
     if not args.report:
-        for seed in args.seeds:
-            if (args.out / f"{args.split}-seed{seed}.json").is_file():
-                print(f"[{args.split} seed {seed}] done already", flush=True)
+        for seed in [None, *args.seeds]:
+            name = "baseline" if seed is None else f"seed{seed}"
+            if (args.out / f"{args.split}-{name}.json").is_file():
+                print(f"[{args.split} {name}] done already", flush=True)
                 continue
             run_seed(args.split, seed, args.steps, args.k, args.out)
     report(args.out)

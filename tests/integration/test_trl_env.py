@@ -1,5 +1,6 @@
-"""TRL's GRPOTrainer over a generated suite through factory's multi-turn environment, end to
-end on CPU with SmolLM2-135M; the tool tasks run in process, so no Docker is needed."""
+"""TRL's GRPOTrainer over a generated suite through factory's multi-turn environment: the
+environment on tool tasks in process, and end to end on CPU with SmolLM2-135M on shell tasks in
+their containers (short prompts: the CPU is shared)."""
 
 from __future__ import annotations
 
@@ -13,9 +14,11 @@ from factory_train.models import resolve_model  # noqa: E402
 from factory_train.trl_env import SuiteSource, grpo_config  # noqa: E402
 from fixtures.tiny_policy import reference_commands, tool_suite  # noqa: E402
 
+from factory.generate.taxonomy import Difficulty  # noqa: E402
+from factory.generate.trial import render_trial  # noqa: E402
+
 from factory.errors import FactoryError  # noqa: E402
 
-pytestmark = pytest.mark.slow
 
 CONFIG = dict(
     environment="in-process",
@@ -58,12 +61,18 @@ def test_the_environment_plays_a_task_and_scores_it_with_its_verifier(suite):
         source.close()
 
 
-def test_grpo_trainer_trains_on_the_suite(suite, tmp_path):
+@pytest.mark.docker
+@pytest.mark.slow
+def test_grpo_trainer_trains_on_the_suite(tmp_path):
     from trl import GRPOTrainer
 
-    config = TrainConfig(**CONFIG)
+    for seed in (1, 2):
+        render_trial("shell-basics", Difficulty.EASY, seed, tmp_path / "suite" / "tasks")
+    config = TrainConfig(
+        **{**CONFIG, "environment": "docker", "max_new_tokens": 16, "max_observation_chars": 200}
+    )
     model = resolve_model("SmolLM2-135M-Instruct")
-    source = SuiteSource(suite, config)
+    source = SuiteSource(tmp_path / "suite", config)
     tokenizer = source.tokenizer(model)
     assert "tool_call" in tokenizer.chat_template  # SmolLM2's own template cannot
     try:

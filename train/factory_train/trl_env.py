@@ -267,6 +267,7 @@ def grpo_config(config: TrainConfig, out: Path | str, **overrides):
         scale_rewards="group" if config.scale_rewards else "none",
         loss_type="dapo",
         disable_dropout=True,
+        gradient_checkpointing=False,  # the bundled trainer keeps activations too
         logging_steps=1,
         save_strategy="no",
         report_to=[],
