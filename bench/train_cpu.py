@@ -40,6 +40,7 @@ sys.path.insert(0, str(REPO / "train"))
 from factory.generate.taxonomy import Difficulty  # noqa: E402
 from factory.generate.trial import render_trial  # noqa: E402
 
+EXAMPLE_CONFIG = REPO / "examples" / "train.yaml"
 TRAIN_FAMILY = "shell-basics"
 HELD_OUT_FAMILIES = ["file-search", "text-transform", "file-permissions"]
 
@@ -55,28 +56,17 @@ def make_suite(root: Path, split: str) -> Path:
 
 
 def train_config(split: str, seed: int, steps: int):
-    from factory_train.config import TrainConfig
+    """examples/train.yaml (the documented CPU run), smaller per step, the split fixed."""
+    from factory_train.config import load_train_config
 
     held = {"split": "task", "test_fraction": 1 / 3} if split == "tasks" else {
         "split": "family", "test_families": HELD_OUT_FAMILIES,
     }  # fmt: skip
-    return TrainConfig(
-        seed=seed,
-        split_seed=0,
-        steps=steps,
-        tasks_per_step=2,
-        group_size=4,
-        max_turns=2,
-        max_new_tokens=32,
-        learning_rate=2e-6,
-        micro_batch_size=8,
-        checkpoint_every=10_000,
-        reply_prefix="```bash\n",
-        temperature=1.0,
-        max_resample=1,
-        max_empty_steps=10,
-        **held,
-    )
+    return load_train_config(
+        EXAMPLE_CONFIG, seed=seed, split_seed=0, steps=steps, tasks_per_step=2,
+        max_new_tokens=32, max_resample=1, max_empty_steps=10, checkpoint_every=10_000,
+        eval_every=0, **held,
+    )  # fmt: skip
 
 
 def run_seed(split: str, seed: int | None, steps: int, k: int, out: Path) -> dict:

@@ -5,10 +5,11 @@
 Identical settings on both sides, from one TrainConfig (TRL's through
 ``factory_train.trl_env.grpo_config``): SmolLM2-135M-Instruct on the CPU, fp32 weights with bf16
 autocast, temperature 1.0, top-p 1.0, top-k 0, G = 4 episodes of each of 2 tasks per step, up
-to 2 turns of at most 48 new tokens, lr 1e-6, one optimizer step per step. The environment is
-the same generated tool tasks played in process (no Docker), so the comparison is of the
-trainers, not of containers. The policies act in their native formats: fenced ```` ```bash ````
-blocks for the bundled trainer, tool calls (TRL's environment) for TRL, so prompt and reply
+to 2 turns of at most 48 new tokens, lr 1e-6, one optimizer step per step, no gradient
+checkpointing. The environment is the same on both sides: 4 generated shell-basics tasks (easy),
+each episode in a fresh container of its task, reward from its verifier. The policies act in
+their native formats: fenced ```` ```bash ```` blocks for the bundled trainer, tool calls
+(TRL's environment, which adds the tool schema to the prompt) for TRL, so prompt and reply
 lengths differ; tokens per step are printed beside the times. The sides alternate round by
 round; the first step of each run is warm-up and left out; medians are reported.
 """
@@ -23,47 +24,30 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+EXAMPLE_CONFIG = REPO / "examples" / "train.yaml"
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "train"))
 
 from factory.generate.taxonomy import Difficulty  # noqa: E402
 from factory.generate.trial import render_trial  # noqa: E402
 
-FAMILIES = ("tool-inventory", "tool-crm")
-
 
 def make_suite(root: Path) -> Path:
-    for family in FAMILIES:
-        for seed in (1, 2):
-            render_trial(family, Difficulty.EASY, seed, root / "tasks")
+    for seed in range(1, 5):
+        render_trial("shell-basics", Difficulty.EASY, seed, root / "tasks")
     return root
 
 
 def config(steps: int):
-    from factory_train.config import TrainConfig
+    """examples/train.yaml with every step updating (TRL does) and no held-out split; the
+    sampling defaults (temperature 1.0, top-p 1.0, top-k 0) and precision (auto) unchanged."""
+    from factory_train.config import load_train_config
 
-    return TrainConfig(
-        environment="in-process",
-        split="task",
-        test_fraction=0.0,
-        steps=steps,
-        tasks_per_step=2,
-        group_size=4,
-        micro_batch_size=8,
-        max_turns=2,
-        max_new_tokens=48,
-        max_observation_chars=400,
-        learning_rate=1e-6,
-        temperature=1.0,
-        top_p=1.0,
-        top_k=0,
-        dtype="auto",
-        skip_zero_variance=False,  # TRL updates on every batch; so does this side here
-        max_resample=0,
-        checkpoint_every=10_000,
-        reply_prefix="```bash\n",
-        seed=0,
-    )
+    return load_train_config(
+        EXAMPLE_CONFIG, environment="docker", test_fraction=0.0, steps=steps, tasks_per_step=2,
+        learning_rate=1e-6, max_observation_chars=400, skip_zero_variance=False,
+        max_resample=0, checkpoint_every=10_000, eval_every=0, seed=0,
+    )  # fmt: skip
 
 
 def run_ours(suite: Path, out: Path, steps: int) -> list[dict]:
@@ -124,7 +108,7 @@ def main() -> None:
     ours, trl, ours_tokens, trl_tokens, rollout, update = [], [], [], [], [], []
     with tempfile.TemporaryDirectory() as tmp:
         suite = make_suite(Path(tmp) / "suite")
-        print(f"suite: {len(FAMILIES) * 2} tool tasks in process; {args.steps} steps x "
+        print(f"suite: 4 shell-basics tasks in containers; {args.steps} steps x "
               f"{args.rounds} rounds per side", flush=True)  # fmt: skip
         for round_ in range(args.rounds):
             rows = run_ours(suite, Path(tmp) / f"ours-{round_}", args.steps)
