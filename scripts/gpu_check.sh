@@ -3,7 +3,7 @@
 # no Docker, no vLLM, no network): factory_train.smoke plays generated tool tasks in process
 # (no container and no shell: model output is never run on the host), warm-starts the policy,
 # takes trainer steps, asserts that the update moved the weights, evaluates a held-out family,
-# and prints tokens/s and step times. Also runs on CPU with a tiny step count (its test does).
+# and prints tokens/s and step times. Also runs on CPU (slowly: the warm start dominates).
 #
 #   scripts/gpu_check.sh --prepare            # here: what the GPU machine lacks, into .gpu-check/
 #   scripts/gpu_check.sh [smoke options]      # there (carry .gpu-check): a few minutes on an H200

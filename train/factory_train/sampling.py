@@ -76,7 +76,7 @@ class RecordLogprobs:
 
     def _take(self, tokens) -> None:
         picked = self._last.gather(-1, tokens.unsqueeze(-1).to(self._last.device)).squeeze(-1)
-        self.steps.append(picked.clamp(min=LOGP_FLOOR).float().cpu())
+        self.steps.append(picked.clamp(min=LOGP_FLOOR).float())  # on the device: no sync per token
         self._last = None
 
     def finish(self, sequences) -> list[list[float]]:
@@ -88,4 +88,4 @@ class RecordLogprobs:
             return [[] for _ in range(sequences.shape[0])]
         import torch
 
-        return torch.stack(self.steps, dim=1).tolist()
+        return torch.stack(self.steps, dim=1).cpu().tolist()

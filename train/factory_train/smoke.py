@@ -19,7 +19,6 @@
 from __future__ import annotations
 
 import argparse
-import random
 import shutil
 import time
 from pathlib import Path
@@ -36,9 +35,9 @@ HELD_OUT_FAMILY = "tool-banking"
 FENCE = "```"
 
 
-def make_suite(root: Path, per_family: int) -> Path:
+def make_suite(root: Path, per_family: int, train_families=TRAIN_FAMILIES) -> Path:
     shutil.rmtree(root, ignore_errors=True)
-    for family in (*TRAIN_FAMILIES, HELD_OUT_FAMILY):
+    for family in (*train_families, HELD_OUT_FAMILY):
         for seed in range(1, per_family + 1):
             render_trial(family, Difficulty.EASY, seed, root / "tasks")
     return root
@@ -79,18 +78,20 @@ def warm_start(trainer: Trainer, *, rounds: int, steps_per_round: int, lr: float
     taken = 0
     for round_ in range(1, rounds + 1):
         for _ in range(steps_per_round):
-            prompt, reply = random.choice(examples)
-            ids = torch.tensor([prompt + reply], device=trainer.device)
-            labels = ids.clone()
-            labels[0, : len(prompt)] = -100
-            with trainer.precision.context(trainer.device.type):
-                loss = trainer.model(input_ids=ids, labels=labels).loss
-            loss.backward()
+            total = 0.0
+            for prompt, reply in examples:  # one step: every example, gradients accumulated
+                ids = torch.tensor([prompt + reply], device=trainer.device)
+                labels = ids.clone()
+                labels[0, : len(prompt)] = -100
+                with trainer.precision.context(trainer.device.type):
+                    loss = trainer.model(input_ids=ids, labels=labels).loss
+                (loss / len(examples)).backward()
+                total += float(loss) / len(examples)
             optimizer.step()
             optimizer.zero_grad(set_to_none=True)
             taken += 1
         passes = probe(trainer)
-        say(f"warm start round {round_}: loss {float(loss):.3f}, sampled pass rates {passes}")
+        say(f"warm start round {round_}: mean loss {total:.3f}, sampled pass rates {passes}")
         if any(0 < p < 1 for p in passes):
             return taken
     raise FactoryError(
@@ -123,7 +124,7 @@ def run(args: argparse.Namespace, say=print) -> dict:
     model = Path(args.model)
     if args.random_weights:
         model = random_weights(model, out / "random-model")
-    suite = make_suite(out / "suite", args.tasks_per_family)
+    suite = make_suite(out / "suite", args.tasks_per_family, args.train_families)
     config = TrainConfig(
         model=str(model),
         environment="in-process",
@@ -217,14 +218,15 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--steps", type=int, default=4)
     p.add_argument("--budget-sec", type=float, default=600)
     p.add_argument("--tasks-per-family", type=int, default=2)
+    p.add_argument("--train-families", nargs="+", default=list(TRAIN_FAMILIES))
     p.add_argument("--tasks-per-step", type=int, default=4)
     p.add_argument("--group-size", type=int, default=8)
     p.add_argument("--micro-batch-size", type=int, default=8)
     p.add_argument("--max-new-tokens", type=int, default=96)
     p.add_argument("--lr", type=float, default=1e-5)
-    p.add_argument("--warmup-rounds", type=int, default=10)
-    p.add_argument("--warmup-steps", type=int, default=30)
-    p.add_argument("--warmup-lr", type=float, default=3e-4)
+    p.add_argument("--warmup-rounds", type=int, default=20)
+    p.add_argument("--warmup-steps", type=int, default=25)
+    p.add_argument("--warmup-lr", type=float, default=1e-3)
     p.add_argument("--k", type=int, default=2)
     p.add_argument("--seed", type=int, default=0)
     return p
