@@ -833,6 +833,14 @@ def validate(
             min=0,
         ),
     ] = 0,
+    probes: Annotated[
+        bool,
+        typer.Option(
+            "--probes",
+            help="Then run the cheat probes on each valid task (trivial agents and every "
+            "tampering attack of factory/validate/attacks); one that scores makes it cheat_passed.",
+        ),
+    ] = False,
 ) -> None:
     """Certify tasks in containers: tests fail on the untouched environment, pass after the
     reference solution. Prints a table; writes OUT/validation.json (and OUT/flake/flake.json
@@ -853,7 +861,11 @@ def validate(
         runtime.ping()  # fail fast, before any progress bar, when the engine is down
     progress = ValidationProgress(len(dirs), console)
     common = dict(
-        repeats=repeats, force=force, on_task_start=progress.started, on_task_done=progress.done
+        repeats=repeats,
+        force=force,
+        probes=probes,
+        on_task_start=progress.started,
+        on_task_done=progress.done,
     )
     if cluster is not None:
         from factory.distributed.validate import RayValidator
@@ -919,6 +931,32 @@ def _flake_runs(report, runs: int, out: Path, jobs: int) -> None:
 
 
 # --- publish ----------------------------------------------------------------------------
+
+
+@app.command("lint")
+def lint(
+    paths: Annotated[list[Path], typer.Argument(help="Task directories or folders of them.")],
+    harness: Annotated[
+        str | None,
+        typer.Option(help="Also report what this harness refuses on this host: harbor-docker."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per finding.")] = False,
+) -> None:
+    """What Harbor's linter and other harnesses would say about tasks (exit 1 on findings)."""
+    from factory.runtime import DockerRuntime
+    from factory.tasks.lint import PROBE_IMAGE, lint_paths, local_harbor_docker_host
+
+    if harness not in (None, "harbor-docker"):
+        raise typer.BadParameter(f"unknown harness {harness!r} (known: harbor-docker)")
+    host = None
+    if harness == "harbor-docker":
+        host = local_harbor_docker_host(image_present=DockerRuntime().image_exists(PROBE_IMAGE))
+    findings = lint_paths(paths, host=host)
+    for finding in findings:
+        print(finding.model_dump_json() if as_json else finding.line())
+    tasks = len({finding.task for finding in findings})
+    console.print(f"{len(findings)} finding(s) in {tasks} task(s)")
+    raise typer.Exit(1 if findings else 0)
 
 
 @app.command("export")

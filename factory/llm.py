@@ -4,7 +4,8 @@ llama.cpp's server, hosted APIs), through the `openai` client.
 What it adds on top of a bare chat call:
 
 * a concurrency limit (a semaphore shared by all threads);
-* retries with exponential backoff and jitter on 429, 5xx, timeouts and dropped connections;
+* the SDK's own retries on 408, 409, 429, 5xx, timeouts and dropped connections: exponential
+  backoff with jitter, or the wait the server asks for (``Retry-After``, ``retry-after-ms``);
 * a run-wide budget of tokens and of cost (estimated from per-1k-token prices);
 * an on-disk response cache keyed by (model, messages, parameters): a rerun costs nothing;
 * structured output: a JSON schema is passed as ``response_format`` in the OpenAI
@@ -14,13 +15,12 @@ What it adds on top of a bare chat call:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
 import os
-import random
 import threading
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -65,6 +65,9 @@ class Completion:
     cost_usd: float = 0.0
     cached: bool = False
     finish_reason: str | None = None
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    """The reply's tool calls in OpenAI's format (``id``, ``type``, ``function``: ``name`` and
+    ``arguments`` as a JSON string); empty when it answered in text."""
 
 
 _RESPONSE_FORMATS = ("json_schema", "json_object", "none")
@@ -78,11 +81,11 @@ class LlmClient:
 
         self.settings = settings
         self._openai = openai
-        self._client = openai.OpenAI(
+        self._client = _retrying_client(openai)(
             base_url=settings.base_url,
             api_key=settings.api_key,
             timeout=settings.timeout_sec,
-            max_retries=0,
+            max_retries=settings.max_retries,
         )
         self._slots = threading.Semaphore(max(1, settings.concurrency))
         self._lock = threading.Lock()
@@ -93,14 +96,24 @@ class LlmClient:
     # --- public ---------------------------------------------------------------------
     def complete(
         self,
-        messages: list[dict[str, str]],
+        messages: list[dict[str, Any]],
         *,
         schema: dict[str, Any] | None = None,
         temperature: float = 0.7,
         max_tokens: int = 2048,
         seed: int | None = None,
+        tools: list[dict[str, Any]] | None = None,
     ) -> Completion:
-        params = {"temperature": temperature, "max_tokens": max_tokens, "seed": seed}
+        """One chat completion. ``tools`` (OpenAI's format) lets the model answer with tool
+        calls (``tool_choice`` auto); ``messages`` may then hold its earlier calls and the
+        ``role: tool`` results."""
+        params: dict[str, Any] = {
+            "temperature": temperature,
+            "max_tokens": max_tokens,
+            "seed": seed,
+        }
+        if tools:
+            params["tools"] = tools
         key = self._cache_key(messages, schema, params)
         cached = self._cache_get(key)
         if cached is not None:
@@ -124,29 +137,23 @@ class LlmClient:
                 raise BudgetExceededError(f"cost budget of ${s.max_cost_usd:.2f} is spent")
 
     def _call_with_retries(self, messages, schema, params) -> Completion:
+        """One completion; the SDK retries transient failures, this turns the final one (and
+        any refusal) into :class:`LlmError`."""
         openai = self._openai
-        transient = (
-            openai.RateLimitError,
-            openai.APITimeoutError,
-            openai.APIConnectionError,
-            openai.InternalServerError,
-        )
-        for attempt in range(self.settings.max_retries + 1):
-            try:
-                return self._call(messages, schema, params)
-            except transient as exc:
-                if attempt == self.settings.max_retries:
-                    raise LlmError(
-                        f"{self.settings.base_url}: gave up after {attempt + 1} tries: {exc}"
-                    ) from None
-                delay = min(30.0, 0.5 * 2**attempt) * (0.5 + random.random())  # noqa: S311
-                log.warning("LLM request failed (%s); retrying in %.1fs", type(exc).__name__, delay)
-                time.sleep(delay)
-            except openai.APIStatusError as exc:
+        tries = self.settings.max_retries + 1
+        try:
+            return self._call(messages, schema, params)
+        except (openai.APITimeoutError, openai.APIConnectionError) as exc:
+            raise LlmError(
+                f"{self.settings.base_url}: gave up after {tries} tries: {exc}"
+            ) from None
+        except openai.APIStatusError as exc:
+            if _transient(exc):
                 raise LlmError(
-                    f"{self.settings.base_url}: {exc.status_code}: {exc.message}"
+                    f"{self.settings.base_url}: gave up after {tries} tries: "
+                    f"{exc.status_code}: {exc.message}"
                 ) from None
-        raise AssertionError("unreachable")
+            raise LlmError(f"{self.settings.base_url}: {exc.status_code}: {exc.message}") from None
 
     def _call(self, messages, schema, params) -> Completion:
         openai = self._openai
@@ -161,6 +168,9 @@ class LlmClient:
             }
             if params["seed"] is not None:
                 kwargs["seed"] = params["seed"]
+            if params.get("tools"):
+                kwargs["tools"] = params["tools"]
+                kwargs["tool_choice"] = "auto"  # llama.cpp ignores tools without it
             if form == "json_schema":
                 kwargs["response_format"] = {
                     "type": "json_schema",
@@ -194,8 +204,15 @@ class LlmClient:
             prompt * self.settings.price_prompt_per_1k
             + completion * self.settings.price_completion_per_1k
         ) / 1000
+        calls = getattr(choice.message, "tool_calls", None) if choice is not None else None
         return Completion(
-            text, prompt, completion, cost, False, getattr(choice, "finish_reason", None)
+            text,
+            prompt,
+            completion,
+            cost,
+            False,
+            getattr(choice, "finish_reason", None),
+            [_tool_call(call) for call in calls or []],
         )
 
     def _cache_key(self, messages, schema, params) -> str:
@@ -226,6 +243,7 @@ class LlmClient:
             0.0,
             True,
             data.get("finish_reason"),
+            data.get("tool_calls", []),
         )
 
     def _cache_put(self, key: str, completion: Completion) -> None:
@@ -240,9 +258,49 @@ class LlmClient:
                     "prompt_tokens": completion.prompt_tokens,
                     "completion_tokens": completion.completion_tokens,
                     "finish_reason": completion.finish_reason,
+                    **({"tool_calls": completion.tool_calls} if completion.tool_calls else {}),
                 }
             ),
         )
+
+
+@functools.cache
+def _retrying_client(openai: Any) -> type:
+    """The SDK's client, retrying as it does (backoff, ``Retry-After``) except a 5xx that
+    names ``response_format``: llama.cpp refuses a format it does not know with a 500, and
+    that refusal is an answer (try the next form), not a busy server. If a future SDK stops
+    consulting ``_should_retry``, refusals are merely retried before the next form is tried."""
+
+    class RetryingClient(openai.OpenAI):
+        def _should_retry(self, response: Any) -> bool:
+            if response.status_code >= 500:
+                try:
+                    body = response.read()
+                except Exception:  # noqa: BLE001 - a body we cannot read is no refusal
+                    body = b""
+                if b"response_format" in body:
+                    return False
+            return super()._should_retry(response)
+
+    return RetryingClient
+
+
+def _tool_call(call: Any) -> dict[str, Any]:
+    function = getattr(call, "function", None)
+    return {
+        "id": getattr(call, "id", None) or "",
+        "type": "function",
+        "function": {
+            "name": getattr(function, "name", "") or "",
+            "arguments": getattr(function, "arguments", "") or "",
+        },
+    }
+
+
+def _transient(exc: Exception) -> bool:
+    """A failure the SDK retries (the server was busy or broken, not the request)."""
+    status = getattr(exc, "status_code", None)
+    return status in (408, 409, 429) or (status is not None and status >= 500)
 
 
 def api_key_from_env(variable: str) -> str:

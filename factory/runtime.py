@@ -14,6 +14,7 @@ Everything that touches the engine goes through :class:`DockerRuntime` (images, 
 
 from __future__ import annotations
 
+import contextlib
 import io
 import logging
 import os
@@ -21,6 +22,7 @@ import queue
 import re
 import shlex
 import socket
+import stat
 import tarfile
 import threading
 import time
@@ -31,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from factory.errors import (
+    BaseImageMissingError,
     CancelledError,
     ContainerDiedError,
     DockerUnavailableError,
@@ -56,6 +59,13 @@ KIND_BASE_IMAGE = "base-image"
 KIND_ROOTFS = "rootfs"
 
 TASK_IMAGE_REPO = "factory-env"
+HARNESS_IMAGE = "factory/harness:bookworm"
+"""factory's harness toolkit (a static busybox; environments/images/harness.toml)."""
+HARNESS_MOUNT = "/.factory"
+"""Where every task container sees the harness toolkit, read-only."""
+BUSYBOX = f"{HARNESS_MOUNT}/busybox"
+_HARNESS_SOURCE = "/opt/factory-harness"
+KIND_HARNESS = "harness"
 DEFAULT_PIDS_LIMIT = 1024
 DEFAULT_MAX_OUTPUT = 256 * 1024
 _KEEP_ALIVE = ["sh", "-c", "trap 'exit 0' TERM; while :; do sleep 3600 & wait $!; done"]
@@ -107,6 +117,8 @@ class ContainerSpec:
     labels: Mapping[str, str] = field(default_factory=dict)
     readiness: Readiness | None = None
     """A check to pass before the container is used (see :meth:`Sandbox.wait_ready`)."""
+    harness: bool = True
+    """Mount the harness toolkit read-only at :data:`HARNESS_MOUNT` (verifier isolation)."""
 
 
 @dataclass(frozen=True)
@@ -182,6 +194,7 @@ class Sandbox:
         self.id = container_id
         self.spec = spec
         self.dead = False
+        self._overlay: tuple[str, list[str]] | tuple[()] | None = None
 
     @property
     def _api(self):
@@ -281,9 +294,11 @@ class Sandbox:
                     )
             time.sleep(check.start_interval_sec if in_grace else check.interval_sec)
 
-    def exec_checked(self, command: list[str], *, timeout_sec: float, what: str) -> ExecResult:
+    def exec_checked(
+        self, command: list[str], *, timeout_sec: float, what: str, user: str | None = None
+    ) -> ExecResult:
         """Run a harness command that must succeed (raise otherwise)."""
-        result = self.exec(command, timeout_sec=timeout_sec, what=what)
+        result = self.exec(command, timeout_sec=timeout_sec, what=what, user=user)
         if result.timed_out:
             raise ExecTimeoutError(what, timeout_sec)
         if result.exit_code != 0:
@@ -300,6 +315,55 @@ class Sandbox:
             raise ContainerDiedError(
                 f"cannot upload {local_dir} to {container_path}: {exc}"
             ) from None
+
+    def put_tar(self, parent: str, data: bytes) -> None:
+        """Extract the tar ``data`` into the existing folder ``parent``."""
+        try:
+            self._api.put_archive(self.id, parent, data)
+        except _docker().errors.APIError as exc:
+            raise ContainerDiedError(f"cannot write into {parent}: {exc}") from None
+
+    def changes(self) -> list[tuple[str, int, bool | None]]:
+        """The container's filesystem changes against its image: (path, kind, is_dir) with kind
+        0 modified, 1 added, 2 deleted, like ``docker diff``. Read from the overlay's upper
+        folder on this host when the engine is local (milliseconds; the engine's own diff takes
+        seconds), else from the engine (is_dir then None)."""
+        layers = self._layers()
+        if layers is not None:
+            return list(_overlay_changes(*layers))
+        try:
+            found = self._api.diff(self.id) or []
+        except _docker().errors.APIError as exc:
+            raise ContainerDiedError(f"cannot list the container's changes: {exc}") from None
+        return [(item["Path"], int(item["Kind"]), None) for item in found]
+
+    def image_kind(self, path: str) -> str | None:
+        """What the container's image has at ``path``: 'dir', 'file' (files, links, ...) or
+        None."""
+        layers = self._layers()
+        if layers is None:
+            return self.runtime.image_path_kind(self.spec.image, path)
+        return _lower_kind(layers[1], path)
+
+    def _layers(self) -> tuple[str, list[str]] | None:
+        """(upper, lowers) folders of the container's overlay filesystem when this process can
+        read them (local engine, overlay2, root), else None."""
+        if self._overlay is None:
+            self._overlay = ()
+            try:
+                driver = self._api.inspect_container(self.id).get("GraphDriver") or {}
+            except _docker().errors.APIError:
+                driver = {}
+            data = driver.get("Data") or {}
+            upper, lowers = data.get("UpperDir") or "", (data.get("LowerDir") or "").split(":")
+            if driver.get("Name") == "overlay2" and upper and os.access(upper, os.R_OK | os.X_OK):
+                self._overlay = (upper, [d for d in lowers if d])
+        return self._overlay or None
+
+    def read_text(self, path: str, *, limit: int) -> str:
+        """The first ``limit`` bytes of one file ("" when it is absent or not a file)."""
+        files = self.download_dir(path, max_file_bytes=limit)
+        return next(iter(files.values()), b"").decode("utf-8", errors="replace")
 
     def download_dir(self, container_path: str, max_file_bytes: int = 1 << 20) -> dict[str, bytes]:
         """Files under ``container_path`` (relative names -> content); {} when it is absent."""
@@ -356,6 +420,10 @@ class DockerRuntime:
         self._removals: queue.Queue[str | None] = queue.Queue()
         self._reaper: threading.Thread | None = None
         self._image_ids: dict[str, str] = {}
+        self._harness_volume: str | None = None
+        self._references: dict[str, str] = {}  # image -> a created (never started) container
+        self._image_env: dict[str, str] = {}
+        self._path_kinds: dict[tuple[str, str], str | None] = {}
         self._builds: set[Any] = set()
         self._storage_quota: bool | None = None  # unknown until a task asks for storage_mb
 
@@ -424,6 +492,105 @@ class DockerRuntime:
             return self.api.inspect_image(ref)["Config"].get("Labels") or {}
         except _docker().errors.APIError:
             return {}
+
+    # --- the harness toolkit and pristine image contents ---------------------------------
+    def harness_volume(self) -> str:
+        """The read-only volume with factory's harness toolkit, made from
+        :data:`HARNESS_IMAGE` once per engine (its name carries the image id)."""
+        if self._harness_volume:
+            return self._harness_volume
+        docker = _docker()
+        image_id = self.image_id(HARNESS_IMAGE)
+        if image_id is None:
+            raise BaseImageMissingError(
+                f"factory's harness image {HARNESS_IMAGE} is not built; run `factory images build`"
+            )
+        name = f"factory-harness-{image_id.split(':')[-1][:16]}"
+        with _harness_lock():
+            try:
+                self.api.inspect_volume(name)
+            except docker.errors.NotFound:
+                self._populate_harness_volume(name)
+        self._harness_volume = name
+        return name
+
+    def _populate_harness_volume(self, name: str) -> None:
+        """Fill a new named volume: mounted where the harness image has its files, it gets a
+        copy of them from the engine; the container then runs the busybox from the volume, and a
+        volume it cannot run from is removed again (callers hold :func:`_harness_lock`)."""
+        docker = _docker()
+        labels = {LABEL_MANAGED: "1", LABEL_KIND: KIND_HARNESS}
+        self.api.create_volume(name, labels=labels)
+        mount = docker.types.Mount(_HARNESS_SOURCE, name, type="volume")
+        container = self.api.create_container(
+            HARNESS_IMAGE,
+            command=[f"{_HARNESS_SOURCE}/busybox", "true"],
+            labels={**self.base_labels(), LABEL_KIND: KIND_CONTAINER},
+            host_config=self.api.create_host_config(mounts=[mount], network_mode="none"),
+        )["Id"]
+        try:
+            self.api.start(container)
+            status = self.api.wait(container, timeout=60).get("StatusCode")
+        except Exception:
+            status = None
+        finally:
+            self.api.remove_container(container, force=True)
+        if status != 0:
+            self.api.remove_volume(name, force=True)
+            raise DockerUnavailableError(f"could not fill the harness volume {name}")
+
+    def image_path_env(self, image: str) -> str:
+        """The image's PATH (the verifier's commands are looked up on it)."""
+        if image not in self._image_env:
+            env = self.api.inspect_image(image)["Config"].get("Env") or []
+            found = [e.split("=", 1)[1] for e in env if e.startswith("PATH=")]
+            self._image_env[image] = found[0] if found else _DEFAULT_PATH
+        return self._image_env[image]
+
+    def _reference(self, image: str) -> str:
+        """A container created (never started) from ``image``: its files are the image's."""
+        with self._lock:
+            found = self._references.get(image)
+        if found:
+            return found
+        created = self.api.create_container(
+            image,
+            command=["true"],
+            entrypoint=[],
+            labels={**self.base_labels(), LABEL_KIND: KIND_CONTAINER},
+            host_config=self.api.create_host_config(network_mode="none"),
+        )["Id"]
+        with self._lock:
+            if image in self._references:
+                keep = self._references[image]
+            else:
+                self._references[image] = keep = created
+        if keep != created:
+            self.api.remove_container(created, force=True)
+        return keep
+
+    def image_path_kind(self, image: str, path: str) -> str | None:
+        """'dir', 'file' (anything else: files, links) or None: what ``image`` has at
+        ``path``."""
+        key = (image, path)
+        if key not in self._path_kinds:
+            try:
+                stream, stat = self.api.get_archive(self._reference(image), path)
+                stream.close()
+            except _docker().errors.NotFound:
+                self._path_kinds[key] = None
+            else:
+                is_dir = bool(int(stat.get("mode", 0)) & (1 << 31))  # Go's os.ModeDir
+                self._path_kinds[key] = "dir" if is_dir else "file"
+        return self._path_kinds[key]
+
+    def image_archive(self, image: str, path: str) -> bytes | None:
+        """A tar of ``path`` as ``image`` has it (None when the image has nothing there)."""
+        try:
+            stream, _ = self.api.get_archive(self._reference(image), path)
+        except _docker().errors.NotFound:
+            return None
+        return b"".join(stream)
 
     def forget_image(self, ref: str) -> None:
         self._image_ids.pop(ref, None)
@@ -568,6 +735,12 @@ class DockerRuntime:
             kwargs["working_dir"] = spec.workdir
         if spec.storage_mb and self._storage_quota is not False:
             kwargs["storage_opt"] = {"size": f"{spec.storage_mb}m"}
+        if spec.harness:
+            kwargs["mounts"] = [
+                docker.types.Mount(
+                    HARNESS_MOUNT, self.harness_volume(), type="volume", read_only=True
+                )
+            ]
         if spec.gpus:
             kwargs["device_requests"] = [
                 docker.types.DeviceRequest(count=spec.gpus, capabilities=[["gpu"]])
@@ -642,6 +815,8 @@ class DockerRuntime:
             self._closing = True
             live = list(self._live.values())
             builds = list(self._builds)
+            references = list(self._references.values())
+            self._references.clear()
         for api in builds:
             api.close()  # the engine cancels a build whose client went away
         for sandbox in live:
@@ -653,6 +828,9 @@ class DockerRuntime:
         if reaper is not None:
             self._removals.put(None)
             reaper.join(timeout=60)
+        for container_id in references:
+            with contextlib.suppress(Exception):  # sweep() below is the backstop
+                self.api.remove_container(container_id, force=True)
         if self._client is not None:
             self.sweep()
 
@@ -673,6 +851,24 @@ class DockerRuntime:
 
 
 _DOCKERFILE_NAME = ".factory.Dockerfile"
+_DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+def _harness_lock():
+    """A host-wide lock around making the harness volume (several runs may start at once)."""
+    import fcntl
+
+    @contextlib.contextmanager
+    def locked():
+        folder = Path(os.environ.get("XDG_RUNTIME_DIR") or "/tmp")
+        with (folder / "factory-harness.lock").open("a") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    return locked()
 
 
 def _dockerignore(context_dir: Path) -> list[str]:
@@ -700,6 +896,68 @@ def _build_context(context_dir: Path, dockerfile_text: str, extra_files: Mapping
             archive.addfile(info, io.BytesIO(content))
     out.seek(0)
     return out
+
+
+# --- overlay filesystems ------------------------------------------------------------------
+
+_OPAQUE_XATTR = "trusted.overlay.opaque"
+
+
+def _is_whiteout(info: os.stat_result) -> bool:
+    return stat.S_ISCHR(info.st_mode) and info.st_rdev == 0
+
+
+def _lower_kind(lowers: list[str], path: str) -> str | None:
+    """What the merged lower layers (top-most first) have at the absolute ``path``."""
+    rel = path.lstrip("/")
+    for lower in lowers:
+        try:
+            info = os.lstat(os.path.join(lower, rel))
+        except OSError:
+            continue
+        if _is_whiteout(info):
+            return None
+        return "dir" if stat.S_ISDIR(info.st_mode) else "file"
+    return None
+
+
+def _overlay_changes(upper: str, lowers: list[str]):
+    """``docker diff`` from an overlay's folders: yields (path, kind, is_dir). A whiteout is a
+    deletion; an opaque folder hides the image's content below it (reported as deleted, then
+    what is in it as added)."""
+    stack = [""]
+    while stack:
+        rel = stack.pop()
+        try:
+            entries = list(os.scandir(os.path.join(upper, rel) if rel else upper))
+        except OSError:
+            continue
+        for entry in entries:
+            child = f"{rel}/{entry.name}" if rel else entry.name
+            path = "/" + child
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if _is_whiteout(info):
+                yield path, 2, None
+                continue
+            is_dir = stat.S_ISDIR(info.st_mode)
+            in_image = _lower_kind(lowers, path) is not None
+            if is_dir and in_image and _opaque(entry.path):
+                yield path, 2, True
+                yield path, 1, True
+            else:
+                yield path, 0 if in_image else 1, is_dir
+            if is_dir:
+                stack.append(child)
+
+
+def _opaque(folder: str) -> bool:
+    try:
+        return os.getxattr(folder, _OPAQUE_XATTR, follow_symlinks=False) == b"y"
+    except OSError:
+        return False
 
 
 # --- garbage collection -----------------------------------------------------------------

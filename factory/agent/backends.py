@@ -40,12 +40,20 @@ class EpisodeBackend(Protocol):
 
 
 class DockerEpisodes:
-    def __init__(self, run_prefix: str, *, concurrency: int = 8) -> None:
+    def __init__(self, runtime) -> None:
+        """Episodes in containers of ``runtime`` (a :class:`factory.runtime.DockerRuntime`);
+        :meth:`close` closes it."""
+        self.runtime = runtime
+        self.images: dict[str, str] = {}
+
+    @classmethod
+    def start(cls, run_prefix: str, *, concurrency: int = 8) -> DockerEpisodes:
+        """A backend with its own runtime, checked reachable."""
         from factory.runtime import DockerRuntime, new_run_id
 
-        self.runtime = DockerRuntime(new_run_id(run_prefix), pool_size=4 * concurrency)
-        self.runtime.ping()
-        self.images: dict[str, str] = {}
+        runtime = DockerRuntime(new_run_id(run_prefix), pool_size=4 * concurrency)
+        runtime.ping()
+        return cls(runtime)
 
     def prepare(self, tasks: list[SuiteTask]) -> None:
         from factory.images.task_image import TaskImageBuilder
@@ -88,4 +96,4 @@ def make_backend(
 ) -> EpisodeBackend:
     if EnvironmentKind(kind) is EnvironmentKind.IN_PROCESS:
         return InProcessEpisodes()
-    return DockerEpisodes(run_prefix, concurrency=concurrency)
+    return DockerEpisodes.start(run_prefix, concurrency=concurrency)

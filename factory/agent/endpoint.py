@@ -1,19 +1,24 @@
 """A policy behind an OpenAI-compatible endpoint (vLLM, llama.cpp's server, a hosted API),
 through :mod:`factory.llm` (retries, concurrency limit, budget, response cache).
 
-The endpoint returns text, so the episode uses the fenced action format (one ```bash block
-per reply, no block = done). Each episode gets its own sampling seed, so k episodes of one
-task are k samples, and a rerun with the same seeds is answered from the cache.
+In the fenced format the endpoint answers in text (one ```bash block per reply, no block =
+done); in the tool-call format it is offered the episode's tools (``tools=``, bash and the
+task's MCP tools) and answers with structured tool calls, whose results come back as
+``role: tool`` messages. Each episode gets its own sampling seed, so k episodes of one task are
+k samples, and a rerun with the same seeds is answered from the cache.
 """
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 from factory.agent.harness import Episode, EpisodeResult, HarnessConfig, ReplyPolicy
 from factory.llm import LlmClient, LlmError
 from factory.runtime import DockerRuntime
 from factory.tasks.model import Task
+
+_MESSAGE_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name")
 
 
 class EndpointPolicy(ReplyPolicy):
@@ -32,16 +37,31 @@ class EndpointPolicy(ReplyPolicy):
         self.max_tokens = max_tokens
         self.seed = seed
 
-    def reply(self, messages: list[dict]) -> tuple[str, list[dict] | None]:
+    def reply(
+        self, messages: list[dict], tools: list[dict] | None = None
+    ) -> tuple[str, list[dict] | None]:
         turn = sum(1 for m in messages if m["role"] == "assistant")
-        plain = [{"role": m["role"], "content": m.get("content") or ""} for m in messages]
         completion = self.client.complete(
-            plain,
+            [_wire(m) for m in messages],
             temperature=self.temperature,
             max_tokens=self.max_tokens,
             seed=None if self.seed is None else self.seed + turn,
+            tools=tools or None,
         )
-        return completion.text, None
+        return completion.text, completion.tool_calls or None
+
+
+def _wire(message: dict) -> dict:
+    """A message as the chat API takes it (no harness-only keys; content never missing)."""
+    out = {k: message[k] for k in _MESSAGE_KEYS if message.get(k) is not None}
+    out["content"] = message.get("content") or ""
+    return out
+
+
+def episode_seed(key: str, index: int, base: int = 0) -> int:
+    """The sampling seed of episode ``index`` of task ``key`` (stable across runs)."""
+    digest = hashlib.sha256(f"{base}:{key}:{index}".encode()).digest()
+    return int.from_bytes(digest[:4], "big")
 
 
 def run_policy_episode(
@@ -54,11 +74,16 @@ def run_policy_episode(
 ) -> EpisodeResult:
     """One episode; an endpoint that fails for good ends it as an infrastructure failure
     (reward None), and the container is removed on every path."""
-    episode = Episode(runtime, task, image, config, log_dir)
+    return drive_episode(Episode(runtime, task, image, config, log_dir), policy)
+
+
+def drive_episode(episode: Episode, policy: ReplyPolicy) -> EpisodeResult:
+    """Start ``episode``, let ``policy`` answer until it is done, and finish it (see
+    :func:`run_policy_episode`)."""
     messages = episode.start()
     try:
         while not episode.done:
-            text, tool_calls = policy.reply(messages)
+            text, tool_calls = policy.reply(messages, episode.tools or None)
             episode.observe(text, tool_calls)
             messages = episode.messages
     except LlmError as exc:

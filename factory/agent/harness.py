@@ -1,5 +1,6 @@
 """The agent harness: a multi-turn episode of a policy in a task's own container, then the
-task's verifier in that same container. Shared by training (batched, many episodes in step)
+task's verifier in that same container, isolated from what the policy left running or replaced
+(:mod:`factory.validate.isolation`). Shared by training (batched, many episodes in step)
 and evaluation; torch-free.
 
 An :class:`Episode` is a small state machine so a trainer can drive many at once:
@@ -21,7 +22,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from factory.agent.actions import Action, ActionFormat, parse_action
+from factory.agent.actions import Action, ActionFormat, ToolCall, parse_action
+from factory.agent.toolbox import Toolbox, ToolServerError, call_server_tool, discover
 from factory.errors import (
     CancelledError,
     ContainerDiedError,
@@ -30,6 +32,7 @@ from factory.errors import (
 )
 from factory.runtime import DockerRuntime, Sandbox
 from factory.tasks.model import Task
+from factory.validate.isolation import Baseline, capture_baseline
 from factory.validate.outcome import PhaseKind, PhaseResult
 from factory.validate.phases import container_spec, verify
 
@@ -44,9 +47,9 @@ You will see its output. Run one command per reply. Each command runs in a fresh
 the working directory (use && to chain). When the task is complete, reply with DONE."""
 
 SYSTEM_TOOLS = """You are an expert Linux user working in a terminal inside a container.
-Solve the task by calling the bash tool; you will see each command's output. Each command runs
-in a fresh bash shell in the working directory. When the task is complete, reply without a
-tool call."""
+Solve the task by calling the tools you are given; you will see each call's result. The bash
+tool runs a command in a fresh bash shell in the working directory. When the task is complete,
+reply without a tool call."""
 
 
 @dataclass
@@ -112,6 +115,8 @@ class Episode:
         self.config = config
         self.log_dir = log_dir
         self.box: Sandbox | None = None
+        self.baseline: Baseline | None = None
+        """The environment's own processes, recorded before the policy's first command."""
         self.messages: list[dict] = []
         self.turns: list[Turn] = []
         self.done = False
@@ -119,7 +124,16 @@ class Episode:
         self.policy_error: str | None = None
         self._acted_at: float | None = None
         """Wall-clock time the policy's first command was issued."""
+        self.toolbox: Toolbox | None = None
+        """Tool-call format: the tools offered (bash and the task's MCP servers' tools)."""
         self._started = time.monotonic()
+
+    @property
+    def tools(self) -> list[dict]:
+        """The tools offered to the policy (OpenAI's format); empty in the fenced format."""
+        if self.config.action_format is not ActionFormat.TOOLS:
+            return []
+        return self.toolbox.specs if self.toolbox is not None else Toolbox().specs
 
     # --- lifecycle --------------------------------------------------------------------
     def opening(self) -> list[dict]:
@@ -138,8 +152,18 @@ class Episode:
         try:
             self.box = self.runtime.start(container_spec(self.task, self.image))
             self.box.wait_ready()
+            self.baseline = capture_baseline(self.box)
+            if self.config.action_format is ActionFormat.TOOLS:
+                self.toolbox = discover(
+                    self.box,
+                    self.task.config.environment.mcp_servers,
+                    user=self.task.config.agent.user,
+                    timeout=self.config.command_timeout_sec,
+                )
         except (ContainerDiedError, CancelledError, EnvironmentUnhealthyError) as exc:
             self._fail(str(exc))
+        except ToolServerError as exc:
+            self._fail(f"the task's MCP server: {exc}")
         return self.messages
 
     def observe(self, reply: str, tool_calls: list[dict] | None = None) -> str | None:
@@ -154,20 +178,22 @@ class Episode:
                 **({"tool_calls": tool_calls} if tool_calls else {}),
             }
         )
-        action = parse_action(reply, tool_calls)
+        action = parse_action(reply, tool_calls, self.config.action_format)
         if action.done and not action.error:
             self.done = True
             return None
         started = time.monotonic()
-        observation = self._run(action)
-        self.turns.append(Turn(reply, action.commands, observation, time.monotonic() - started))
-        if action.tool_call_ids:
-            for call_id in action.tool_call_ids:
-                self.messages.append(
-                    {"role": "tool", "tool_call_id": call_id, "content": observation}
-                )
+        if action.calls:
+            results = [self._call(call) for call in action.calls]
+            for call, result in zip(action.calls, results, strict=True):
+                self.messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
+            observation = "\n".join(results)
+            done = [call.describe() for call in action.calls]
         else:
+            observation = self._run(action)
             self.messages.append({"role": "user", "content": observation})
+            done = action.commands
+        self.turns.append(Turn(reply, done, observation, time.monotonic() - started))
         if len(self.turns) >= self.config.max_turns or self.infra_error:
             self.done = True
         return observation
@@ -181,7 +207,7 @@ class Episode:
                 log_dir = self.log_dir or Path("/tmp")
                 log_dir.mkdir(parents=True, exist_ok=True)
                 try:
-                    verify(self.task, self.box, verdict, log_dir)
+                    verify(self.task, self.box, verdict, log_dir, baseline=self.baseline)
                 except FactoryError as exc:
                     if self._policy_stopped_it():
                         self._lose(f"a command stopped the container (verifier: {exc})")
@@ -222,6 +248,38 @@ class Episode:
         """The policy's command cost the environment: the episode ends and scores 0."""
         self.policy_error = self.policy_error or message
         self.done = True
+
+    def _call(self, call: ToolCall) -> str:
+        """Run one tool call; its result as the policy sees it."""
+        if call.error:
+            return f"error: {call.error}"
+        if call.name == "bash":  # through _run, which subclasses without a container replace
+            command = call.arguments.get("command")
+            if not isinstance(command, str) or set(call.arguments) != {"command"}:
+                return 'error: bash takes one argument, a string: {"command": "ls"}'
+            return self._run(Action(commands=[command]))
+        route = (self.toolbox or Toolbox()).routes.get(call.name)
+        if route is None:
+            offered = ", ".join((self.toolbox or Toolbox()).names)
+            return f"error: unknown tool {call.name!r}; the tools are: {offered}"
+        if self.box is None or self.infra_error:
+            return "error: no environment"
+        self._acted_at = self._acted_at or time.time()
+        try:
+            result = call_server_tool(
+                self.box,
+                route,
+                call,
+                user=self.task.config.agent.user,
+                timeout=self.config.command_timeout_sec,
+            )
+        except ContainerDiedError as exc:
+            if self._policy_stopped_it():
+                self._lose(f"a tool call stopped the container ({exc})")
+                return "error: the tool call stopped the environment"
+            self._fail(str(exc))
+            return f"error: the environment failed ({exc})"
+        return truncate(result, self.config.max_observation_chars)
 
     def _run(self, action: Action) -> str:
         if action.error:
@@ -294,7 +352,10 @@ def _stopped_since(state: dict, issued: float) -> bool:
 class ReplyPolicy:
     """A policy that answers a conversation (for evaluation and scripted tests)."""
 
-    def reply(self, messages: list[dict]) -> tuple[str, list[dict] | None]:  # pragma: no cover
+    def reply(
+        self, messages: list[dict], tools: list[dict] | None = None
+    ) -> tuple[str, list[dict] | None]:  # pragma: no cover
+        """(text, tool calls or None). ``tools``: what the episode offers (tool-call format)."""
         raise NotImplementedError
 
 
@@ -310,20 +371,27 @@ def run_episode(
     episode = Episode(runtime, task, image, config, log_dir)
     messages = episode.start()
     while not episode.done:
-        text, tool_calls = policy.reply(messages)
+        text, tool_calls = policy.reply(messages, episode.tools or None)
         episode.observe(text, tool_calls)
         messages = episode.messages
     return episode.finish()
 
 
 class ScriptedPolicy(ReplyPolicy):
-    """Replies with a fixed list of commands (fenced), then DONE. For tests and smoke runs."""
+    """Replies with a fixed list of commands, then DONE: fenced, or as bash tool calls when the
+    episode offers tools. For tests and smoke runs."""
 
     def __init__(self, commands: list[str]) -> None:
         self.commands = commands
 
-    def reply(self, messages: list[dict]) -> tuple[str, list[dict] | None]:
+    def reply(
+        self, messages: list[dict], tools: list[dict] | None = None
+    ) -> tuple[str, list[dict] | None]:
         turn = sum(1 for m in messages if m["role"] == "assistant")
-        if turn < len(self.commands):
-            return f"```bash\n{self.commands[turn]}\n```", None
-        return "DONE", None
+        if turn >= len(self.commands):
+            return "DONE", None
+        if tools:
+            arguments = json.dumps({"command": self.commands[turn]})
+            call = {"id": f"call_{turn}", "type": "function"}
+            return "", [{**call, "function": {"name": "bash", "arguments": arguments}}]
+        return f"```bash\n{self.commands[turn]}\n```", None

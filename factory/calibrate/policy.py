@@ -12,7 +12,6 @@ journal it: a killed run loses at most the tasks in flight.
 
 from __future__ import annotations
 
-import hashlib
 import shutil
 import time
 from collections.abc import Callable
@@ -21,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from factory.agent.endpoint import episode_seed
 from factory.agent.harness import Episode, EpisodeResult, HarnessConfig
 from factory.calibrate.journal import policy_fingerprint
 from factory.runtime import DockerRuntime
@@ -54,11 +54,6 @@ class Estimator(Protocol):
     ) -> None: ...
 
     def close(self) -> None: ...
-
-
-def episode_seed(key: str, index: int, base: int = 0) -> int:
-    digest = hashlib.sha256(f"{base}:{key}:{index}".encode()).digest()
-    return int.from_bytes(digest[:4], "big")
 
 
 def _fresh_dir(path: Path) -> Path:

@@ -24,7 +24,13 @@ from factory.errors import FactoryError, TaskFormatError
 from factory.fsutil import write_text_atomic
 from factory.generate.results import CandidateResult
 from factory.tasks.hashing import hash_tree
-from factory.tasks.model import Task, discover_task_dirs, load_task, load_task_config
+from factory.tasks.model import (
+    Task,
+    discover_task_dirs,
+    load_task,
+    load_task_config,
+    save_task_config,
+)
 
 RETIRED = "retired"
 """Status and outcome of a retired candidate in results/<id>.json."""
@@ -99,7 +105,7 @@ class SuiteFolder:
             }
         )
         config.set_provenance(provenance)
-        write_text_atomic(path, config.to_toml())
+        save_task_config(path, config)
         self._refresh_result(entry.key, entry.path)
 
     def retire(self, entry: SuiteTask, reason: str, details: dict) -> Path:

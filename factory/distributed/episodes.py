@@ -63,7 +63,12 @@ class EpisodeHost:
         episode = Episode(self.runtime, task, image, self.harness, log_dir)
         self.episodes[episode_id] = episode
         messages = episode.start()
-        return {"messages": messages, "done": episode.done, "infra_error": episode.infra_error}
+        return {
+            "messages": messages,
+            "tools": episode.tools,
+            "done": episode.done,
+            "infra_error": episode.infra_error,
+        }
 
     def observe(self, episode_id: str, reply: str, tool_calls: list[dict] | None) -> dict:
         episode = self.episodes[episode_id]
@@ -157,6 +162,8 @@ class RemoteEpisode:
         self.payload = payload
         self.id = uuid.uuid4().hex[:12]
         self.messages: list[dict] = []
+        self.tools: list[dict] = []
+        """The tools the episode offers (tool-call format), as its host listed them."""
         self.done = False
         self.infra_error: str | None = None
         self._started = time.monotonic()
@@ -171,6 +178,7 @@ class RemoteEpisode:
             self.messages, self.done, self.infra_error = self.opening(), True, str(exc)
             return self.messages
         self.messages = answer["messages"] or self.opening()
+        self.tools = answer.get("tools") or []
         self.done = answer["done"]
         self.infra_error = answer["infra_error"]
         return self.messages

@@ -1,24 +1,37 @@
-"""Procedural task families. Importing this package imports every module in it, and each
-module registers its families with ``@register`` (see ``base``). A module that fails to import
-is recorded in ``registry.broken`` (shown by `factory families list`, failed by the contract
-test) instead of taking every other family down with it."""
+"""Procedural task families. A family is a folder, ``<domain>/<family>/family.py`` (see
+``base``); importing this package imports every such ``family.py``, and each registers its
+families with ``@register``. A family that fails to import is recorded in ``registry.broken``
+(shown by `factory families list`, failed by the contract test) instead of taking every other
+family down with it."""
 
 from __future__ import annotations
 
 import importlib
 import logging
-import pkgutil
+from pathlib import Path
 
 from factory.families.base import Draft, Family, register, registry
 
-for _module in pkgutil.iter_modules(__path__):
-    if _module.name != "base" and not _module.name.startswith("_"):
-        try:
-            importlib.import_module(f"{__name__}.{_module.name}")
-        except Exception as exc:  # noqa: BLE001 - reported, see the docstring
-            registry.broken[_module.name] = f"{type(exc).__name__}: {exc}"
-            logging.getLogger(__name__).error(
-                "family module %s failed to import: %s", _module.name, exc
-            )
+FAMILY_MODULE = "family.py"
+
+
+def _discover() -> None:
+    root = Path(__file__).resolve().parent
+    for module in sorted(root.glob(f"*/*/{FAMILY_MODULE}")):
+        domain, folder = module.parent.parent.name, module.parent.name
+        if domain.startswith(("_", ".")) or folder.startswith(("_", ".")):
+            continue
+        _load(f"{__name__}.{domain}.{folder}.family", f"{domain}/{folder}")
+
+
+def _load(module: str, label: str) -> None:
+    try:
+        importlib.import_module(module)
+    except Exception as exc:  # noqa: BLE001 - reported, see the docstring
+        registry.broken[label] = f"{type(exc).__name__}: {exc}"
+        logging.getLogger(__name__).error("family %s failed to import: %s", label, exc)
+
+
+_discover()
 
 __all__ = ["Draft", "Family", "register", "registry"]

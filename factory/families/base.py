@@ -1,13 +1,15 @@
 """Procedural task families: the contract every family fulfils, and the registry.
 
-A family is a small class plus a folder of Jinja2 templates, ``templates/families/<name>/``,
-laid out like a task directory::
+A family is a folder, ``factory/families/<domain>/<family>/``: ``family.py`` holds a small class
+(registered with ``@register``), ``templates/`` the Jinja2 templates of its tasks, laid out like
+a task directory, and any data modules the family needs::
 
-    instruction.md.j2
-    environment/Dockerfile.j2        (+ any other files; ``.j2`` ones are rendered)
-    solution/solve.sh.j2
-    tests/test.sh.j2                 (+ test files)
-    mutations/<name>.sh.j2           near-miss wrong solutions the tests must reject
+    family.py
+    templates/instruction.md.j2
+    templates/environment/Dockerfile.j2   (+ any other files; ``.j2`` ones are rendered)
+    templates/solution/solve.sh.j2
+    templates/tests/test.sh.j2            (+ test files)
+    templates/mutations/<name>.sh.j2      near-miss wrong solutions the tests must reject
 
 ``draft(rng, difficulty, params)`` draws everything random from ``rng`` (names, data, sizes,
 structure) and returns a :class:`Draft`: the template context, extra generated files, the
@@ -17,12 +19,17 @@ produce (used by the cheat probes). Same seed -> same task, byte for byte.
 
 from __future__ import annotations
 
+import inspect
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar
 
-from factory.generate.taxonomy import Difficulty, Domain
+import jinja2
+
+from factory.templating import folder_environment
+from factory.vocabulary import Difficulty, Domain
 
 
 @dataclass
@@ -61,7 +68,7 @@ class Family:
     implement :meth:`draft`; they are registered with :func:`register`."""
 
     name: ClassVar[str]
-    """Registry name (also the templates folder name)."""
+    """Registry name (the name taxonomies use in ``generator:``)."""
     title: ClassVar[str]
     """One line: what the tasks are about."""
     category: ClassVar[str]
@@ -73,9 +80,19 @@ class Family:
     def draft(self, rng: random.Random, difficulty: Difficulty, params: Mapping[str, Any]) -> Draft:
         raise NotImplementedError
 
+    @classmethod
+    def folder(cls) -> Path:
+        """The family's folder: where the module defining it (``family.py``) lives."""
+        return Path(inspect.getfile(cls)).resolve().parent
+
     @property
-    def template_dir(self) -> str:
-        return f"families/{self.name}"
+    def templates(self) -> Path:
+        """The folder of the family's task templates."""
+        return self.folder() / "templates"
+
+    def template(self, name: str) -> jinja2.Template:
+        """One of the family's templates, by its path under :attr:`templates`."""
+        return folder_environment(self.templates).get_template(name)
 
 
 class Registry:

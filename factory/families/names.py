@@ -1,4 +1,5 @@
-"""Person names shared by the families that need people (customers, users, authors).
+"""Person names shared by the families that need people (customers, users, authors), and the
+names of months.
 
 One pool, so every family draws from the same varied, international set; families pick from
 it with their own rng, so the same seed still gives the same task."""
@@ -163,3 +164,18 @@ LAST_NAMES = [
     "Young",
 ]
 """Family names."""
+
+MONTH_NAMES = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+]

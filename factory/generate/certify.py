@@ -9,8 +9,14 @@ from pathlib import Path
 
 from factory.generate.results import ProbeRecord, QualityOutcome
 from factory.quality.leaks import find_leaks, scan_image
-from factory.quality.probes import cheat_scripts, run_probes, verifier_strength
 from factory.validate.outcome import Outcome, TaskValidation
+from factory.validate.probes import (
+    TAMPER,
+    cheat_scripts,
+    name_the_attack,
+    run_probes,
+    verifier_strength,
+)
 from factory.validate.validator import Validator
 
 
@@ -71,11 +77,10 @@ def certify(
     results += run_probes(
         validator.runtime, task, verdict.image or "", mutations or {}, "mutation", probe_root
     )
+    if any(r.name == TAMPER and not r.rejected for r in results):
+        results += name_the_attack(validator.runtime, task, verdict.image or "", probe_root)
     timings["probes"] = time.monotonic() - mark
-    records = [
-        ProbeRecord(name=r.name, kind=r.kind, reward=r.reward, rejected=r.rejected, detail=r.detail)
-        for r in results
-    ]
+    records = [r.record() for r in results]
     strength = verifier_strength(results)
     broken = [r for r in results if r.reward is None]
     if broken:

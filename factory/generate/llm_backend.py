@@ -55,6 +55,7 @@ from factory.tasks.config import (
     TaskSection,
     VerifierConfig,
 )
+from factory.tasks.harbor_schema import CURRENT_SCHEMA_VERSION
 from factory.templating import render
 
 TASK_PROMPT = "task_v1"
@@ -148,6 +149,22 @@ def extract_json(text: str) -> Any:
 def _shell(script: str) -> str:
     script = script.replace("\r\n", "\n")
     return script if script.startswith("#!") else "#!/bin/bash\n" + script
+
+
+# What the prompt promises a free-form task's image has besides the public base image: the
+# verifier's pytest (pinned) and these Debian tools. factory adds them right after the final
+# FROM, so the task builds the same way in every harness and its tests need no network.
+FREE_FORM_PACKAGES = ("git", "sqlite3", "jq", "curl", "procps", "zip", "unzip")
+_FROM_LINE = re.compile(r"^\s*FROM\s", re.IGNORECASE)
+
+
+def with_verifier_setup(dockerfile: str) -> str:
+    """The model's Dockerfile with factory's set-up lines after its last FROM line."""
+    lines = dockerfile.splitlines()
+    last_from = max((i for i, line in enumerate(lines) if _FROM_LINE.match(line)), default=-1)
+    setup = render("families/_shared/dockerfile_setup.j2", packages=list(FREE_FORM_PACKAGES))
+    lines[last_from + 1 : last_from + 1] = setup.strip("\n").splitlines()
+    return "\n".join(lines) + "\n"
 
 
 def _usage(completion: Completion) -> LlmUsage:
@@ -336,7 +353,7 @@ class LlmBackend:
         self, task_id: str, difficulty: Difficulty, origin: Origin, description: str
     ) -> TaskConfig:
         config = TaskConfig(
-            schema_version="1.1",
+            schema_version=CURRENT_SCHEMA_VERSION,
             task=TaskSection(name=f"{self.suite}/{task_id}", description=description[:200]),
             metadata={
                 "difficulty": difficulty.value,
@@ -358,7 +375,7 @@ class LlmBackend:
         runner = render("families/_shared/pytest_test.sh.j2")
         files: dict[str, bytes] = {
             "instruction.md": task.instruction.encode(),
-            "environment/Dockerfile": task.dockerfile.encode(),
+            "environment/Dockerfile": with_verifier_setup(task.dockerfile).encode(),
             "solution/solve.sh": _shell(task.solution_sh).encode(),
             "tests/test.sh": runner.encode(),
             "tests/test_outputs.py": task.test_py.encode(),

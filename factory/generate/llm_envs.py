@@ -23,12 +23,12 @@ from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
 
-from factory.families.tooling import KIT_FILES as TOOL_KIT_FILES
-from factory.families.tooling import TOOL_PORT, TOOLENV_DIR, Call, solve_script
-from factory.families.webbing import HEALTHCHECK as WEB_HEALTHCHECK
-from factory.families.webbing import WEB_PORT, web_environment_files
+from factory.families.tool.toolfamily import KIT_FILES as TOOL_KIT_FILES
+from factory.families.tool.toolfamily import TOOL_PORT, TOOLENV_DIR, Call, solve_script
+from factory.families.web.webfamily import HEALTHCHECK as WEB_HEALTHCHECK
+from factory.families.web.webfamily import WEB_PORT, web_environment_files
 from factory.generate.spec import TaskSpec
-from factory.tasks.config import TaskConfig
+from factory.tasks.config import TaskConfig, unique
 from factory.templating import render
 
 MODE_WEB_APP = "web-app"
@@ -139,7 +139,7 @@ def web_app_spec(task: LlmWebApp, task_id: str, config: TaskConfig) -> TaskSpec:
     files["tests/test_outputs.py"] = task.test_py.encode()
     config.environment.healthcheck = dict(WEB_HEALTHCHECK)  # type: ignore[assignment]
     config.environment.memory_mb = 768
-    config.metadata["tags"] = [*config.metadata.get("tags", []), "web"]
+    config.metadata["tags"] = unique([*config.metadata.get("tags", []), "web"])
     mutations = {
         re.sub(r"[^a-z0-9-]+", "-", name.lower()).strip("-")[:40] or f"near-miss-{i}": (
             _python_solution(code)
@@ -222,7 +222,7 @@ def tool_domain_spec(task: LlmToolDomain, task_id: str, config: TaskConfig) -> T
         "command": 'python3 -c "import urllib.request; '
         f"urllib.request.urlopen('http://127.0.0.1:{TOOL_PORT}/health', timeout=2)\"",
         "interval_sec": 0.5,
-        "timeout_sec": 5.0,
+        "timeout_sec": 30.0,  # one attempt; Harbor fails the trial when it runs out
         "retries": 20,
         "start_period_sec": 10.0,
     }
@@ -234,5 +234,5 @@ def tool_domain_spec(task: LlmToolDomain, task_id: str, config: TaskConfig) -> T
         }
     ]
     config.environment.memory_mb = 512
-    config.metadata["tags"] = [*config.metadata.get("tags", []), "tool-use", task.name]
+    config.metadata["tags"] = unique([*config.metadata.get("tags", []), "tool-use", task.name])
     return TaskSpec(id=task_id, files=files, config=config, mutations=mutations)

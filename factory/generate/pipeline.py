@@ -14,6 +14,13 @@ Candidates are deterministic: candidate ``a`` of a leaf has id ``<category>-<ski
 and seed ``H(suite seed, leaf path, a)``. A rerun reads the journal, skips finished candidates
 and redoes unfinished ones, so a killed run continues where it stopped and never duplicates a
 task.
+
+Verdicts do not depend on which worker finishes first: certification runs in parallel, but
+candidates are *settled* (near-duplicate check, moved to ``tasks/`` or ``rejected/``, journalled)
+in a fixed order, leaf by leaf in taxonomy order and attempt by attempt within a leaf. A leaf's
+candidate settles once every earlier attempt of its leaf has settled and every earlier leaf is
+closed (quota met or attempts spent), so of two near-duplicates the earlier one is kept, in every
+run and after every resume.
 """
 
 from __future__ import annotations
@@ -51,7 +58,7 @@ from factory.generate.taxonomy import Difficulty, Leaf, Taxonomy
 from factory.quality.dedup import DedupIndex
 from factory.runtime import DockerRuntime
 from factory.tasks.hashing import hash_tree
-from factory.tasks.model import load_task_config
+from factory.tasks.model import load_task_config, save_task_config
 from factory.validate.outcome import Outcome
 from factory.validate.validator import SIGNAL_POLL_SEC, Validator
 
@@ -109,6 +116,15 @@ class LeafState:
     def valid(self) -> int:
         return sum(r.status == ACCEPTED for r in self.results.values())
 
+    @property
+    def closed(self) -> bool:
+        """No further attempt of this leaf will start or settle."""
+        if self.inflight:
+            return False
+        if self.valid >= self.leaf.quota:
+            return True
+        return all(a in self.results for a in range(self.leaf.attempt_budget))
+
     def next_attempt(self) -> int | None:
         if self.valid + len(self.inflight) >= self.leaf.quota:
             return None
@@ -116,6 +132,21 @@ class LeafState:
             if attempt not in self.results and attempt not in self.inflight:
                 return attempt
         return None
+
+
+@dataclass
+class Certified:
+    """A candidate whose certification finished, waiting for its turn to settle."""
+
+    record: dict
+    staging: Path | None
+    outcome: str
+    reason: str
+    usage: LlmUsage
+    started: float
+    timings: dict[str, float]
+    threshold: float = 1.0
+    """The leaf's near-duplicate threshold."""
 
 
 class SuiteGenerator:
@@ -156,9 +187,10 @@ class SuiteGenerator:
         self._prepare()
         pool = ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="generate")
         running: dict[Future, tuple[LeafState, int]] = {}
+        certified: dict[tuple[str, int], Certified] = {}
         try:
             while True:
-                self._submit(pool, running)
+                self._submit(pool, running, len(certified))
                 if not running:
                     break
                 done: set[Future] = set()
@@ -166,11 +198,8 @@ class SuiteGenerator:
                     done, _ = wait(running, timeout=SIGNAL_POLL_SEC, return_when=FIRST_COMPLETED)
                 for future in done:
                     state, attempt = running.pop(future)
-                    state.inflight.discard(attempt)
-                    result = future.result()
-                    state.results[attempt] = result
-                    self.on_result(result)
-                    self.write_manifest()
+                    certified[(state.leaf.path, attempt)] = future.result()
+                self._settle_in_order(certified)
         except BaseException:
             self._cancel.set()
             pool.shutdown(wait=False, cancel_futures=True)
@@ -301,23 +330,63 @@ class SuiteGenerator:
                     shutil.rmtree(path, ignore_errors=True)
 
     def _submit(
-        self, pool: ThreadPoolExecutor, running: dict[Future, tuple[LeafState, int]]
+        self,
+        pool: ThreadPoolExecutor,
+        running: dict[Future, tuple[LeafState, int]],
+        waiting: int,
     ) -> None:
+        """Start candidates: up to ``2 * jobs`` running, and (so that certified candidates
+        waiting for an earlier one to settle stay bounded) ``8 * jobs`` unsettled in all."""
         while len(running) < self.jobs * 2 and not self._cancel.is_set():
-            picked = None
+            picked, blocking = None, True
             for state in self.states.values():
                 attempt = state.next_attempt()
                 if attempt is not None:
                     picked = (state, attempt)
                     break
+                blocking = blocking and state.closed
             if picked is None:
+                return
+            # The first unclosed leaf always gets its attempts (the others wait on it).
+            if not blocking and len(running) + waiting >= self.jobs * 8:
                 return
             state, attempt = picked
             state.inflight.add(attempt)
             running[pool.submit(self._candidate, state.leaf, state.plan, attempt)] = picked
 
+    def _settle_in_order(self, certified: dict[tuple[str, int], Certified]) -> None:
+        """Settle every certified candidate whose turn has come (see the module docstring)."""
+        for state in self.states.values():
+            while state.inflight:
+                attempt = min(state.inflight)
+                item = certified.pop((state.leaf.path, attempt), None)
+                if item is None:
+                    return  # an earlier attempt is still running
+                state.inflight.discard(attempt)
+                result = self._settle(item)
+                state.results[attempt] = result
+                self.on_result(result)
+                self.write_manifest()
+            if not state.closed:
+                return  # later leaves wait: this one may still start attempts
+
+    def _settle(self, item: Certified) -> CandidateResult:
+        outcome, reason = item.outcome, item.reason
+        if outcome == Outcome.VALID.value and item.staging is not None:
+            duplicate = self._index(
+                item.record["id"], hash_tree(item.staging), item.staging, item.threshold
+            )
+            if duplicate:
+                other, similarity = duplicate
+                outcome = QualityOutcome.DUPLICATE.value
+                reason = f"{'same content as' if similarity >= 1 else f'{similarity:.2f} similar to'} {other}"
+                item.record["duplicate_of"] = other
+        return self._finish(
+            item.record, item.staging, outcome, reason, item.usage, item.started, item.timings
+        )
+
     # --- one candidate --------------------------------------------------------------
-    def _candidate(self, leaf: Leaf, plan: list[Difficulty], attempt: int) -> CandidateResult:
+    def _candidate(self, leaf: Leaf, plan: list[Difficulty], attempt: int) -> Certified:
         started = time.monotonic()
         task_id = candidate_id(leaf, attempt)
         seed = candidate_seed(self.taxonomy.seed, leaf.path, attempt)
@@ -339,7 +408,7 @@ class SuiteGenerator:
         except GenerationError as exc:
             usage.add(exc.usage)
             record.update(prompt_version=exc.prompt_version, model=exc.model)
-            return self._finish(record, None, exc.outcome.value, str(exc), usage, started, {})
+            return Certified(record, None, exc.outcome.value, str(exc), usage, started, {})
         provenance = spec.config.provenance
         record.update(prompt_version=provenance.prompt_version, model=provenance.model)
         timings = {"generate": time.monotonic() - started}
@@ -367,16 +436,12 @@ class SuiteGenerator:
         outcome, reason = cert.outcome, cert.reason + repair_note
         if cert.valid:
             self._stamp(staging, cert)
-            duplicate = self._index(task_id, hash_tree(staging), staging, self._threshold(leaf))
-            if duplicate:
-                other, similarity = duplicate
-                outcome = QualityOutcome.DUPLICATE.value
-                reason = f"{'same content as' if similarity >= 1 else f'{similarity:.2f} similar to'} {other}"
-                record["duplicate_of"] = other
         record.update(
             verifier_strength=cert.verifier_strength, probes=[p.model_dump() for p in cert.probes]
         )
-        return self._finish(record, staging, outcome, reason, usage, started, timings)
+        return Certified(
+            record, staging, outcome, reason, usage, started, timings, self._threshold(leaf)
+        )
 
     def _certify(self, leaf: Leaf, spec: TaskSpec, staging: Path) -> Certificate:
         return certify(
@@ -409,7 +474,7 @@ class SuiteGenerator:
             }
         )
         config.set_provenance(provenance)
-        (folder / "task.toml").write_text(config.to_toml())
+        save_task_config(folder / "task.toml", config)
 
     def _finish(
         self,

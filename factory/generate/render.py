@@ -8,7 +8,6 @@ from factory import __version__
 from factory.families.base import Draft, Family
 from factory.generate.spec import TaskSpec
 from factory.generate.taxonomy import Difficulty
-from factory.resources import templates_dir
 from factory.tasks.config import (
     AgentConfig,
     EnvironmentConfig,
@@ -17,8 +16,10 @@ from factory.tasks.config import (
     TaskConfig,
     TaskSection,
     VerifierConfig,
+    unique,
 )
-from factory.templating import environment
+from factory.tasks.harbor_schema import CURRENT_SCHEMA_VERSION
+from factory.templating import folder_environment
 
 MUTATIONS_DIR = "mutations/"
 
@@ -51,8 +52,8 @@ def render_family(
     family: Family, draft: Draft, *, task_id: str, difficulty: Difficulty, origin: Origin
 ) -> TaskSpec:
     """Render a family's templates with the draft's context into a TaskSpec."""
-    env = environment()
-    root = templates_dir() / family.template_dir
+    root = family.templates
+    env = folder_environment(root)
     if not root.is_dir():
         raise FileNotFoundError(f"family {family.name}: no templates at {root}")
     context = {**draft.context, "difficulty": difficulty.value, "task_id": task_id}
@@ -61,8 +62,7 @@ def render_family(
     for path in sorted(p for p in root.rglob("*") if p.is_file()):
         rel = path.relative_to(root).as_posix()
         if rel.endswith(".j2"):
-            name = f"{family.template_dir}/{rel}"
-            content = env.get_template(name).render(**context).encode()
+            content = env.get_template(rel).render(**context).encode()
             rel = rel[: -len(".j2")]
         else:
             content = path.read_bytes()
@@ -75,16 +75,16 @@ def render_family(
     mutations.update(draft.mutations)
     files["instruction.md"] = _framing(origin).encode() + files["instruction.md"]
     config = TaskConfig(
-        schema_version="1.1",
+        schema_version=CURRENT_SCHEMA_VERSION,
         task=TaskSection(
             name=f"{origin.suite}/{task_id}",
             description=family.title,
-            keywords=[family.category, *draft.tags],
+            keywords=unique([family.category, *draft.tags]),
         ),
         metadata={
             "difficulty": difficulty.value,
             "category": family.category,
-            "tags": [family.name, *draft.tags],
+            "tags": unique([family.name, *draft.tags]),
         },
         verifier=VerifierConfig(timeout_sec=draft.verifier_timeout_sec),
         agent=AgentConfig(timeout_sec=draft.agent_timeout_sec),

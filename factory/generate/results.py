@@ -6,7 +6,7 @@ from enum import Enum
 
 from pydantic import BaseModel, Field
 
-from factory.validate.outcome import Outcome
+from factory.validate.outcome import Outcome, ProbeRecord
 
 
 class QualityOutcome(str, Enum):
@@ -28,14 +28,6 @@ class QualityOutcome(str, Enum):
 
 ACCEPTED = "accepted"
 REJECTED = "rejected"
-
-
-class ProbeRecord(BaseModel):
-    name: str
-    kind: str
-    reward: float | None
-    rejected: bool
-    detail: str = ""
 
 
 class LlmUsage(BaseModel):

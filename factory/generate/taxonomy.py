@@ -26,7 +26,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -34,23 +33,10 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from factory.errors import TaskFormatError
+from factory.vocabulary import Difficulty, Domain  # also imported from here by callers
 
 LLM_GENERATOR = "llm"
 _NAME_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
-
-
-class Domain(str, Enum):
-    """What kind of environment a leaf's tasks run in."""
-
-    TERMINAL = "terminal"
-    WEB = "web"
-    TOOL = "tool"
-
-
-class Difficulty(str, Enum):
-    EASY = "easy"
-    MEDIUM = "medium"
-    HARD = "hard"
 
 
 class _Strict(BaseModel):

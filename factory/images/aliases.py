@@ -95,6 +95,11 @@ class AliasTable:
                 return rule
         return None
 
+    def note_suffix(self, ref: str) -> str:
+        """``': <note>'`` of the rule that maps ``ref`` (how the stand-in differs), or ''."""
+        rule = self.lookup(ref)
+        return f": {rule.note}" if rule is not None and rule.note else ""
+
     def resolve(self, ref: str, exists: Callable[[str], bool]) -> str | None:
         """The local image to use for ``ref``, or None when nothing local fits."""
         if exists(ref):
@@ -190,5 +195,7 @@ def rewrite_dockerfile(
         out_lines.append(line)
     result.text = "\n".join(out_lines) + ("\n" if text.endswith("\n") else "")
     for original, local in result.substitutions:
-        result.notes.append(f"base image {original} -> {local} (alias)")
+        result.notes.append(
+            f"base image {original} -> {local} (alias{table.note_suffix(original)})"
+        )
     return result

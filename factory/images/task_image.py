@@ -98,7 +98,8 @@ class TaskImageBuilder:
             resolved = self.aliases.resolve(env.docker_image, self._base_available)
             if resolved is not None:
                 if resolved != env.docker_image:
-                    notes.append(f"docker_image {env.docker_image} -> {resolved} (alias)")
+                    suffix = self.aliases.note_suffix(env.docker_image)
+                    notes.append(f"docker_image {env.docker_image} -> {resolved} (alias{suffix})")
                 return TaskImage(resolved, False, time.monotonic() - started, resolved, notes)
             if not task.paths.dockerfile.is_file():
                 raise BaseImageMissingError(env.docker_image, task.paths.config)

@@ -35,6 +35,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from factory.cache import cache_root
 from factory.errors import BfclDataError
 from factory.importers import bfcl_runtime as rt
 
@@ -123,9 +124,7 @@ class BfclEntry(BaseModel):
 
 def cache_dir() -> Path:
     """~/.cache/factory (honours FACTORY_CACHE_DIR and XDG_CACHE_HOME)."""
-    if os.environ.get("FACTORY_CACHE_DIR"):
-        return Path(os.environ["FACTORY_CACHE_DIR"])
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "factory"
+    return cache_root()
 
 
 def find_wheel() -> Path | None:

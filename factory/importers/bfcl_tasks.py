@@ -37,7 +37,7 @@ from factory.errors import BfclDataError
 from factory.fsutil import staged_directory, write_text_atomic
 from factory.importers import bfcl
 from factory.importers import bfcl_runtime as rt
-from factory.resources import templates_dir
+from factory.resources import templates_dir, toolenv_dir
 from factory.tasks.config import (
     AgentConfig,
     EnvironmentConfig,
@@ -46,7 +46,9 @@ from factory.tasks.config import (
     TaskConfig,
     TaskSection,
     VerifierConfig,
+    unique,
 )
+from factory.tasks.harbor_schema import CURRENT_SCHEMA_VERSION
 from factory.tasks.model import load_harbor_task
 from factory.templating import render
 from factory.toolenv.bfcl_backend import BfclBackend
@@ -57,7 +59,7 @@ REPORT_NAME = ".bfcl-import.json"
 """Import report in the output folder (hidden: ``DIR/*`` globs only the tasks)."""
 TOOL_PORT = 8000
 TEMPLATES = "import/bfcl"
-TOOLENV_DIR = Path(__file__).resolve().parent.parent / "toolenv"
+TOOLENV_DIR = toolenv_dir()  # environments/tools/toolenv
 _KIT_FILES = ("__init__.py", "core.py", "server.py", "cli.py", "bfcl_backend.py")
 #: BFCL module every API class imports (its long-context filler data).
 _SHARED_MODULES = ("long_context",)
@@ -365,15 +367,15 @@ def _config(
     )
     classes = [c.lower() for c in entry.involved_classes]
     config = TaskConfig(
-        schema_version="1.1",
+        schema_version=CURRENT_SCHEMA_VERSION,
         task=TaskSection(
             name=task_id,
             description=f"BFCL multi-turn base entry {entry.id}, {entry.num_turns} requests",
-            keywords=["tool-use", "bfcl", "multi-turn", *classes],
+            keywords=unique(["tool-use", "bfcl", "multi-turn", *classes]),
         ),
         metadata={
             "category": "tool-use",
-            "tags": ["tool-use", "bfcl", "multi-turn", *classes],
+            "tags": unique(["tool-use", "bfcl", "multi-turn", *classes]),
             "license": LICENSE,
             "bfcl_id": entry.id,
         },
@@ -386,7 +388,7 @@ def _config(
             healthcheck={
                 "command": health,
                 "interval_sec": 0.5,
-                "timeout_sec": 5.0,
+                "timeout_sec": 30.0,  # one attempt; Harbor fails the trial when it runs out
                 "retries": 20,
                 "start_period_sec": 10.0,
             },

@@ -27,7 +27,7 @@ from pathlib import Path
 from factory.errors import FactoryError
 from factory.runtime import DockerRuntime
 from factory.tasks.config import FactoryProvenance
-from factory.tasks.model import Task, load_task_config
+from factory.tasks.model import Task, load_task_config, save_task_config
 from factory.validate.outcome import PhaseKind, PhaseResult
 from factory.validate.phases import container_spec, run_phase
 
@@ -167,9 +167,7 @@ def stamp_flake_rate(task_dir: Path, result: FlakeResult) -> bool:
         update={"flake_rate": round(rate, 4), "flake_runs": len(result.scored)}
     )
     config.set_provenance(provenance)
-    from factory.fsutil import write_text_atomic
-
-    write_text_atomic(path, config.to_toml())
+    save_task_config(path, config)
     return True
 
 

@@ -15,7 +15,14 @@ from enum import Enum
 from typing import Any
 
 import tomli_w
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_serializer,
+    field_validator,
+    model_validator,
+)
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -27,6 +34,11 @@ DEFAULT_VERIFIER_TIMEOUT_SEC = 600.0
 DEFAULT_BUILD_TIMEOUT_SEC = 600.0
 DEFAULT_CPUS = 1.0
 DEFAULT_MEMORY_MB = 2048
+
+
+def unique(values: list[str]) -> list[str]:
+    """``values`` without repeats, in first-seen order (keywords and tags are sets)."""
+    return list(dict.fromkeys(values))
 
 
 class NetworkMode(str, Enum):
@@ -131,19 +143,45 @@ class HealthcheckConfig(_Section):
     """Pause between attempts during the start period (default: 0.2 s, factory polls fast)."""
 
 
+class McpTransport(str, Enum):
+    """The MCP transports Harbor's task format names."""
+
+    STREAMABLE_HTTP = "streamable-http"
+    SSE = "sse"
+    """The HTTP+SSE transport of MCP 2024-11-05 (deprecated by MCP)."""
+    STDIO = "stdio"
+
+
 class McpServerConfig(_Section):
     """One ``[[environment.mcp_servers]]`` entry: an MCP server the agent may use."""
 
     name: str
     """Server identifier (agents prefix tool names with it)."""
-    transport: str = "streamable-http"
-    """``streamable-http``, ``http``, ``sse`` or ``stdio``."""
+    transport: McpTransport = McpTransport.STREAMABLE_HTTP
+    """``streamable-http``, ``sse`` or ``stdio`` (Harbor knows no other; a file that says
+    ``http`` is read as ``streamable-http``, and written back that way)."""
     url: str | None = None
     """Endpoint for the HTTP transports, as seen from inside the task container."""
     command: str | None = None
     """Command for the stdio transport."""
     args: list[str] = Field(default_factory=list)
     """Arguments of ``command``."""
+
+    @field_validator("transport", mode="before")
+    @classmethod
+    def _http_means_streamable(cls, value: Any) -> Any:
+        return McpTransport.STREAMABLE_HTTP if value == "http" else value
+
+    @model_validator(mode="after")
+    def _check_endpoint(self) -> McpServerConfig:
+        if self.transport is McpTransport.STDIO:
+            if not self.command:
+                raise ValueError(f"MCP server {self.name!r}: transport stdio needs a command")
+        elif not self.url:
+            raise ValueError(
+                f"MCP server {self.name!r}: transport {self.transport.value} needs a url"
+            )
+        return self
 
 
 class EnvironmentConfig(_Section):
@@ -154,7 +192,7 @@ class EnvironmentConfig(_Section):
     docker_image: str | None = None
     """A prebuilt image to use instead of building ``environment/Dockerfile``."""
     cpus: float | None = Field(default=None, gt=0)
-    """CPU cores (default 1)."""
+    """CPU cores (default 1); a whole number is written as an integer (Harbor's field is one)."""
     memory_mb: int | None = Field(default=None, gt=0)
     """Memory limit in MB (default 2048)."""
     memory: str | None = None
@@ -184,6 +222,10 @@ class EnvironmentConfig(_Section):
     """MCP servers the environment offers to the agent."""
 
     _env = field_validator("env", mode="before")(_coerce_env)
+
+    @field_serializer("cpus")
+    def _whole_cpus(self, value: float | None) -> float | int | None:
+        return int(value) if value is not None and float(value).is_integer() else value
 
     @field_validator("memory", "storage")
     @classmethod
@@ -307,8 +349,14 @@ class TaskConfig(_Section):
         """Parse TOML text (raises ``tomllib.TOMLDecodeError`` or ``pydantic.ValidationError``)."""
         return cls.model_validate(tomllib.loads(text))
 
-    def to_toml(self) -> str:
+    def to_toml(self, keep: str | None = None) -> str:
+        """The TOML text. With ``keep`` (the file's current text), that text changed only
+        where the values differ: its comments, order and number spelling survive."""
         data = self.model_dump(mode="json", exclude_unset=True, exclude_none=True)
+        if keep is not None:
+            from factory.tasks.toml_merge import merge_toml
+
+            return merge_toml(keep, data)
         # Sections present in the input but emptied are dropped; keep tables after scalars.
         scalars = {k: v for k, v in data.items() if not isinstance(v, dict)}
         tables = {k: v for k, v in data.items() if isinstance(v, dict)}

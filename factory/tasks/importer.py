@@ -9,8 +9,8 @@ from pathlib import Path
 from factory import __version__
 from factory.errors import TaskFormatError
 from factory.fsutil import staged_directory
-from factory.tasks.model import load_harbor_task, task_id_from_name
-from factory.tasks.offline import scan_test_script, with_build_time_installs
+from factory.tasks.model import load_harbor_task, save_task_config, task_id_from_name
+from factory.tasks.offline import VERIFIER_ENV, scan_test_script, with_build_time_installs
 from factory.tasks.paths import TaskPaths, TB1Paths
 from factory.tasks.tb1 import convert_tb1
 
@@ -53,6 +53,11 @@ def import_harbor(src: Path, dest: Path) -> list[str]:
             out.dockerfile.write_text(with_build_time_installs(dockerfile, scan))
             notes += scan.notes
         config = task.config
+        if scan.uses_uv and out.dockerfile.is_file():
+            config.verifier.env = {**config.verifier.env, **VERIFIER_ENV}
+            notes.append(
+                "[verifier].env UV_OFFLINE=1: the tests' uv works from its build-time cache"
+            )
         env = config.environment
         if env.network_mode is None and env.allow_internet is None:
             env.allow_internet = True
@@ -68,7 +73,7 @@ def import_harbor(src: Path, dest: Path) -> list[str]:
                 }
             )
         )
-        out.config.write_text(config.to_toml())
+        save_task_config(out.config, config)
     return notes
 
 

@@ -12,9 +12,11 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+import tomlkit
 from pydantic import ValidationError
 
 from factory.errors import TaskFormatError
+from factory.fsutil import write_text_atomic
 from factory.tasks.config import TaskConfig
 from factory.tasks.hashing import hash_tree
 from factory.tasks.paths import TaskPaths, TB1Paths
@@ -55,6 +57,20 @@ def load_task_config(path: Path) -> TaskConfig:
     except ValidationError as exc:
         loc, msg = pydantic_error_field(exc)
         raise TaskFormatError(path, msg, field=loc or None) from None
+
+
+def save_task_config(path: Path, config: TaskConfig) -> None:
+    """Write ``config`` to ``path`` (atomically). An existing file is updated in place: its
+    comments, key order and number spelling are kept wherever the values did not change."""
+    try:
+        current = path.read_text(encoding="utf-8") if path.is_file() else None
+    except (OSError, UnicodeDecodeError):
+        current = None
+    try:
+        text = config.to_toml(keep=current)
+    except tomlkit.exceptions.ParseError:  # not TOML any more: written afresh
+        text = config.to_toml()
+    write_text_atomic(path, text)
 
 
 @dataclass

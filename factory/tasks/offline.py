@@ -4,7 +4,9 @@ Public test scripts install their tools at test time: ``apt-get install curl``, 
 ``astral.sh``, then ``uv add pytest==8.4.1`` or ``uvx -w pytest ...``. The importers use
 :func:`scan_test_script` to find those installs; the packages are installed at *build* time
 instead (see ``templates/import/dockerfile-appendix.j2``) and the internet-only lines are
-neutralised. Every change is described in a note.
+neutralised. uv itself is the real one from PyPI, at the version the installer named; what the
+script's uv commands fetch is put in uv's cache at build time, and the verifier runs uv with
+``UV_OFFLINE=1`` (:data:`VERIFIER_ENV`). Every change is described in a note.
 """
 
 from __future__ import annotations
@@ -19,6 +21,11 @@ from factory.templating import render
 _INSTALLER_RE = re.compile(
     r"(curl|wget)\b[^|]*\b(astral\.sh|get\.uv|install\.python-poetry)[^|]*\|\s*(ba)?sh"
 )
+_UV_VERSION_RE = re.compile(r"astral\.sh/uv/(\d+\.\d+\.\d+)/")
+DEFAULT_UV_VERSION = "0.9.30"
+"""uv installed when a script installs uv without naming a version (same as factory/base)."""
+VERIFIER_ENV = {"UV_OFFLINE": "1"}
+"""``[verifier].env`` of an imported task whose tests use uv: resolve from the cache only."""
 _APT_RE = re.compile(r"^\s*(sudo\s+)?(apt-get|apt)\s+(-\S+\s+)*(update|install)\b")
 _SEGMENT_SPLIT = re.compile(r"\s*(?:&&|;|\|\|)\s*")
 _PIP_OPTS_WITH_VALUE = {
@@ -52,12 +59,16 @@ class ScriptScan:
     system_packages: list[str] = field(default_factory=list)
     """pip-installed into the system Python (the script did that itself)."""
     venv_packages: list[str] = field(default_factory=list)
-    """uv-managed: installed into a separate test virtualenv."""
+    """uv-managed: fetched into uv's cache at build time."""
+    uses_uv: bool = False
+    """The script runs uv or uvx (or installed uv)."""
+    uv_version: str | None = None
+    """The uv version the script's installer named."""
     notes: list[str] = field(default_factory=list)
 
     @property
     def needs_install(self) -> bool:
-        return bool(self.apt_packages or self.system_packages or self.venv_packages)
+        return bool(self.apt_packages or self.system_packages or self.venv_packages or self.uses_uv)
 
 
 def _spec_name(spec: str) -> str:
@@ -152,6 +163,8 @@ def _scan_segment(words: list[str], scan: ScriptScan, root: Path | None) -> None
         if args[:1] == ["install"]:
             _add(scan.system_packages, _requirements(args[1:], root))
         return
+    if head in ("uv", "uvx"):
+        scan.uses_uv = True
     if head == "uv" and rest:
         sub = rest[0]
         if sub == "add":
@@ -206,8 +219,12 @@ def scan_test_script(text: str, *, name: str, requirement_root: Path | None = No
             continue
         if _INSTALLER_RE.search(line):
             out.append(
-                f": # factory: removed (needs the internet; the image provides uv): {stripped}"
+                f": # factory: removed (needs the internet; uv is installed at build time): {stripped}"
             )
+            if "poetry" not in _INSTALLER_RE.search(line).group(2):
+                scan.uses_uv = True
+                version = _UV_VERSION_RE.search(line)
+                scan.uv_version = scan.uv_version or (version.group(1) if version else None)
             scan.notes.append(f"{name}: removed the installer download `{stripped[:80]}`")
             continue
         segments = _SEGMENT_SPLIT.split(stripped)
@@ -238,8 +255,8 @@ def scan_test_script(text: str, *, name: str, requirement_root: Path | None = No
         )
     if scan.venv_packages:
         scan.notes.append(
-            f"{name}: pre-installed {' '.join(scan.venv_packages)} into /opt/factory/test-venv "
-            "(what uv fetched at test time)"
+            f"{name}: {' '.join(scan.venv_packages)} fetched into uv's cache at build time (what "
+            "uv fetched at test time); the verifier runs uv with UV_OFFLINE=1"
         )
     return scan
 
@@ -264,6 +281,8 @@ def merge_scans(scans: list[ScriptScan]) -> ScriptScan:
         _add(merged.apt_packages, scan.apt_packages)
         _add(merged.system_packages, scan.system_packages)
         _add(merged.venv_packages, scan.venv_packages)
+        merged.uses_uv = merged.uses_uv or scan.uses_uv
+        merged.uv_version = merged.uv_version or scan.uv_version
         merged.notes += scan.notes
     return merged
 
@@ -289,6 +308,8 @@ def dockerfile_appendix(scan: ScriptScan, dockerfile: str) -> str:
         apt_packages=scan.apt_packages,
         system_packages=scan.system_packages,
         venv_packages=scan.venv_packages,
+        uv=scan.uses_uv,
+        uv_version=scan.uv_version or DEFAULT_UV_VERSION,
         restore_user=last_user(dockerfile),
     )
 

@@ -39,9 +39,15 @@ from factory.tasks.config import (
     VerifierConfig,
     parse_size_mb,
 )
+from factory.tasks.harbor_schema import CURRENT_SCHEMA_VERSION
 from factory.tasks.hashing import hash_tree
 from factory.tasks.model import Task, load_harbor_task, pydantic_error_field
-from factory.tasks.offline import merge_scans, scan_test_script, with_build_time_installs
+from factory.tasks.offline import (
+    VERIFIER_ENV,
+    merge_scans,
+    scan_test_script,
+    with_build_time_installs,
+)
 from factory.tasks.paths import TaskPaths, TB1Paths
 from factory.templating import render
 
@@ -339,7 +345,7 @@ def convert_tb1(src: Path, dest: Path) -> Task:
         out.instruction.write_text(spec.instruction_text() or "")
         environment = _compose_environment(client, paths.compose, notes)
         config = TaskConfig(
-            schema_version="1.1",
+            schema_version=CURRENT_SCHEMA_VERSION,
             task=TaskSection(name=src.name),
             metadata={
                 k: v
@@ -352,7 +358,10 @@ def convert_tb1(src: Path, dest: Path) -> Task:
                 }.items()
                 if v
             },
-            verifier=VerifierConfig(timeout_sec=spec.max_test_timeout_sec),
+            verifier=VerifierConfig(
+                timeout_sec=spec.max_test_timeout_sec,
+                **({"env": dict(VERIFIER_ENV)} if scan.uses_uv else {}),
+            ),
             agent=AgentConfig(timeout_sec=spec.max_agent_timeout_sec),
             environment=environment,
         )

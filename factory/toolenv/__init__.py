@@ -1,12 +1,13 @@
-"""Tool environments: a stateful domain (a JSON database plus tools and a policy) served to the
-agent from inside the task container.
+"""The tool server, as the host sees it.
 
-This package is stdlib-only on purpose: it is copied verbatim into every tool task's
-``environment/`` (as ``/opt/toolenv/toolenv``) and runs there, and the generator imports the
-very same code on the host to sample tool chains and compute each task's expected final state.
-
-* :mod:`.core` - tools as JSON-schema functions, the environment (state, call log, policy).
-* :mod:`.server` - the HTTP server: OpenAI-style ``/tools`` + ``/call`` and an MCP endpoint.
-* :mod:`.cli` - ``tool`` inside the container: list and call tools from a shell.
-* :mod:`.domains` - one module per domain (airline, banking, ...).
+The tool server and its domains run inside tool task containers; their one source is
+``environments/tools/toolenv/`` (copied into every tool task as ``/opt/toolenv/toolenv``). This
+package only points its ``__path__`` there, so ``factory.toolenv.core``,
+``factory.toolenv.domains.airline`` and the rest are those very files: the tool families run a
+task's reference calls on the host with exactly the code the container will serve. The code
+there is standard library only and imports nothing from ``factory`` (see CONTRIBUTING.md).
 """
+
+from factory.resources import toolenv_dir
+
+__path__ = [str(toolenv_dir())]

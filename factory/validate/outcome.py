@@ -30,6 +30,11 @@ class Outcome(str, Enum):
     """The harness or the engine failed (container died, engine error)."""
     UNHEALTHY = "unhealthy"
     """The environment's healthcheck never passed (its app or tool server did not come up)."""
+    INVALID_REWARD = "invalid_reward"
+    """The verifier wrote a reward that is not a number in [0, 1]."""
+    CHEAT_PASSED = "cheat_passed"
+    """A solution that does not solve the task (a trivial agent or a tampering attack) scored
+    (``factory validate --probes``; generation's certification has the same outcome)."""
 
 
 class PhaseKind(str, Enum):
@@ -50,6 +55,10 @@ class PhaseResult(BaseModel):
     """'reward.txt' or 'reward.json'."""
     reward_error: str | None = None
     """Why no reward could be read (missing file, not a number, ...)."""
+    reward_invalid: bool = False
+    """True when a reward file exists but holds no number in [0, 1] (outcome invalid_reward)."""
+    isolation: str | None = None
+    """What the harness undid before the verifier ran (frozen processes, restored files)."""
     metrics: dict[str, float] = Field(default_factory=dict)
     """All numeric metrics of reward.json."""
     solve_exit_code: int | None = None
@@ -76,6 +85,18 @@ class PhaseResult(BaseModel):
         return max(0.0, total - self.timings.get("solve", 0.0) - self.timings.get("test", 0.0))
 
 
+class ProbeRecord(BaseModel):
+    """One probe's result as stored in reports (see :mod:`factory.validate.probes`)."""
+
+    name: str
+    kind: str
+    """'cheat' or 'mutation'."""
+    reward: float | None
+    rejected: bool
+    """True when the tests gave this wrong solution no reward."""
+    detail: str = ""
+
+
 class TaskValidation(BaseModel):
     """The verdict on one task, as stored in validation.json."""
 
@@ -93,6 +114,8 @@ class TaskValidation(BaseModel):
     phases: list[PhaseResult] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
     """What was rewritten (aliases, imports) or skipped (resume)."""
+    probes: list[ProbeRecord] = Field(default_factory=list)
+    """Cheat probes run by ``factory validate --probes`` (empty otherwise)."""
     resumed: bool = False
     """True when this entry was carried over from an earlier run (same content hash)."""
 
@@ -124,8 +147,22 @@ def parse_reward(
 
     Returns (reward, source, metrics, error). ``reward.txt`` holds one number; ``reward.json`` an
     object of numeric metrics whose ``reward`` key (or only key) is the reward. reward.txt wins
-    when both exist.
+    when both exist. A reward outside [0, 1] is no reward (an error naming the value).
     """
+    reward, source, metrics, error = _read_reward(files)
+    if reward is not None and not 0.0 <= reward <= 1.0:
+        return None, source, metrics, f"{source} holds the reward {reward:g}, outside [0, 1]"
+    return reward, source, metrics, error
+
+
+def reward_is_invalid(source: str | None, error: str | None) -> bool:
+    """True when a reward file was there but held no usable reward (outcome invalid_reward)."""
+    return source is not None and error is not None
+
+
+def _read_reward(
+    files: dict[str, bytes],
+) -> tuple[float | None, str | None, dict[str, float], str | None]:
     if "reward.txt" in files:
         text = files["reward.txt"].decode("utf-8", errors="replace").strip()
         try:
@@ -177,7 +214,8 @@ def _tail(text: str, lines: int = 3) -> str:
 def classify(phases: list[PhaseResult]) -> tuple[Outcome, str]:
     """Turn the phases of one task into an outcome and a one-line reason.
 
-    Precedence: infra_error > unhealthy > timeout > flaky > passes_without_solution > fails_with_solution.
+    Precedence: infra_error > unhealthy > invalid_reward > timeout > flaky >
+    passes_without_solution > fails_with_solution.
     A nop phase without a readable reward counts as 0 (the tests failed before writing one).
     """
     for phase in phases:
@@ -191,6 +229,12 @@ def classify(phases: list[PhaseResult]) -> tuple[Outcome, str]:
             return Outcome.UNHEALTHY, (
                 f"{phase.kind.value} run {phase.repeat}: {phase.unhealthy}; check the "
                 "entrypoint that starts the service and environment.healthcheck in task.toml"
+            )
+    for phase in phases:
+        if phase.reward_invalid:
+            return Outcome.INVALID_REWARD, (
+                f"{phase.kind.value} run {phase.repeat}: {phase.reward_error}; the verifier "
+                "must write one number in [0, 1] to /logs/verifier/reward.txt (or reward.json)"
             )
     for phase in phases:
         if phase.timed_out:

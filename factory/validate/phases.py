@@ -1,12 +1,14 @@
 """One validation phase = one fresh container: (solution), then tests, then read the reward.
 
-The verifier never trusts what the solution could have written: ``/tests`` is deleted and
-re-uploaded after the solution finished, and ``/logs/verifier`` is emptied right before
-``tests/test.sh`` starts.
+The verifier never trusts what the solution could have touched: before ``tests/test.sh`` runs,
+the processes the solution started are frozen and the verifier's toolchain is restored
+(:mod:`factory.validate.isolation`), ``/tests`` is deleted and re-uploaded, and
+``/logs/verifier`` is emptied, all by the harness's own static busybox.
 """
 
 from __future__ import annotations
 
+import shlex
 import time
 import uuid
 from concurrent.futures import Future
@@ -18,14 +20,15 @@ from factory.errors import (
     EnvironmentUnhealthyError,
     ExecTimeoutError,
 )
-from factory.runtime import ContainerSpec, DockerRuntime, ExecResult, Readiness, Sandbox
+from factory.runtime import BUSYBOX, ContainerSpec, DockerRuntime, ExecResult, Readiness, Sandbox
 from factory.tasks.model import Task
 from factory.tasks.paths import (
     CONTAINER_SOLUTION_DIR,
     CONTAINER_TESTS_DIR,
     CONTAINER_VERIFIER_LOGS_DIR,
 )
-from factory.validate.outcome import PhaseKind, PhaseResult, parse_reward
+from factory.validate.isolation import VERIFIER_ENV, Baseline, capture_baseline, isolate
+from factory.validate.outcome import PhaseKind, PhaseResult, parse_reward, reward_is_invalid
 
 HARNESS_STEP_TIMEOUT_SEC = 60.0
 _SWAP_FAILED = "factory-harness:tests-not-installed"
@@ -103,9 +106,12 @@ def run_phase(
             result.unhealthy = str(exc)
             return result
         solution = solution_dir or task.paths.solution_dir
-        if kind is PhaseKind.ORACLE and not _solve(task, box, result, log_dir, solution):
-            return result
-        verify(task, box, result, log_dir)
+        baseline = None
+        if kind is PhaseKind.ORACLE:
+            baseline = capture_baseline(box)
+            if not _solve(task, box, result, log_dir, solution):
+                return result
+        verify(task, box, result, log_dir, baseline=baseline)
     except ContainerDiedError as exc:
         message = str(exc)
         state = box.state()
@@ -153,39 +159,60 @@ def _solve(task: Task, box: Sandbox, result: PhaseResult, log_dir: Path, solutio
     return True
 
 
-def verify(task: Task, box: Sandbox, result: PhaseResult, log_dir: Path) -> None:
+def verify(
+    task: Task,
+    box: Sandbox,
+    result: PhaseResult,
+    log_dir: Path,
+    *,
+    baseline: Baseline | None = None,
+) -> None:
     """Install the tests, run tests/test.sh, read the reward into ``result`` (also used by the
-    agent harness after an episode)."""
+    agent harness after an episode). ``baseline``: the processes recorded before the agent's
+    first command; when given, what the agent left behind is isolated first (see
+    :mod:`factory.validate.isolation`)."""
     timings = result.timings
     verifier = task.config.verifier
+    if baseline is not None:
+        mark = time.monotonic()
+        report = isolate(box, baseline)
+        timings["isolate"] = time.monotonic() - mark
+        result.isolation = report.summary()
+        (log_dir / "isolation.log").write_text(report.log_text(), encoding="utf-8")
     mark = time.monotonic()
     # The tests arrive under a fresh name, then replace whatever sits at /tests (baked into the
     # image, or planted by the solution); /logs/verifier is emptied right before they start.
     staged = f"/.factory-tests-{uuid.uuid4().hex[:12]}"
     box.upload_dir(task.paths.tests_dir, staged)
     timings["upload"] = timings.get("upload", 0.0) + time.monotonic() - mark
+    tool = f"{BUSYBOX} " if box.spec.harness else ""
     swap = (
-        f"rm -rf {CONTAINER_TESTS_DIR} {CONTAINER_VERIFIER_LOGS_DIR} && mv {staged} "
-        f"{CONTAINER_TESTS_DIR} && mkdir -p {CONTAINER_VERIFIER_LOGS_DIR}"
+        f"{tool}rm -rf {CONTAINER_TESTS_DIR} {CONTAINER_VERIFIER_LOGS_DIR} && {tool}mv {staged} "
+        f"{CONTAINER_TESTS_DIR} && {tool}mkdir -p {CONTAINER_VERIFIER_LOGS_DIR}"
     )
     script = f"{CONTAINER_TESTS_DIR}/test.sh"
+    shell = [BUSYBOX, "sh"] if box.spec.harness else ["sh"]
     if verifier.user:
-        swap += f" && chown {verifier.user} {CONTAINER_VERIFIER_LOGS_DIR}"
+        swap += f" && {tool}chown {verifier.user} {CONTAINER_VERIFIER_LOGS_DIR}"
         box.exec_checked(
-            ["sh", "-c", swap], timeout_sec=HARNESS_STEP_TIMEOUT_SEC, what="verifier set-up"
+            [*shell, "-c", swap],
+            timeout_sec=HARNESS_STEP_TIMEOUT_SEC,
+            what="verifier set-up",
+            user="0" if box.spec.harness else None,
         )
         command = ["sh", "-c", _RUN_SCRIPT, script]
-    else:  # one exec: swap, then the tests
+    else:  # one exec: swap (busybox), then the tests with the image's own /bin/sh
         command = [
-            "sh",
+            *shell,
             "-c",
-            f"{swap} || {{ echo {_SWAP_FAILED} >&2; exit 97; }}; {_RUN_SCRIPT}",
+            f"{swap} || {{ echo {_SWAP_FAILED} >&2; exit 97; }}; "
+            f'exec /bin/sh -c {shlex.quote(_RUN_SCRIPT)} "$0"',
             script,
         ]
     test = box.exec(
         command,
         timeout_sec=verifier.timeout_sec,
-        env={"TEST_DIR": CONTAINER_TESTS_DIR, **verifier.env},
+        env={"TEST_DIR": CONTAINER_TESTS_DIR, **VERIFIER_ENV, **verifier.env},
         user=verifier.user,
         what="tests/test.sh",
     )
@@ -213,3 +240,4 @@ def verify(task: Task, box: Sandbox, result: PhaseResult, log_dir: Path) -> None
         metrics,
         error,
     )
+    result.reward_invalid = reward_is_invalid(source, error)

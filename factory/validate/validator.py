@@ -31,6 +31,7 @@ from factory.fsutil import write_text_atomic
 from factory.images.task_image import TaskImageBuilder
 from factory.runtime import ContainerSpec, DockerRuntime
 from factory.tasks.model import Task, load_task
+from factory.tasks.offline import scan_test_script
 from factory.validate.outcome import (
     Outcome,
     PhaseKind,
@@ -40,8 +41,25 @@ from factory.validate.outcome import (
     classify,
 )
 from factory.validate.phases import container_spec, run_phase
+from factory.validate.probes import cheat_scripts, run_probes
 
 REPORT_NAME = "validation.json"
+
+
+def _undeclared_network_hint(task: Task) -> str:
+    """Why a task that fetches at test time fails here although Harbor would pass it."""
+    env = task.config.environment
+    script = task.paths.test_script
+    if env.network_mode is not None or env.allow_internet is not None or not script.is_file():
+        return ""
+    scan = scan_test_script(script.read_text(errors="replace"), name=script.name)
+    if not scan.needs_install:
+        return ""
+    return (
+        "; note: the tests fetch packages at test time and the task declares no network, so "
+        "factory ran them offline (Harbor's default is online): `factory tasks import` installs "
+        "them at build time, or declare environment.network_mode"
+    )
 
 
 def _close_unused(future: Future) -> None:
@@ -76,6 +94,7 @@ class Validator:
         jobs: int = 1,
         force: bool = False,
         prestart: bool = True,
+        probes: bool = False,
         on_task_done: Callable[[TaskValidation], None] | None = None,
         on_task_start: Callable[[Path], None] | None = None,
     ) -> None:
@@ -89,6 +108,7 @@ class Validator:
         self.jobs = jobs
         self.force = force
         self.prestart = prestart
+        self.probes = probes
         self.on_task_done = on_task_done or (lambda _t: None)
         self.on_task_start = on_task_start or (lambda _p: None)
         self.images = TaskImageBuilder(runtime)
@@ -177,6 +197,10 @@ class Validator:
                         f"; note: the image build could not reach {hosts} (no internet here), "
                         "so the environment may lack what it downloads (see build.log)"
                     )
+            if verdict.outcome is Outcome.FAILS_WITH_SOLUTION:
+                verdict.reason += _undeclared_network_hint(task)
+            if verdict.outcome is Outcome.VALID and self.probes:
+                self._probe(task, image, logs, verdict)
             if verdict.outcome is Outcome.INFRA_ERROR and self._cancel.is_set():
                 verdict.reason = "interrupted before the task finished"
             self._sum_timings(verdict)
@@ -290,6 +314,30 @@ class Validator:
             if upcoming is not None:
                 upcoming.add_done_callback(_close_unused)
         return phases
+
+    def _probe(self, task: Task, image: str, logs: Path, verdict: TaskValidation) -> None:
+        """``--probes``: every cheat probe (trivial agents, each tampering attack) must score 0."""
+        mark = time.monotonic()
+        results = run_probes(
+            self.runtime, task, image, cheat_scripts((), attacks="each"), "cheat", logs
+        )
+        verdict.timings["probes"] = time.monotonic() - mark
+        verdict.probes = [r.record() for r in results]
+        for result in results:
+            verdict.logs[f"cheat-{result.name}"] = result.log_dir
+        broken = [r for r in results if r.reward is None]
+        passed = [r for r in results if r.reward is not None and not r.rejected]
+        if broken:
+            verdict.outcome = Outcome.INFRA_ERROR
+            verdict.reason = f"cheat probe '{broken[0].name}': {broken[0].detail}"
+        elif passed:
+            names = ", ".join(f"'{r.name}' ({r.reward:g})" for r in passed)
+            verdict.outcome = Outcome.CHEAT_PASSED
+            verdict.reason = (
+                f"a solution that does not solve the task scores: {names}; see "
+                f"{passed[0].log_dir} (the tests must check the outcome, not trust the "
+                "agent's code or files)"
+            )
 
     def _start_ahead(self, spec: ContainerSpec) -> Future | None:
         return self._starter.submit(self.runtime.start, spec) if self.prestart else None

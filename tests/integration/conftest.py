@@ -50,11 +50,14 @@ def no_leaks(request):
     os.environ["FACTORY_RUN_PREFIX"] = RUN_PREFIX  # subprocesses inherit it
     before = _task_images(api)
     yield
-    # Containers of other live processes (a concurrent `factory validate`) are not ours.
+    # Containers of other live processes (a concurrent `factory validate`) are not ours, and
+    # neither are containers without a run label: they inherited factory.managed from one of
+    # our images (an image build's step containers, possibly another process's build in
+    # progress, which removing would break).
     leaked = [
         c
         for c in api.containers(all=True, filters={"label": f"{LABEL_MANAGED}=1"})
-        if not owner_alive(c.get("Labels") or {})
+        if LABEL_RUN in (c.get("Labels") or {}) and not owner_alive(c.get("Labels") or {})
     ]
     for item in leaked:
         api.remove_container(item["Id"], force=True)

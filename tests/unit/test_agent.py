@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import json
 
-from factory.agent.actions import parse_action
+from factory.agent.actions import ActionFormat, parse_action
 from factory.agent.harness import truncate
 from factory.agent.suite import SuiteTask, split_suite
 
@@ -20,14 +20,43 @@ def test_tool_call_actions():
             "id": "c1",
             "type": "function",
             "function": {"name": "bash", "arguments": json.dumps({"command": "wc -l f"})},
-        }
+        },
+        {"id": "c2", "function": {"name": "find_user", "arguments": '{"query": "ada"}'}},
     ]
     action = parse_action("", calls)
-    assert action.commands == ["wc -l f"] and action.tool_call_ids == ["c1"]
-    bad = parse_action("", [{"id": "c2", "function": {"name": "bash", "arguments": "{oops"}}])
-    assert bad.error and not bad.done
-    other = parse_action("", [{"id": "c3", "function": {"name": "python", "arguments": "{}"}}])
-    assert "unknown tool" in other.error
+    assert [(c.id, c.name, c.arguments) for c in action.calls] == [
+        ("c1", "bash", {"command": "wc -l f"}),
+        ("c2", "find_user", {"query": "ada"}),
+    ]
+    assert not action.done and action.calls[0].describe() == "wc -l f"
+    bad = parse_action("", [{"id": "c3", "function": {"name": "bash", "arguments": "{oops"}}])
+    assert "JSON object arguments" in bad.calls[0].error and not bad.done
+    listed = parse_action("", [{"id": "c4", "function": {"name": "x", "arguments": "[1]"}}])
+    assert listed.calls[0].error
+
+
+def test_tool_calls_written_in_text():
+    text = (
+        "Let me look.\n<tool_call>\n"
+        '{"name": "bash", "arguments": {"command": "ls /app"}}\n</tool_call>\n'
+        '<tool_call>[{"name": "get_event", "parameters": {"event_id": "ev-1"}}]</tool_call>'
+    )
+    action = parse_action(text, None, ActionFormat.TOOLS)
+    assert [(c.name, c.arguments) for c in action.calls] == [
+        ("bash", {"command": "ls /app"}),
+        ("get_event", {"event_id": "ev-1"}),
+    ]
+    assert len({c.id for c in action.calls}) == 2
+    cut_off = parse_action(
+        '<tool_call>{"name": "bash", "arguments": {"command": "id"}}', None, ActionFormat.TOOLS
+    )
+    assert cut_off.calls[0].arguments == {"command": "id"}
+    broken = parse_action("<tool_call>{name: bash}</tool_call>", None, ActionFormat.TOOLS)
+    assert "valid JSON" in broken.calls[0].error
+    assert parse_action("All done.", None, ActionFormat.TOOLS).done
+    # the fenced format ignores tool-call text, the tool format ignores fences
+    assert parse_action(text).done
+    assert parse_action("```bash\nls\n```", None, ActionFormat.TOOLS).done
 
 
 def test_truncate_keeps_head_and_tail():

@@ -10,7 +10,13 @@ from factory.images.aliases import (
     rewrite_dockerfile,
 )
 
-LOCAL = {"factory/base:bookworm", "factory/build:bookworm", "my/local:1"}
+LOCAL = {
+    "factory/base:bookworm",
+    "factory/build:bookworm",
+    "factory/python:bookworm",
+    "factory/python:trixie",
+    "my/local:1",
+}
 
 
 def exists(ref: str) -> bool:
@@ -43,8 +49,10 @@ def test_normalize(ref, normalized):
     [
         ("ghcr.io/laude-institute/t-bench/python-3-13:20250620", "factory/base:bookworm"),
         ("ghcr.io/laude-institute/t-bench/ubuntu-24-04:latest", "factory/base:bookworm"),
-        ("python:3.13-slim-bookworm", "factory/base:bookworm"),
-        ("docker.io/library/python:3.11", "factory/base:bookworm"),
+        ("python:3.13-slim-bookworm", "factory/python:trixie"),
+        ("python:3.12-slim-bookworm", "factory/python:bookworm"),
+        ("docker.io/library/python:3.11", "factory/python:bookworm"),
+        ("python:3.12", "factory/python:trixie"),
         ("ubuntu:24.04", "factory/base:bookworm"),
         ("debian:bookworm-slim", "factory/base:bookworm"),
         ("buildpack-deps:bookworm", "factory/build:bookworm"),
@@ -60,11 +68,11 @@ def test_resolve(table, ref, target):
     [
         ("ghcr.io/laude-institute/t-bench/python-3-13:20250620", "factory/base:trixie"),
         ("ghcr.io/laude-institute/t-bench/ubuntu-24-04:latest", "factory/base:trixie"),
-        ("python:3.13-slim-bookworm", "factory/base:trixie"),
-        ("python:3.12", "factory/base:trixie"),
-        ("python:3", "factory/base:trixie"),
-        ("python:3.11-slim", "factory/base:bookworm"),
-        ("python:3.9.18-slim", "factory/base:bookworm"),
+        ("python:3.13-slim-bookworm", "factory/python:trixie"),
+        ("python:3.12", "factory/python:trixie"),
+        ("python:3", "factory/python:trixie"),
+        ("python:3.11-slim", "factory/python:bookworm"),
+        ("python:3.9.18-slim", "factory/python:bookworm"),
         ("ubuntu:24.04", "factory/base:trixie"),
         ("ubuntu:22.04", "factory/base:bookworm"),
         ("debian:trixie-slim", "factory/base:trixie"),
@@ -115,13 +123,17 @@ def test_rewrite_from_lines(table):
     )
     result = rewrite_dockerfile(dockerfile, table, exists)
     lines = result.text.splitlines()
-    assert lines[2] == "FROM factory/base:bookworm AS builder"
+    assert lines[2] == "FROM factory/python:trixie AS builder"
     assert lines[4] == "FROM factory/base:bookworm"
     assert lines[5] == "COPY --from=builder /x /x"
-    assert lines[6] == "COPY --from=factory/base:bookworm /usr/bin/python3 /usr/bin/python3"
+    assert lines[6] == "COPY --from=factory/python:bookworm /usr/bin/python3 /usr/bin/python3"
     assert lines[7] == "FROM scratch as empty"
-    assert ("python:3.12-slim", "factory/base:bookworm") in result.substitutions
-    assert result.base_images == ["factory/base:bookworm"]
+    assert ("python:3.12-slim", "factory/python:trixie") in result.substitutions
+    assert result.base_images == [
+        "factory/python:trixie",
+        "factory/base:bookworm",
+        "factory/python:bookworm",
+    ]
     assert any("--platform" in note for note in result.notes)
 
 
@@ -156,3 +168,29 @@ def test_every_alias_target_is_a_recipe(table):
     recipes = {r.name for r in load_recipes()}
     targets = {t for rule in table.rules for t in rule.targets}
     assert targets and targets <= recipes, targets - recipes
+
+
+@pytest.mark.parametrize(
+    ("dockerfile", "note"),
+    [
+        ("FROM python:3.12-slim-bookworm\n", "CPython 3.11"),
+        ("FROM python:3.12-slim\n", "CPython 3.13"),
+    ],
+)
+def test_python_stand_in_names_the_minor_version_it_differs_by(table, dockerfile, note):
+    rewrite = rewrite_dockerfile(dockerfile, table, LOCAL.__contains__)
+    assert rewrite.text.startswith("FROM factory/python:")
+    assert any(note in line and "(alias: stand-in" in line for line in rewrite.notes)
+
+
+def test_python_stand_in_that_matches_adds_no_caveat(table):
+    rewrite = rewrite_dockerfile("FROM python:3.11-slim-bookworm\n", table, LOCAL.__contains__)
+    assert rewrite.notes == [
+        "base image python:3.11-slim-bookworm -> factory/python:bookworm (alias)"
+    ]
+
+
+def test_python_images_never_fall_back_to_the_tool_laden_base(table):
+    assert (
+        table.resolve("python:3.12-slim-bookworm", {"factory/base:bookworm"}.__contains__) is None
+    )

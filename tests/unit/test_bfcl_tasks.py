@@ -20,14 +20,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from factory.toolenv.bfcl_backend import BfclBackend
+from factory.toolenv.core import Domain, Environment
 
 from factory.importers import bfcl, bfcl_tasks
 from factory.importers import bfcl_runtime as rt
 from factory.importers.bfcl_tasks import BfclSkip, named_arguments
 from factory.tasks.model import load_harbor_task
 from factory.toolenv import server
-from factory.toolenv.bfcl_backend import BfclBackend
-from factory.toolenv.core import Domain, Environment
 
 # --------------------------------------------------------------------------- helpers
 

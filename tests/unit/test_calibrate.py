@@ -395,7 +395,8 @@ def test_thin_leaves_and_their_direction():
 
 @pytest.fixture
 def offline_candidates(monkeypatch):
-    """SuiteGenerator._candidate without containers: render, accept, journal."""
+    """SuiteGenerator._candidate without containers: render, accept, journal (so settling
+    has nothing left to do)."""
     made = []
 
     def candidate(self, leaf, plan, attempt):
@@ -405,6 +406,7 @@ def offline_candidates(monkeypatch):
         return result
 
     monkeypatch.setattr(SuiteGenerator, "_candidate", candidate)
+    monkeypatch.setattr(SuiteGenerator, "_settle", lambda self, result: result)  # journalled
     return made
 
 

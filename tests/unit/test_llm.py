@@ -4,6 +4,7 @@ parsing with recorded replies."""
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 from fixtures.llm_stub import Stub, reply
@@ -29,8 +30,15 @@ def client(stub: Stub, **extra) -> LlmClient:
 MESSAGES = [{"role": "user", "content": "hi"}]
 
 
-def test_retries_on_429_and_5xx(stub, monkeypatch):
-    monkeypatch.setattr("factory.llm.time.sleep", lambda _s: None)
+@pytest.fixture
+def sleeps(monkeypatch):
+    """The waits the client asks for between tries (recorded, not slept)."""
+    waited: list[float] = []
+    monkeypatch.setattr(time, "sleep", waited.append)
+    return waited
+
+
+def test_retries_on_429_and_5xx(stub, sleeps):
     stub.queue = [
         (429, {"error": {"message": "slow down"}}),
         (503, {"error": {"message": "busy"}}),
@@ -38,13 +46,49 @@ def test_retries_on_429_and_5xx(stub, monkeypatch):
     ]
     result = client(stub).complete(MESSAGES)
     assert result.text == "ok" and len(stub.requests) == 3
+    assert len(sleeps) == 2 and all(0 < s <= 8 for s in sleeps)  # backoff with jitter
+    assert [h.get("x-stainless-retry-count") for h in stub.request_headers] == ["0", "1", "2"]
 
 
-def test_gives_up_after_retries(stub, monkeypatch):
-    monkeypatch.setattr("factory.llm.time.sleep", lambda _s: None)
+def test_retry_after_is_honoured(stub, sleeps):
+    stub.queue = [
+        (429, {"error": {"message": "rate limited"}}, {"Retry-After": "7"}),
+        (503, {"error": {"message": "busy"}}, {"retry-after-ms": "1500"}),
+        reply("ok"),
+    ]
+    assert client(stub).complete(MESSAGES).text == "ok"
+    assert sleeps == [7.0, 1.5]
+
+
+def test_a_wait_longer_than_the_sdk_accepts_is_not_waited_for(stub, sleeps):
+    stub.queue = [(429, {"error": {"message": "come back tomorrow"}}, {"Retry-After": "86400"})]
+    with pytest.raises(LlmError, match="gave up after 4 tries: 429"):
+        client(stub).complete(MESSAGES)
+    assert sleeps == [] and len(stub.requests) == 1
+
+
+def test_gives_up_after_retries(stub, sleeps):
     stub.queue = [(503, {"error": {"message": "down"}})] * 4
     with pytest.raises(LlmError, match="gave up after 4 tries"):
         client(stub).complete(MESSAGES)
+    assert len(stub.requests) == 4 and len(sleeps) == 3
+
+
+def test_a_refusal_is_not_retried(stub, sleeps):
+    stub.queue = [(401, {"error": {"message": "bad key"}})]
+    with pytest.raises(LlmError, match="401.*bad key"):
+        client(stub).complete(MESSAGES)
+    assert len(stub.requests) == 1 and sleeps == []
+
+
+def test_retries_share_the_budget_and_the_cache(stub, sleeps, tmp_path):
+    stub.queue = [(429, {"error": {"message": "slow"}}, {"Retry-After": "1"}), reply("a", 30, 20)]
+    c = client(stub, cache_dir=tmp_path, max_tokens_budget=60)
+    assert c.complete(MESSAGES, seed=3).text == "a" and c.tokens_used == 50
+    assert c.complete(MESSAGES, seed=3).cached  # the retried answer was cached once
+    c.complete([{"role": "user", "content": "next"}])
+    with pytest.raises(BudgetExceededError):
+        c.complete([{"role": "user", "content": "more"}])
 
 
 def test_response_format_falls_back(stub):
@@ -134,6 +178,13 @@ def test_free_form_reply_becomes_a_task(stub):
         "m",
     )
     assert spec.config.environment.network_enabled is False
+    # hermetic: pytest (pinned) and the tools the prompt promises are installed at build time,
+    # right after FROM; test.sh fetches nothing
+    dockerfile = spec.files["environment/Dockerfile"].decode().splitlines()
+    assert dockerfile[0] == "FROM python:3.12-slim-bookworm"
+    assert "pip install" in dockerfile[1] and "pytest==8.4.2" in dockerfile[1]
+    assert "procps" in dockerfile[2] and dockerfile[-1] == "COPY in.txt /data/in.txt"
+    assert b"pip install" not in spec.files["tests/test.sh"]
     assert usage.calls == 1 and usage.prompt_tokens == 10
     prompt = stub.requests[0]["messages"][1]["content"]
     assert "easy" in prompt and "count" in prompt
@@ -222,3 +273,14 @@ def test_extract_json_variants():
     assert extract_json('prose {"a": {"b": 2}} more {"c": 3}') == {"a": {"b": 2}}
     with pytest.raises(ValueError):
         extract_json("[1, 2]")
+
+
+def test_verifier_setup_goes_into_the_final_stage():
+    from factory.generate.llm_backend import with_verifier_setup
+
+    text = with_verifier_setup(
+        "FROM python:3.12 AS build\nRUN make\nFROM python:3.12-slim\nCOPY x /x\n"
+    )
+    lines = text.splitlines()
+    assert lines[:3] == ["FROM python:3.12 AS build", "RUN make", "FROM python:3.12-slim"]
+    assert "pytest==8.4.2" in lines[3] and lines[-1] == "COPY x /x"

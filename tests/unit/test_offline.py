@@ -70,7 +70,24 @@ def test_appendix_restores_user():
     text = dockerfile_appendix(scan, "FROM a\nUSER app\n")
     assert "USER root" in text and text.rstrip().endswith("USER app")
     assert "apt-get install -y --no-install-recommends jq" in text
-    assert "/opt/factory/test-venv/bin/python -m pip install --no-cache-dir pytest" in text
+    assert "uv add --quiet pytest" in text  # into uv's cache, at build time
+    assert "python3 -m pip install --no-cache-dir uv==" in text  # the real uv, pinned
+
+
+def test_uv_installer_version_is_kept():
+    scan = scan_test_script(
+        "curl -LsSf https://astral.sh/uv/0.7.13/install.sh | sh\nuvx -w pytest==8.4.1 pytest\n",
+        name="t.sh",
+    )
+    assert scan.uses_uv and scan.uv_version == "0.7.13"
+    assert "uv==0.7.13" in dockerfile_appendix(scan, "FROM x\n")
+    assert "astral.sh" not in dockerfile_appendix(scan, "FROM x\n")
+
+
+def test_a_script_that_only_runs_uv_still_gets_uv():
+    scan = scan_test_script("uv run --no-project python -c 'print(1)'\n", name="t.sh")
+    assert scan.uses_uv and not scan.venv_packages
+    assert "uv==" in dockerfile_appendix(scan, "FROM x\n")
 
 
 def test_last_user():

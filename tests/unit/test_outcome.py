@@ -72,6 +72,10 @@ def test_reason_quotes_missing_reward():
         ({"reward.json": b"[1]"}, None, "object of numeric metrics"),
         ({}, None, "neither"),
         ({"reward.txt": b"1", "reward.json": b'{"reward": 0}'}, 1.0, None),
+        ({"reward.txt": b"1e308"}, None, "1e+308, outside [0, 1]"),
+        ({"reward.txt": b"-5"}, None, "-5, outside [0, 1]"),
+        ({"reward.txt": b"inf"}, None, "not a finite number"),
+        ({"reward.json": b'{"reward": 2}'}, None, "outside [0, 1]"),
     ],
 )
 def test_parse_reward(files, reward, error):
@@ -100,3 +104,22 @@ def test_failing_solution_quotes_its_own_output_when_it_exited_nonzero():
     assert "test output" not in reason  # the tests printed nothing
     quiet = phases([0.0], [0.0], solve_output_tail="done\n", output_tail="1 failed\n")
     assert classify(quiet)[1].endswith("solve.sh exit 0); test output: 1 failed")
+
+
+@pytest.mark.parametrize("content", [b"1e308", b"-5", b"PASS", b"inf", b'{"reward": 7}'])
+def test_a_reward_outside_the_unit_interval_is_its_own_outcome(content):
+    from factory.validate.outcome import reward_is_invalid
+
+    name = "reward.json" if content.startswith(b"{") else "reward.txt"
+    reward, source, _metrics, error = parse_reward({name: content})
+    assert reward is None and reward_is_invalid(source, error)
+    oracle = phases([0], [None])
+    oracle[-1].reward_error, oracle[-1].reward_invalid = error, True
+    got, reason = classify(oracle)
+    assert got is Outcome.INVALID_REWARD
+    assert "[0, 1]" in reason and "oracle run 1" in reason
+    nop = phases([None], [1])
+    nop[0].reward_error, nop[0].reward_invalid = error, True
+    assert classify(nop)[0] is Outcome.INVALID_REWARD
+    # a missing reward file is not an invalid reward: the tests failed before writing one
+    assert not reward_is_invalid(*parse_reward({})[1::2])

@@ -181,3 +181,88 @@ def test_healthcheck_and_mcp_servers():
     with pytest.raises(ValidationError) as info:
         TaskConfig.model_validate({"environment": {"healthcheck": {"retries": 0}}})
     assert {e["loc"][-1] for e in info.value.errors()} == {"command", "retries"}
+
+
+@pytest.mark.parametrize("transport", ["streamable-http", "sse", "http"])
+def test_mcp_transport_names_are_harbors(transport):
+    text = f'[[environment.mcp_servers]]\nname = "t"\ntransport = "{transport}"\nurl = "http://x/mcp"\n'
+    config = TaskConfig.from_toml(text)
+    written = config.to_toml()
+    expected = "sse" if transport == "sse" else "streamable-http"
+    assert f'transport = "{expected}"' in written
+    assert TaskConfig.from_toml(written).environment.mcp_servers[0].transport.value == expected
+
+
+@pytest.mark.parametrize(
+    ("server", "needle"),
+    [
+        ({"name": "t", "transport": "websocket", "url": "ws://x"}, "transport"),
+        ({"name": "t", "transport": "streamable-http"}, "needs a url"),
+        ({"name": "t", "transport": "stdio"}, "needs a command"),
+    ],
+)
+def test_bad_mcp_servers_are_refused(server, needle):
+    with pytest.raises(ValidationError, match=needle):
+        TaskConfig.model_validate({"environment": {"mcp_servers": [server]}})
+
+
+COMMENTED = """# A hand-written task: keep these notes.
+schema_version = "1.1"
+
+[metadata]
+difficulty = "easy"  # checked by hand
+tags = ["a", "b"]
+
+[verifier]
+timeout_sec = 120.0
+
+[environment]
+# one core is plenty
+cpus = 1
+memory_mb = 512
+"""
+
+
+def test_rewriting_keeps_comments_and_number_types():
+    config = TaskConfig.from_toml(COMMENTED)
+    config.set_provenance(FactoryProvenance(pass_rate=0.5, calibration_k=4))
+    text = config.to_toml(keep=COMMENTED)
+    assert text.startswith(COMMENTED.split("\n[environment]")[0].split("[verifier]")[0])
+    for line in ("# one core is plenty", "cpus = 1\n", 'difficulty = "easy"  # checked by hand'):
+        assert line in text
+    assert "cpus = 1.0" not in text and "timeout_sec = 120.0" in text
+    again = TaskConfig.from_toml(text)
+    assert again.provenance.pass_rate == 0.5 and again.provenance.calibration_k == 4
+    assert again.environment.cpus == 1
+    # a second stamp changes only the stamped value
+    again.set_provenance(again.provenance.model_copy(update={"pass_rate": 0.25}))
+    second = again.to_toml(keep=text)
+    assert second == text.replace("pass_rate = 0.5", "pass_rate = 0.25")
+
+
+def test_rewriting_applies_changes_and_removals():
+    config = TaskConfig.from_toml(COMMENTED)
+    config.environment.cpus = 2.5
+    config.metadata = {k: v for k, v in config.metadata.items() if k != "tags"}
+    text = config.to_toml(keep=COMMENTED)
+    assert "cpus = 2.5" in text and "tags" not in text and "# one core is plenty" in text
+    assert TaskConfig.from_toml(text).model_dump() == config.model_dump()
+
+
+def test_a_fresh_file_writes_integers_as_integers():
+    config = TaskConfig.model_validate({"environment": {"cpus": 2, "memory_mb": 1024}})
+    assert "cpus = 2\n" in config.to_toml()
+    assert TaskConfig.model_validate({"environment": {"cpus": 1.5}}).environment.cpus == 1.5
+
+
+def test_save_task_config_updates_the_file_in_place(tmp_path):
+    from factory.tasks.model import load_task_config, save_task_config
+
+    path = tmp_path / "task.toml"
+    path.write_text(COMMENTED)
+    config = load_task_config(path)
+    config.set_provenance(FactoryProvenance(flake_rate=0.0, flake_runs=6))
+    save_task_config(path, config)
+    text = path.read_text()
+    assert "# A hand-written task: keep these notes." in text and "flake_runs = 6" in text
+    assert load_task_config(path).provenance.flake_runs == 6

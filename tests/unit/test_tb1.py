@@ -22,7 +22,8 @@ def test_convert_count_error_lines(tmp_path):
     assert env_files == ["Dockerfile", "make_log.py"]
     dockerfile = (root / "environment" / "Dockerfile").read_text()
     assert dockerfile.startswith("FROM ghcr.io/laude-institute/t-bench/python-3-13")
-    assert "pip install --no-cache-dir pytest==8.4.1" in dockerfile
+    assert "uv add --quiet pytest==8.4.1" in dockerfile  # uv's cache, filled at build time
+    assert task.config.verifier.env == {"UV_OFFLINE": "1"}
     # tests/: original tests, rewritten run-tests.sh, generated test.sh
     assert (root / "tests" / "test_outputs.py").is_file()
     run_tests = (root / "tests" / "run-tests.sh").read_text()
@@ -136,7 +137,9 @@ def test_import_harbor_task_makes_network_explicit(tmp_path):
     assert result.error is None and result.layout == "harbor"
     task = load_task(result.dest)
     assert task.config.environment.allow_internet is True
-    assert "test-venv" in (result.dest / "environment" / "Dockerfile").read_text()
+    dockerfile = (result.dest / "environment" / "Dockerfile").read_text()
+    assert "uv add --quiet pytest==8.4.1 pytest-json-ctrf==0.3.5" in dockerfile
+    assert task.config.verifier.env == {"UV_OFFLINE": "1"}
     assert ": # factory: removed" in (result.dest / "tests" / "test.sh").read_text()
     # the unknown top-level comment-free content is preserved
     assert task.config.metadata["author_name"] == "factory examples"

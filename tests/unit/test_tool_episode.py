@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from factory.toolenv.core import Environment, load_domain
 
 from factory.agent.backends import InProcessEpisodes
 from factory.agent.harness import HarnessConfig
@@ -14,7 +15,6 @@ from factory.agent.tool_episode import run_tool_command
 from factory.errors import FactoryError
 from factory.generate.taxonomy import Difficulty
 from factory.generate.trial import render_trial
-from factory.toolenv.core import Environment, load_domain
 
 FENCE = "```"
 
@@ -88,3 +88,31 @@ def test_a_task_without_a_tool_domain_cannot_run_in_process(tmp_path):
     (entry,) = load_suite_tasks(tmp_path)
     with pytest.raises(FactoryError, match="not a tool task.*environment: docker"):
         InProcessEpisodes().prepare([entry])
+
+
+def test_bash_tool_calls_run_in_process_and_other_tools_are_refused(tmp_path):
+    """The tool-call format (TRL's environments): `bash` calls reach the in-process `tool`
+    command; a tool that was not offered is refused without an environment to call."""
+    import json
+
+    from factory.agent.actions import ActionFormat
+
+    render_trial("tool-calendar", Difficulty.EASY, 1, tmp_path / "tasks")
+    (entry,) = load_suite_tasks(tmp_path)
+    backend = InProcessEpisodes()
+    backend.prepare([entry])
+    episode = backend.episode(entry, HarnessConfig(max_turns=3, action_format=ActionFormat.TOOLS))
+    episode.start()
+    assert [t["function"]["name"] for t in episode.tools] == ["bash"]
+
+    def call(name: str, arguments: dict) -> dict:
+        function = {"name": name, "arguments": json.dumps(arguments)}
+        return {"id": f"c-{name}", "type": "function", "function": function}
+
+    commands = reference_commands(entry.task.root)
+    observation = episode.observe("", [call("bash", {"command": commands})])
+    assert observation and "error" not in observation.splitlines()[0]
+    refused = episode.observe("", [call("create_event", {})])
+    assert refused and "unknown tool 'create_event'" in refused
+    result = episode.finish()
+    assert result.reward == 1.0 and result.infra_error is None

@@ -10,11 +10,11 @@ import urllib.request
 from http.server import ThreadingHTTPServer
 
 import pytest
+from factory.toolenv.core import Environment, load_domain
+from factory.toolenv.server import DomainBackend, ToolService, make_handler
 
 from factory.families import registry
 from factory.generate.taxonomy import Difficulty
-from factory.toolenv.core import Environment, load_domain
-from factory.toolenv.server import DomainBackend, ToolService, make_handler
 
 
 @pytest.fixture
@@ -89,14 +89,11 @@ def _get(url: str) -> dict:
 def test_openai_surface(server):
     tools = _get(server + "/tools")["tools"]
     create = next(t for t in tools if t["function"]["name"] == "create_event")
-    assert create["type"] == "function"
-    assert create["function"]["parameters"]["required"] == [
-        "title",
-        "attendees",
-        "date",
-        "start",
-        "end",
-    ]
+    assert create["type"] == "function" and create["function"]["strict"] is True
+    parameters = create["function"]["parameters"]
+    assert parameters["required"] == ["title", "attendees", "date", "start", "end", "room_id"]
+    assert parameters["properties"]["room_id"]["type"] == ["string", "null"]
+    assert parameters["properties"]["title"]["type"] == "string"
     status, result = _post(server + "/call", {"name": "list_rooms", "arguments": "{}"})
     assert status == 200 and result["ok"] and result["result"]
     assert _get(server + "/state")["log"][0]["tool"] == "list_rooms"
@@ -119,7 +116,7 @@ def test_mcp_surface(server):
     )
     _, listed = _post(server + "/mcp", {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
     assert all("inputSchema" in t for t in listed["result"]["tools"])
-    _, batch = _post(
+    _, batch = _post(  # batches: only in 2025-03-26 (a request without the version header)
         server + "/mcp",
         [
             {
@@ -129,10 +126,13 @@ def test_mcp_surface(server):
                 "params": {"name": "get_event", "arguments": {"event_id": "ev-0"}},
             },
             {"jsonrpc": "2.0", "id": 4, "method": "no/such"},
+            {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "teleport"}},
         ],
     )
     assert batch[0]["result"]["isError"] is True
     assert batch[1]["error"]["code"] == -32601
+    assert batch[2]["error"] == {"code": -32602, "message": "Unknown tool: teleport"}
+    assert _get(server + "/state")["log"][-1]["tool"] == "teleport"  # still on the record
 
 
 def test_reset_restores_initial_state(server, calendar_state):

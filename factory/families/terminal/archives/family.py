@@ -1,0 +1,438 @@
+"""archives: extract selected members from an archive, or build a release tarball, to spec."""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Mapping
+from typing import Any
+
+from factory.families.base import Draft, Family, register
+from factory.families.terminal.seed_tree import (
+    DAY,
+    EPOCH_2022,
+    Entry,
+    archive_bytes,
+    day_text,
+    dirs_of,
+    seed_tarball,
+    sha256_hex,
+    utc_text,
+    words_text,
+)
+from factory.families.terminal.words import FWORDS, USERS, WORDS
+from factory.vocabulary import Difficulty
+
+PROJECTS = [
+    "aurora",
+    "basalt",
+    "cinder",
+    "deltaops",
+    "ember",
+    "fjord",
+    "granite",
+    "helix",
+    "ionic",
+    "juniper",
+    "kestrel",
+    "lumen",
+    "magpie",
+    "nimbus",
+    "onyx",
+    "prism",
+    "quartz",
+    "raven",
+    "sable",
+    "tundra",
+    "umbra",
+    "vortex",
+    "willow",
+    "zephyr",
+]
+
+
+# --- archives ------------------------------------------------------------------------------
+
+TOPS = [
+    "config",
+    "data",
+    "docs",
+    "reports",
+    "scripts",
+    "assets",
+    "logs",
+    "exports",
+    "templates",
+    "migrations",
+    "fixtures",
+    "metrics",
+    "schemas",
+    "notebooks",
+]
+SUBS = [
+    "2022",
+    "2023",
+    "2024",
+    "q1",
+    "q2",
+    "q3",
+    "q4",
+    "eu",
+    "us",
+    "apac",
+    "daily",
+    "weekly",
+    "raw",
+    "clean",
+    "v1",
+    "v2",
+    "staging",
+    "prod",
+    "shared",
+    "team",
+]
+EXTS = ["csv", "json", "yaml", "txt", "md", "sql", "xml", "ini", "tsv", "html"]
+VENDOR_DIRS = ["vendor", "third_party", "bundles", "deps", "packages"]
+LIBS = ["zlibng", "tinyxml", "yamlcpp", "fmtlib", "cjson", "lz4", "miniz", "inih", "utf8proc"]
+LANDINGS = ["/etc/cron.d", "/usr/local/bin", "/root", "/etc/profile.d", "/var/spool/cron"]
+SRC_EXCLUDE_SUFFIXES = ["~", ".log", ".tmp", ".swp", ".bak", ".orig"]
+
+
+@register
+class Archives(Family):
+    """Two kinds of archive chores, picked by the seed.
+
+    extract: pull selected members (top-level directory + extension rules) of a tar/zip into
+    a target directory keeping their paths, past near-miss decoys. Medium adds a nested archive
+    to unpack in place; hard adds members with ``..`` names that must not escape, and
+    permission bits and mtimes to preserve.
+
+    create: package a source tree as a release tarball under a top-level directory, excluding
+    VCS/build/junk (one exclusion anchored at the top only). Medium adds symlinks, an empty
+    directory and names with spaces; hard asks for a reproducible tarball (uid/gid 0, a fixed
+    mtime, name-ordered members)."""
+
+    name = "archives"
+    title = "Extract selected members from an archive, or build a release tarball, to spec"
+    category = "archives"
+
+    def draft(self, rng, difficulty: Difficulty, params: Mapping[str, Any]) -> Draft:
+        if rng.random() < 0.5:
+            return self._extract(rng, difficulty)
+        return self._create(rng, difficulty)
+
+    # extract ------------------------------------------------------------------------------
+
+    def _extract(self, rng, difficulty: Difficulty) -> Draft:
+        level = difficulty.value
+        hard = difficulty is Difficulty.HARD
+        proj = rng.choice(PROJECTS)
+        fmt = rng.choice(
+            ["tar.gz", "zip"] if level == "easy" else ["tar.gz", "tgz", "tar.xz", "tar.bz2", "zip"]
+        )
+        stamp = EPOCH_2022 + rng.randint(0, 900) * DAY
+        stem = f"{proj}-{rng.choice(['export', 'snapshot', 'bundle', 'dump', 'handover'])}-{day_text(stamp)}"
+        archive = f"{rng.choice(['/srv/incoming', '/var/tmp/uploads', '/data/inbox', '/opt/drop'])}/{stem}.{fmt}"
+        target = rng.choice(
+            [
+                f"/opt/{proj}/restore",
+                f"/srv/{proj}/extracted",
+                f"/var/lib/{proj}/import",
+                f"/data/{proj}/selected",
+                f"/home/{rng.choice(USERS)}/{proj}-picked",
+            ]
+        )
+        tops = rng.sample(TOPS, {"easy": 4, "medium": 5, "hard": 6}[level])
+        n_rules = 1 if level == "easy" else 2
+        rules = [[d, e] for d, e in zip(tops[:n_rules], rng.sample(EXTS, n_rules), strict=True)]
+        members: dict[str, Entry] = {}
+        modes = [0o644, 0o640, 0o600, 0o755, 0o664, 0o750] if hard else [0o644]
+
+        def fname(ext: str) -> str:
+            word = rng.choice(FWORDS)
+            tail = rng.choice(["", f"-{rng.randint(1, 99)}", f"_{rng.choice(SUBS)}", "-final"])
+            return f"{word}{tail}.{ext}"
+
+        def add(path: str) -> None:
+            if path in members or any(
+                p == path or p.startswith(path + "/") or path.startswith(p + "/") for p in members
+            ):
+                return
+            body = f"# {proj}: {path}\n" + words_text(rng, rng.randint(2, 30), WORDS)
+            members[path] = Entry(
+                path,
+                data=body.encode(),
+                mode=rng.choice(modes),
+                mtime=stamp - rng.randint(1, 400) * DAY - 2 * rng.randint(0, 40000),
+            )
+
+        def subdir(depth: int) -> str:
+            return "".join(s + "/" for s in rng.sample(SUBS, depth))
+
+        for _ in range({"easy": 18, "medium": 26, "hard": 34}[level]):
+            add(
+                f"{rng.choice(tops)}/{subdir(rng.choice([0, 0, 1, 1, 2]))}{fname(rng.choice(EXTS))}"
+            )
+        for d, ext in rules:
+            for depth in [0, 1] + [rng.choice([0, 1, 2]) for _ in range(rng.randint(1, 3))]:
+                add(f"{d}/{subdir(depth)}{fname(ext)}")
+            other = rng.choice([t for t in tops if t != d])
+            add(
+                f"{d}/{subdir(rng.choice([0, 1]))}{fname(ext)}.{rng.choice(['bak', 'orig', 'old'])}"
+            )
+            add(f"{d}.{rng.choice(['old', 'prev', 'orig'])}/{fname(ext)}")
+            add(f"{other}/{d}/{fname(ext)}")
+            add(f"{d}/{subdir(rng.choice([0, 1]))}{fname(ext.upper())}")
+
+        nested = None
+        nested_dest = None
+        nested_fmt = None
+        nested_entries: list[Entry] = []
+        if level != "easy":
+            vendor = rng.choice([v for v in VENDOR_DIRS if v not in tops])
+            lib = rng.choice(LIBS)
+            nested_fmt = rng.choice(["tar.gz", "zip"])
+            nested = f"{vendor}/{lib}-{rng.randint(1, 4)}.{rng.randint(0, 12)}.{nested_fmt}"
+            nested_dest = f"{vendor}/{lib}"
+            inner = ["README.md", "LICENSE", f"include/{lib}.h"]
+            inner += [f"src/{w}.c" for w in rng.sample(WORDS, rng.randint(2, 4))]
+            inner += [f"cmake/{rng.choice(WORDS)}.cmake"]
+            for rel in inner:
+                body = f"/* {lib}: {rel} */\n" + words_text(rng, rng.randint(2, 12), WORDS)
+                nested_entries.append(
+                    Entry(
+                        rel,
+                        data=body.encode(),
+                        mode=rng.choice(modes),
+                        mtime=stamp - rng.randint(500, 900) * DAY - 2 * rng.randint(0, 40000),
+                    )
+                )
+
+        landings: list[str] = []
+        unsafe: list[Entry] = []
+        depth = len(target.strip("/").split("/"))
+        if hard:
+            d, ext = rules[0]
+            landing = f"{rng.choice(LANDINGS)}/{rng.choice(FWORDS)}-{rng.randint(10, 99)}.{ext}"
+            name = f"{d}/" + "../" * (depth + 1) + landing.lstrip("/")
+            assert posixpath.normpath(posixpath.join(target, name)) == landing
+            landings.append(landing)
+            unsafe.append(Entry(name, data=b"#!/bin/sh\necho pwned\n", mode=0o755, mtime=stamp))
+            if nested:
+                land2 = f"{rng.choice(LANDINGS)}/{rng.choice(WORDS)}-{rng.randint(10, 99)}.sh"
+                ndepth = depth + len(nested_dest.split("/"))
+                name2 = "../" * ndepth + land2.lstrip("/")
+                assert posixpath.normpath(posixpath.join(target, nested_dest, name2)) == land2
+                landings.append(land2)
+                pos = rng.randint(1, len(nested_entries) - 1)
+                nested_entries.insert(
+                    pos, Entry(name2, data=b"#!/bin/sh\necho pwned\n", mode=0o755, mtime=stamp)
+                )
+
+        order = sorted(members)
+        rng.shuffle(order)
+        entries = [members[p] for p in order]
+        if nested:
+            blob = archive_bytes(nested_entries, nested_fmt)
+            entries.insert(
+                rng.randint(0, len(entries)),
+                Entry(nested, data=blob, mtime=stamp - 3 * DAY),
+            )
+        for e in unsafe:
+            entries.insert(rng.randint(1, len(entries) - 1), e)
+        if fmt != "zip":
+            dirs = sorted({posixpath.dirname(e.path) for e in entries if ".." not in e.path} - {""})
+            dirs = sorted(
+                {"/".join(d.split("/")[: i + 1]) for d in dirs for i in range(len(d.split("/")))}
+            )
+            entries = [Entry(d, "dir", mode=0o755, mtime=stamp) for d in dirs] + entries
+        blob = archive_bytes(entries, fmt)
+
+        expected = {}
+        for p, e in members.items():
+            if any(p.startswith(d + "/") and p.endswith("." + x) for d, x in rules):
+                expected[p] = [sha256_hex(e.data), oct(e.mode), e.mtime]
+        for e in nested_entries:
+            if ".." not in e.path:
+                expected[f"{nested_dest}/{e.path}"] = [sha256_hex(e.data), oct(e.mode), e.mtime]
+        return Draft(
+            context={
+                "mode": "extract",
+                "proj": proj,
+                "archive": archive,
+                "archive_name": posixpath.basename(archive),
+                "archive_sha": sha256_hex(blob),
+                "fmt": fmt,
+                "target": target,
+                "rules": rules,
+                "nested": nested,
+                "nested_dest": nested_dest,
+                "nested_fmt": nested_fmt,
+                "preserve": hard,
+                "landings": landings,
+                "expected": dict(sorted(expected.items())),
+                "workdir": posixpath.dirname(archive),
+            },
+            files={f"environment/{posixpath.basename(archive)}": blob},
+            outputs=[target + "/"],
+            tags=["tar", "zip", "extract"] + (["path-traversal"] if hard else []),
+        )
+
+    # create -------------------------------------------------------------------------------
+
+    def _create(self, rng, difficulty: Difficulty) -> Draft:
+        level = difficulty.value
+        hard = difficulty is Difficulty.HARD
+        proj = rng.choice(PROJECTS)
+        pkg = proj
+        user = rng.choice(USERS)
+        ver = f"{rng.randint(0, 4)}.{rng.randint(0, 20)}.{rng.randint(0, 9)}"
+        src = rng.choice([f"/home/{user}/src/{proj}", f"/home/{user}/{proj}", f"/srv/build/{proj}"])
+        comp = rng.choice(["gz", "xz", "bz2"])
+        out_dir = rng.choice(["/srv/releases", "/var/www/dist", "/opt/artifacts", "/srv/dist"])
+        prefix = f"{proj}-{ver}"
+        out = f"{out_dir}/{prefix}.tar.{comp}"
+        now = EPOCH_2022 + rng.randint(200, 900) * DAY
+        clamp = now - rng.randint(1, 30) * DAY + rng.randint(0, 86399) if hard else None
+
+        files: dict[str, tuple[bytes, int]] = {}
+
+        def text(rel: str, n: int) -> bytes:
+            return (f"# {proj}/{rel}\n" + words_text(rng, n, WORDS)).encode()
+
+        mods = rng.sample(WORDS, rng.randint(3, 5))
+        files["README.md"] = (text("README.md", 6), 0o644)
+        files["LICENSE"] = (text("LICENSE", 4), 0o644)
+        files[rng.choice(["pyproject.toml", "setup.cfg", "Makefile"])] = (text("build", 5), 0o644)
+        files[f"src/{pkg}/__init__.py"] = (f'__version__ = "{ver}"\n'.encode(), 0o644)
+        for m in mods:
+            files[f"src/{pkg}/{m}.py"] = (text(m, rng.randint(4, 20)), 0o644)
+            files[f"tests/test_{m}.py"] = (text(f"test_{m}", rng.randint(3, 8)), 0o644)
+        files[f"src/{pkg}/build/__init__.py"] = (text("build/__init__", 2), 0o644)
+        files[f"src/{pkg}/build/{rng.choice(WORDS)}.py"] = (text("build", 6), 0o644)
+        for w in rng.sample(FWORDS, rng.randint(2, 3)):
+            files[f"docs/{w}.md"] = (text(w, rng.randint(3, 9)), 0o644)
+        for w in rng.sample(["deploy", "lint", "bootstrap", "release", "migrate"], 2):
+            files[f"scripts/{w}.sh"] = (b"#!/bin/sh\nset -e\necho " + w.encode() + b"\n", 0o755)
+        envs = rng.sample(["prod", "staging", "dev", "test"], 2)
+        for env in envs:
+            files[f"config/{env}.yaml"] = (text(env, 4), 0o644)
+        if hard:
+            files["config/secrets.yaml"] = (text("secrets", 3), 0o600)
+        if level != "easy":
+            files[f"docs/{rng.choice(['Release Notes', 'User Guide', 'How To'])}.md"] = (
+                text("spaces", 4),
+                0o644,
+            )
+
+        top_dirs = [".git", "build"] + (["dist"] if level != "easy" else [])
+        any_dirs = ["__pycache__"] + (["node_modules"] if level != "easy" else [])
+        suffixes = [".pyc"] + rng.sample(SRC_EXCLUDE_SUFFIXES, 2 if level == "easy" else 3)
+        names = [".DS_Store"] if level != "easy" else []
+        junk: dict[str, tuple[bytes, int]] = {
+            ".git/HEAD": (b"ref: refs/heads/main\n", 0o644),
+            ".git/config": (b"[core]\n\trepositoryformatversion = 0\n", 0o644),
+            f".git/objects/{rng.randint(10, 99)}/{sha256_hex(proj.encode())[:38]}": (
+                rng.randbytes(200),
+                0o444,
+            ),
+            f"build/lib/{pkg}/{mods[0]}.py": (text("built", 3), 0o644),
+            f"build/{rng.choice(['bdist', 'temp'])}/{rng.choice(WORDS)}.o": (
+                rng.randbytes(300),
+                0o644,
+            ),
+            f"src/{pkg}/__pycache__/{mods[0]}.cpython-311.pyc": (rng.randbytes(150), 0o644),
+            f"tests/__pycache__/test_{mods[1]}.cpython-311.pyc": (rng.randbytes(150), 0o644),
+            f"src/{pkg}/{mods[-1]}.pyc": (rng.randbytes(120), 0o644),
+        }
+        for suffix in suffixes[1:]:
+            base = rng.choice([r for r in files if "/" in r and not r.startswith("scripts")])
+            junk[
+                f"{base}{suffix}"
+                if suffix in ("~", ".orig", ".bak")
+                else f"{posixpath.dirname(base)}/{rng.choice(WORDS)}{suffix}"
+            ] = (
+                text("junk", 2),
+                0o644,
+            )
+        if level != "easy":
+            junk[f"dist/{prefix}.tar.gz"] = (rng.randbytes(400), 0o644)
+            junk[f"docs/node_modules/{rng.choice(WORDS)}/index.js"] = (text("js", 3), 0o644)
+            junk[".DS_Store"] = (rng.randbytes(64), 0o644)
+            junk[f"src/{pkg}/.DS_Store"] = (rng.randbytes(64), 0o644)
+        symlinks = {}
+        empty_dirs = []
+        if level != "easy":
+            symlinks["config/current.yaml"] = f"{envs[0]}.yaml"
+            empty_dirs.append(f"data/{rng.choice(['uploads', 'cache', 'spool'])}")
+
+        uid = 1500 + rng.randint(0, 400)
+        entries: list[Entry] = []
+        all_paths = [f"{src}/{r}" for r in [*files, *junk, *symlinks]] + [
+            f"{src}/{d}/x" for d in empty_dirs
+        ]
+        for d in dirs_of(all_paths, src):
+            entries.append(
+                Entry(
+                    d, "dir", mode=0o755, mtime=now - rng.randint(0, 50) * DAY, user=user, uid=uid
+                )
+            )
+        for rel, (data, mode) in sorted({**files, **junk}.items()):
+            entries.append(
+                Entry(
+                    f"{src}/{rel}",
+                    data=data,
+                    mode=mode,
+                    mtime=now - rng.randint(1, 300) * DAY - rng.randint(0, 86399),
+                    user=user,
+                    uid=uid,
+                )
+            )
+        for rel, tgt in symlinks.items():
+            entries.append(
+                Entry(f"{src}/{rel}", "symlink", target=tgt, mtime=now, user=user, uid=uid)
+            )
+
+        excluded_dirs = sorted(
+            {d for d in top_dirs}
+            | {
+                "/".join(r.split("/")[: i + 1])
+                for r in junk
+                for i, part in enumerate(r.split("/")[:-1])
+                if part in any_dirs
+            }
+        )
+        expected = {rel: sha256_hex(data) for rel, (data, _) in files.items()}
+        modes = {rel: oct(mode) for rel, (_, mode) in files.items()}
+        keep_dirs = sorted(
+            {posixpath.dirname(r) for r in [*files, *symlinks]} - {""} | set(empty_dirs)
+        )
+        return Draft(
+            context={
+                "mode": "create",
+                "proj": proj,
+                "user": user,
+                "uid": uid,
+                "src": src,
+                "out": out,
+                "comp": comp,
+                "comp_name": {"gz": "gzip", "xz": "xz", "bz2": "bzip2"}[comp],
+                "prefix": prefix,
+                "ver": ver,
+                "top_dirs": top_dirs,
+                "any_dirs": any_dirs,
+                "suffixes": suffixes,
+                "names": names,
+                "symlinks": symlinks,
+                "empty_dirs": empty_dirs,
+                "clamp": clamp,
+                "clamp_utc": utc_text(clamp) if clamp else None,
+                "expected": dict(sorted(expected.items())),
+                "modes": dict(sorted(modes.items())),
+                "excluded_dirs": excluded_dirs,
+                "keep_dirs": keep_dirs,
+                "workdir": src,
+            },
+            files={"environment/seed.tar.gz": seed_tarball(entries)},
+            outputs=[out],
+            tags=["tar", "compression", "create"] + (["reproducible-build"] if hard else []),
+        )

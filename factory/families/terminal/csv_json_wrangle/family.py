@@ -1,0 +1,461 @@
+"""csv-json-wrangle: join CSV files into JSON or flatten nested JSON into CSV, with the typing,
+ordering and null rules the instruction states."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Mapping
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+from factory.families.base import Draft, Family, register
+from factory.families.terminal.knobs import pick
+from factory.families.terminal.text_tasks import (
+    AGENT_TIMEOUT,
+    EASY,
+    HARD,
+    OUT_DIRS,
+    TT_CITIES,
+    TT_FIRST,
+    TT_HARD_PRODUCTS,
+    TT_LAST,
+    TT_PRODUCTS,
+    csv_text,
+    sha256_hex,
+    unmentioned,
+    utc_offset,
+)
+from factory.vocabulary import Difficulty
+
+from .shipped.reference import (
+    _cj_same,
+    _cj_solve,
+    parse_result,
+)
+
+CJ_DOMAINS = [
+    {
+        "parent": "customers",
+        "pid": "customer_id",
+        "pname": "name",
+        "names": "person",
+        "groups": {
+            "region": ["EMEA", "APAC", "AMER", "LATAM", "ANZ"],
+            "segment": ["retail", "enterprise", "smb", "public", "education"],
+        },
+        "child": "orders",
+        "cid": "order_id",
+        "date": "order_date",
+        "measure": "amount",
+        "status": ["paid", "shipped", "cancelled"],
+        "flag": "gift_wrap",
+        "scale": (5, 2500),
+    },
+    {
+        "parent": "products",
+        "pid": "product_id",
+        "pname": "title",
+        "names": "product",
+        "groups": {
+            "category": ["tools", "garden", "kitchen", "toys", "office"],
+            "brand": ["Northwind", "Contoso", "Fabrikam", "Litware", "Tailspin"],
+        },
+        "child": "sales",
+        "cid": "sale_id",
+        "date": "sold_on",
+        "measure": "revenue",
+        "status": ["settled", "pending", "voided"],
+        "flag": "promo",
+        "scale": (2, 1800),
+    },
+    {
+        "parent": "employees",
+        "pid": "employee_id",
+        "pname": "full_name",
+        "names": "person",
+        "groups": {
+            "department": ["finance", "research", "sales", "legal", "support"],
+            "site": ["Lisbon", "Austin", "Osaka", "Leeds", "Graz"],
+        },
+        "child": "timesheets",
+        "cid": "entry_id",
+        "date": "work_date",
+        "measure": "hours",
+        "status": ["approved", "submitted", "rejected"],
+        "flag": "overtime",
+        "scale": (1, 12),
+    },
+    {
+        "parent": "stations",
+        "pid": "station_id",
+        "pname": "label",
+        "names": "place",
+        "groups": {
+            "city": ["Porto", "Tallinn", "Cape Town", "San Jose", "Oslo"],
+            "network": ["north", "south", "coastal", "urban", "alpine"],
+        },
+        "child": "readings",
+        "cid": "reading_id",
+        "date": "taken_on",
+        "measure": "rainfall_mm",
+        "status": ["ok", "suspect", "invalid"],
+        "flag": "calibrated",
+        "scale": (0, 160),
+    },
+]
+CJ_LDOMAINS = [
+    {
+        "file": "events",
+        "id": "event_id",
+        "ts": "ts",
+        "kind": "type",
+        "kinds": ["click", "purchase", "signup", "refund", "view"],
+        "who": "user",
+        "who_fields": ["id", "name", "plan"],
+        "who_values": ["free", "pro", "team", "enterprise"],
+        "num": "amount",
+        "tags": "tags",
+        "tag_values": ["mobile", "web", "promo", "beta", "eu", "returning", "ab-test"],
+        "flag": "ok",
+    },
+    {
+        "file": "tickets",
+        "id": "ticket_id",
+        "ts": "created_at",
+        "kind": "priority",
+        "kinds": ["low", "normal", "high", "urgent"],
+        "who": "requester",
+        "who_fields": ["id", "name", "tier"],
+        "who_values": ["bronze", "silver", "gold"],
+        "num": "minutes_spent",
+        "tags": "labels",
+        "tag_values": ["billing", "login", "bug", "refund", "vip", "api", "mobile"],
+        "flag": "escalated",
+    },
+    {
+        "file": "deliveries",
+        "id": "delivery_id",
+        "ts": "dispatched_at",
+        "kind": "state",
+        "kinds": ["delivered", "failed", "returned", "in_transit"],
+        "who": "courier",
+        "who_fields": ["id", "name", "vehicle"],
+        "who_values": ["bike", "van", "truck", "foot"],
+        "num": "distance_km",
+        "tags": "flags",
+        "tag_values": ["fragile", "cold", "signature", "bulky", "express", "night"],
+        "flag": "signed",
+    },
+]
+CJ_BUGS = {
+    ("join", "easy"): ["strings", "no-filter", "bool-as-string"],
+    ("join", "medium"): ["no-filter", "rows-not-distinct", "sort-as-text"],
+    ("join", "hard"): ["keep-duplicates", "skip-missing", "naive-split"],
+    ("flatten", "easy"): ["python-bools", "missing-as-none", "key-order"],
+    ("flatten", "medium"): ["no-filter", "tags-repr", "no-sort"],
+    ("flatten", "hard"): ["keep-duplicates", "naive-time", "no-quoting"],
+}
+CJ_BUG_NOTES = {
+    "strings": "copies every value as a string (no type conversion)",
+    "no-filter": "forgets to drop the excluded rows",
+    "bool-as-string": "leaves the true/false column as strings",
+    "rows-not-distinct": "counts rows instead of distinct parents",
+    "sort-as-text": "sorts the totals as text",
+    "keep-duplicates": "keeps every row of a repeated id instead of the last one",
+    "skip-missing": "drops rows whose measure is missing instead of counting them",
+    "naive-split": "splits CSV lines on commas, ignoring quoting",
+    "python-bools": "writes booleans as Python's True/False",
+    "missing-as-none": "writes missing values as None",
+    "key-order": "keeps the JSON key order instead of the requested column order",
+    "tags-repr": "writes lists as Python list literals",
+    "no-sort": "keeps the input order",
+    "naive-time": "keeps and sorts the timestamps as written, without converting to UTC",
+    "no-quoting": "joins fields with commas without CSV quoting",
+}
+
+
+def _cj_name(rng: random.Random, kind: str, hard: bool) -> str:
+    if kind == "person":
+        first, last = rng.choice(TT_FIRST), rng.choice(TT_LAST)
+        return f"{last}, {first}" if hard and rng.random() < 0.25 else f"{first} {last}"
+    if kind == "product":
+        pool = TT_PRODUCTS + (TT_HARD_PRODUCTS if hard else [])
+        return f"{rng.choice(pool)} {rng.choice(['S', 'M', 'L', 'XL', 'Pro', 'Mini', '2'])}"
+    city = rng.choice(TT_CITIES)
+    suffix = rng.choice(["North", "East", "Harbor", "Airport", "Hill", "Dam", "Pier"])
+    return f"{city}, {suffix}" if hard and rng.random() < 0.3 else f"{city} {suffix}"
+
+
+def _cj_join(rng: random.Random, level: Difficulty) -> tuple[dict, dict[str, str]]:
+    hard = level is HARD
+    dom = rng.choice(CJ_DOMAINS)
+    group = rng.choice(list(dom["groups"]))
+    gvals = rng.sample(dom["groups"][group], rng.randint(3, 5))
+    lo, hi = dom["scale"]
+    good, bad = dom["status"][:2], dom["status"][2]
+    pids = rng.sample(range(1, 1000), pick(rng, level, (6, 10), (8, 14), (10, 16)))
+    parents = []
+    gweights = [rng.choice([1, 2, 4, 8]) for _ in gvals]
+    for i, pid in enumerate(pids):
+        g = gvals[i] if i < len(gvals) else rng.choices(gvals, gweights)[0]
+        parents.append([str(pid), _cj_name(rng, dom["names"], hard), g])
+    if hard and not any("," in p[1] for p in parents):
+        parents[0][1] = (
+            "Nuts, hex"
+            if dom["names"] == "product"
+            else f"{rng.choice(TT_LAST)}, {rng.choice(TT_FIRST)}"
+        )
+    comma_pid = next((p[0] for p in parents if "," in p[1]), None)
+    n_c = pick(rng, level, (12, 20), (40, 70), (60, 90))
+    cids = rng.sample(range(1, 100000), n_c + 10)
+    start = date(rng.randint(2021, 2025), rng.randint(1, 12), 1)
+    pweights = [rng.choice([1, 1, 2, 3, 6]) for _ in parents]
+    rows = []
+
+    def measure(value: float) -> str:
+        text = f"{value:.2f}"
+        if hard and value >= 1000 and rng.random() < 0.6:
+            text = f"{value:,.2f}"
+        if hard and rng.random() < 0.1:
+            text = f" {text} "
+        return text
+
+    for i in range(n_c):
+        parent = rng.choices(parents, pweights)[0] if i else parents[0]
+        if hard and i == 1 and comma_pid:
+            parent = next(p for p in parents if p[0] == comma_pid)
+        value = round(rng.uniform(lo, hi), 2)
+        status = rng.choices(good + [bad], [5, 3, 2])[0] if i > 1 else good[0]
+        day = start + timedelta(days=rng.randint(0, 89))
+        rows.append(
+            [
+                str(cids[i]),
+                parent[0],
+                day.isoformat(),
+                measure(value),
+                status,
+                rng.choice(["true", "false"]),
+            ]
+        )
+    if hard:
+        spare = [x for x in range(1, 1000) if str(x) not in [p[0] for p in parents]]
+        for k in range(rng.randint(2, 4)):  # orphans
+            rows.append(
+                [
+                    str(cids[n_c + k]),
+                    str(rng.choice(spare)),
+                    start.isoformat(),
+                    measure(round(rng.uniform(lo, hi), 2)),
+                    good[0],
+                    "false",
+                ]
+            )
+        for _ in range(rng.randint(3, 6)):  # missing measures
+            rows[rng.randrange(2, len(rows))][3] = rng.choice(["", "N/A", "null", "-"])
+        rng.shuffle(rows)
+        for _ in range(rng.randint(3, 5)):  # corrections: the same id again, later
+            src = rows[rng.randrange(len(rows) // 2)]
+            fixed = list(src)
+            fixed[3] = measure(round(rng.uniform(lo, hi), 2))
+            fixed[4] = rng.choice(good + [bad])
+            rows.append(fixed)
+        rows[-1][4] = good[0]
+    else:
+        rng.shuffle(rows)
+    cols = [dom["cid"], dom["pid"], dom["date"], dom["measure"], "status", dom["flag"]]
+    types = ["int", "int", "str", "float", "str", "bool"]
+    if level is not EASY:
+        cols, types, rows = cols[:5], types[:5], [r[:5] for r in rows]
+    spec = {
+        "shape": "join",
+        "level": level.value,
+        "child_file": f"{dom['child']}.csv",
+        "parent_file": f"{dom['parent']}.csv",
+        "child": dom["child"],
+        "parent": dom["parent"],
+        "cid": dom["cid"],
+        "pid": dom["pid"],
+        "pname": dom["pname"],
+        "group": group,
+        "measure": dom["measure"],
+        "status": "status",
+        "bad": bad,
+        "types": list(zip(cols, types, strict=True)),
+    }
+    texts = {f"{dom['child']}.csv": csv_text([cols, *rows])}
+    if level is not EASY:
+        texts[f"{dom['parent']}.csv"] = csv_text([[dom["pid"], dom["pname"], group], *parents])
+    return spec, texts
+
+
+def _cj_flatten(rng: random.Random, level: Difficulty) -> tuple[dict, dict[str, str]]:
+    hard = level is HARD
+    dom = rng.choice(CJ_LDOMAINS)
+    n = pick(rng, level, (10, 16), (25, 40), (35, 55))
+    keep = rng.choice(dom["kinds"])
+    ids = rng.sample(range(100, 99999), n)
+    t0 = datetime(rng.randint(2022, 2025), rng.randint(1, 12), rng.randint(1, 28), tzinfo=UTC)
+    who, wf = dom["who"], dom["who_fields"]
+    people = [
+        {
+            wf[0]: rng.randint(1, 500),
+            wf[1]: _cj_name(rng, "person", hard),
+            wf[2]: rng.choice(dom["who_values"]),
+        }
+        for _ in range(rng.randint(5, 9))
+    ]
+    if hard and not any("," in p[wf[1]] for p in people):
+        people[0][wf[1]] = f"{rng.choice(TT_LAST)}, {rng.choice(TT_FIRST)}"
+    recs = []
+    for i in range(n):
+        t = t0 + timedelta(minutes=rng.randint(0, 7 * 24 * 60), seconds=rng.randint(0, 59))
+        if hard:
+            off = rng.choice([0, 60, 120, -300, 330, 540])
+            stamp = f"{(t + timedelta(minutes=off)).replace(tzinfo=None).isoformat()}{utc_offset(off, True)}"
+        else:
+            stamp = t.strftime("%Y-%m-%dT%H:%M:%SZ")
+        kind = keep if i < 3 else rng.choice(dom["kinds"])
+        value: Any = rng.choice([rng.randint(1, 300), round(rng.uniform(0.5, 500), 2)])
+        if isinstance(value, float) and value == int(value):
+            value = int(value)
+        person = (
+            dict(rng.choice(people))
+            if i
+            else dict(next(p for p in people if "," in p[wf[1]] or not hard))
+        )
+        if level is EASY:
+            rec = {
+                dom["id"]: ids[i],
+                dom["ts"]: stamp,
+                dom["kind"]: kind,
+                f"{who}_name": person[wf[1]],
+                dom["num"]: value,
+                dom["flag"]: rng.random() < 0.5,
+            }
+            if i in (1, 2) or rng.random() < 0.1:
+                if rng.random() < 0.5:
+                    del rec[dom["num"]]
+                else:
+                    rec[dom["num"]] = None
+        else:
+            tags = rng.sample(dom["tag_values"], rng.randint(0 if i else 1, 3))
+            rec = {
+                dom["id"]: ids[i],
+                dom["ts"]: stamp,
+                dom["kind"]: kind,
+                who: person,
+                dom["num"]: value,
+                dom["tags"]: tags,
+                dom["flag"]: rng.random() < 0.5,
+            }
+            if hard and i > 2 and rng.random() < 0.12:
+                if rng.random() < 0.5:
+                    del rec[who]
+                else:
+                    rec[who] = None
+            if hard and rng.random() < 0.15:
+                rec[dom["num"]] = str(value)
+        recs.append(rec)
+    if level is not EASY:
+        rng.shuffle(recs)
+    if hard:  # later lines that correct earlier ones (same id)
+        for k in range(rng.randint(2, 4)):
+            fixed = json.loads(
+                json.dumps(
+                    recs[k if k else next(i for i, r in enumerate(recs) if r[dom["kind"]] == keep)]
+                )
+            )
+            fixed[dom["num"]] = round(rng.uniform(0.5, 500), 2)
+            fixed[dom["flag"]] = not fixed[dom["flag"]]
+            recs.append(fixed)
+    if level is EASY:
+        flat = list(recs[0])
+        columns = rng.sample(flat, len(flat))
+        while columns == flat:
+            columns = rng.sample(flat, len(flat))
+    else:
+        extra = [f"{who}.{wf[0]}", f"{who}.{wf[2]}", dom["num"], dom["flag"]]
+        columns = [dom["id"], dom["ts"], f"{who}.{wf[1]}", dom["tags"]]
+        if hard:
+            extra.remove(dom["num"])
+            columns.append(dom["num"])
+        columns += rng.sample(extra, rng.randint(1, len(extra)))
+        rng.shuffle(columns)
+    spec = {
+        "shape": "flatten",
+        "level": level.value,
+        "file": f"{dom['file']}.jsonl",
+        "id": dom["id"],
+        "ts": dom["ts"],
+        "kind": dom["kind"],
+        "keep": keep,
+        "num": dom["num"],
+        "columns": columns,
+        "who": who,
+        "who_name": wf[1],
+        "tags": dom["tags"],
+        "flag": dom["flag"],
+    }
+    text = "".join(json.dumps(r) + "\n" for r in recs)
+    return spec, {f"{dom['file']}.jsonl": text}
+
+
+@register
+class CsvJsonWrangle(Family):
+    """Convert between CSV and JSON. Either CSV -> JSON (easy: typed records with a filter;
+    medium: join two CSVs and aggregate per group, sorted; hard: nested per-group/per-parent
+    JSON with corrections, orphans, missing and messy numbers, quoted names) or JSON lines ->
+    CSV (easy: chosen columns, booleans and missing values; medium: nested fields, lists, a
+    filter and a sort; hard: duplicates, null objects, UTC conversion, quoting)."""
+
+    name = "csv-json-wrangle"
+    title = "Convert, join and aggregate data between CSV and JSON"
+    category = "data-wrangling"
+
+    def draft(self, rng: random.Random, difficulty: Difficulty, params: Mapping[str, Any]) -> Draft:
+        level = difficulty
+        outdir = rng.choice(OUT_DIRS)
+        shape = "join" if rng.random() < 0.5 else "flatten"
+        bugs = CJ_BUGS[(shape, level.value)]
+        for _ in range(60):
+            spec, texts = (_cj_join if shape == "join" else _cj_flatten)(rng, level)
+            text = _cj_solve(texts, spec)
+            want = parse_result(text, shape)
+            if all(
+                not _cj_same(parse_result(_cj_solve(texts, spec, b), shape), want) for b in bugs
+            ):
+                break
+        else:  # pragma: no cover
+            raise RuntimeError("csv-json-wrangle: could not draw data exposing every near miss")
+        srcdir = rng.choice(["/srv/data", "/data/incoming", "/opt/etl/input", "/home/analyst/data"])
+        stem = {
+            ("join", "easy"): spec.get("child", "") + "_clean",
+            ("join", "medium"): f"{spec.get('child', '')}_by_{spec.get('group', '')}",
+            ("join", "hard"): f"{spec.get('parent', '')}_summary",
+        }.get((shape, level.value), spec.get("file", "").replace(".jsonl", "") + "_flat")
+        out = f"{outdir}/{stem}.{'json' if shape == 'join' else 'csv'}"
+        import inspect
+
+        context = {
+            "shape": shape,
+            "spec": spec,
+            "srcdir": srcdir,
+            "inputs": sorted(texts),
+            "outdir": outdir,
+            "out": out,
+            "expected": want,
+            "bugs": bugs,
+            "bug_notes": [CJ_BUG_NOTES[b] for b in bugs],
+            "solver_src": inspect.getsource(_cj_solve),
+            "same_src": inspect.getsource(_cj_same),
+            "digests": {f"{srcdir}/{name}": sha256_hex(t) for name, t in sorted(texts.items())},
+        }
+        return Draft(
+            context=context,
+            files={f"environment/data/{name}": t for name, t in texts.items()},
+            secrets=unmentioned(self, context, level, [text]),
+            outputs=[out],
+            tags=[shape, "csv", "json"],
+            agent_timeout_sec=AGENT_TIMEOUT[level],
+        )

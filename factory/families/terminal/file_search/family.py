@@ -1,0 +1,312 @@
+"""file-search: find the files that match a set of rules (names, sizes, times, contents) in a
+large tree, past hidden folders, links and look-alikes, and report them exactly."""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Mapping
+from typing import Any
+
+from factory.families.base import Draft, Family, register
+from factory.families.terminal.seed_tree import (
+    DAY,
+    EPOCH_2022,
+    Entry,
+    dirs_of,
+    seed_tarball,
+    sha256_hex,
+    utc_text,
+)
+from factory.families.terminal.words import FWORDS, USERS, WORDS
+from factory.vocabulary import Difficulty
+
+# --- file-search ---------------------------------------------------------------------------
+
+SHARES = ["fileshare", "projects", "archive", "media", "teamdrive", "research", "exports", "scans"]
+SEARCH_BASES = ["/srv", "/data", "/mnt/storage", "/home/shared"]
+DIR_WORDS = [
+    "reports",
+    "drafts",
+    "clients",
+    "acme",
+    "globex",
+    "initech",
+    "2023",
+    "2024",
+    "q1",
+    "q2",
+    "img",
+    "raw",
+    "final",
+    "shared",
+    "notes",
+    "legal",
+    "hr",
+    "ops",
+    "vendors",
+    "minutes",
+]
+SEARCH_EXTS = ["log", "csv", "txt", "json", "dat", "xml", "md", "cfg"]
+EXCLUDE_DIRS = [".snapshot", "backup", "_archive", "old-copies", ".trash"]
+WEIRD = [
+    "q3 report (final)",
+    "it's done",
+    "-leading-dash",
+    "$HOME notes",
+    "[draft] plan",
+    "semi;colon",
+    "ümlaut café",
+    "two  spaces",
+    "#hash tag",
+    "50% off",
+    "a&b",
+    'quote"d',
+]
+MARKERS = ["CASE", "TICKET", "REF", "INC", "PRJ"]
+
+
+def _sized(rng, size: int, marker: str | None) -> bytes:
+    """Text of exactly ``size`` bytes (cheap: a few random lines, repeated)."""
+    lines = [" ".join(rng.sample(WORDS, rng.randint(4, 9))) + "\n" for _ in range(6)]
+    body = "".join(lines[i % 6] for i in range(size // 20 + 8)).encode()
+    if marker:
+        at = rng.randint(0, max(0, min(size - len(marker) - 2, len(body))))
+        body = body[:at] + f"\n{marker}\n".encode() + body[at:]
+    return body[:size]
+
+
+@register
+class FileSearch(Family):
+    """Find regular files by criteria in a generated tree, list them (relative, sorted),
+    and (medium) copy or (hard) move them preserving structure and mtimes. Every level has
+    size boundaries that `find -size Nk` rounding gets wrong, a symlink to a match, a hidden
+    match and name look-alikes. Medium adds a size range, an mtime bound and an excluded
+    subtree; hard adds owner and content criteria, odd file names, a symlink loop and a
+    directory link leading out of the tree."""
+
+    name = "file-search"
+    title = "Find files by name, size, time, owner and content; list, copy or move them"
+    category = "file-management"
+
+    def draft(self, rng, difficulty: Difficulty, params: Mapping[str, Any]) -> Draft:
+        level = difficulty.value
+        hard = difficulty is Difficulty.HARD
+        share = rng.choice(SHARES)
+        root = f"{rng.choice(SEARCH_BASES)}/{share}"
+        users = rng.sample(USERS, 3)
+        uids = {u: 2100 + i for i, u in enumerate(users)}
+        ext = rng.choice(SEARCH_EXTS)
+        min_k = rng.randint(4, 20)
+        lo = min_k * 1024
+        max_k = min_k + rng.randint(6, 24) if level != "easy" else None
+        hi = max_k * 1024 if max_k else None
+        now = EPOCH_2022 + rng.randint(300, 900) * DAY
+        bound = now - rng.randint(30, 120) * DAY + rng.randint(0, 86399)
+        before = bound if level == "medium" else None
+        after = bound if hard else None
+        owner = users[0] if hard else None
+        marker = f"{rng.choice(MARKERS)}-{rng.randint(1000, 8999)}" if hard else None
+        exclude = [rng.choice(EXCLUDE_DIRS)] if level != "easy" else []
+        action = {"easy": "list", "medium": "copy", "hard": "move"}[level]
+        listing = rng.choice(
+            ["/root/matches.txt", "/root/report/found-files.txt", f"/srv/audit/{share}-hits.txt"]
+        )
+        dest = rng.choice(
+            [f"/srv/collected/{share}", f"/root/{share}-selection", f"/var/quarantine/{share}"]
+        )
+
+        dirs = set()
+        for _ in range({"easy": 6, "medium": 10, "hard": 14}[level]):
+            dirs.add("/".join(rng.sample(DIR_WORDS, rng.randint(1, 3))))
+        dirs = sorted(dirs)
+        hidden_dir = f".{rng.choice(['cache', 'config', 'local', 'meta'])}"
+        files: dict[str, dict[str, Any]] = {}
+
+        def name(weird: bool = False, e: str = ext) -> str:
+            if weird:
+                return f"{rng.choice(WEIRD)}.{e}"
+            tail = rng.choice(["", f"-{rng.randint(1, 99)}", f"_{rng.choice(DIR_WORDS)}", "-v2"])
+            return f"{rng.choice(FWORDS)}{tail}.{e}"
+
+        def where() -> str:
+            return rng.choice(dirs + [""])
+
+        def good_size() -> int:
+            return rng.randint(lo, (hi - 1) if hi else lo + 30000)
+
+        def good_time() -> int:
+            if before:
+                return before - rng.randint(1, 200) * DAY
+            if after:
+                return after + rng.randint(0, (now - after))
+            return now - rng.randint(0, 400) * DAY
+
+        def add(rel: str, size: int, mtime: int, user: str, mark: str | None = None) -> str:
+            rel = rel.lstrip("/")
+            if rel in files or any(rel.startswith(d + "/") for d in files):
+                rel = f"{posixpath.dirname(rel)}/{rng.randint(100, 999)}-{posixpath.basename(rel)}".lstrip(
+                    "/"
+                )
+            files[rel] = {"data": _sized(rng, size, mark), "mtime": mtime, "user": user}
+            return rel
+
+        def match(rel: str | None = None, **over: Any) -> str:
+            props = {
+                "size": good_size(),
+                "mtime": good_time(),
+                "user": owner or rng.choice(users),
+                "mark": marker,
+            }
+            props.update(over)
+            rel = rel or f"{where()}/{name()}"
+            return add(rel, props["size"], props["mtime"], props["user"], props["mark"])
+
+        # matches, boundary ones included
+        for _ in range({"easy": 4, "medium": 6, "hard": 7}[level]):
+            match()
+        match(size=lo)
+        match(f"{hidden_dir}/{name()}")
+        match(f"{where()}/.{name()}")
+        if hi:
+            match(size=hi - 1)
+            match(size=hi - rng.randint(2, 1000))
+        if after:
+            match(mtime=after)
+        if before:
+            match(mtime=before - 1)
+        if hard:
+            for _ in range(3):
+                match(f"{where()}/{name(weird=True)}")
+        # near misses: one criterion wrong each
+        match(size=lo - rng.randint(1, 1000))
+        match(size=lo - 1)
+        match(f"{where()}/{name()}.{rng.choice(['bak', 'old', 'orig'])}")
+        match(f"{where()}/{name(e=ext.upper())}")
+        match(f"{where()}/{rng.choice(FWORDS)}_{ext}")
+        match(f"{where()}/{rng.choice(FWORDS)}.{ext}/{rng.choice(FWORDS)}.txt")
+        if hi:
+            match(size=hi)
+            match(size=hi + rng.randint(1, 3000))
+        if before:
+            match(mtime=before)
+            match(mtime=before + rng.randint(1, 30) * DAY)
+        if after:
+            match(mtime=after - 1)
+            match(mtime=after - rng.randint(1, 30) * DAY)
+        if owner:
+            match(user=users[1])
+            match(user=users[2])
+        if marker:
+            match(mark=marker.lower())
+            match(mark=f"{marker[:-1]}{(int(marker[-1]) + 1) % 10}")
+            match(mark=None)
+        for ex in exclude:
+            match(f"{ex}/{name()}")
+            match(f"{ex}/{rng.choice(DIR_WORDS)}/{name()}")
+        # filler
+        for _ in range({"easy": 20, "medium": 35, "hard": 45}[level]):
+            e = ext if rng.random() < 0.3 else rng.choice(SEARCH_EXTS)
+            add(
+                f"{where()}/{name(e=e)}",
+                rng.randint(100, (hi or lo) + 8000),
+                now - rng.randint(0, 400) * DAY - rng.randint(0, 86399),
+                rng.choice(users),
+            )
+
+        links: dict[str, str] = {}
+        targets = [
+            r
+            for r in files
+            if self._matches(r, files[r], ext, lo, hi, before, after, owner, marker, exclude)
+        ]
+        pick = rng.choice(targets)
+        link_dir = where()
+        link_rel = f"{link_dir}/{rng.choice(['latest', 'current', 'newest'])}.{ext}".lstrip("/")
+        if link_rel not in files:
+            links[link_rel] = posixpath.relpath(pick, link_dir or ".")
+        outside = None
+        outside_files: dict[str, dict[str, Any]] = {}
+        if hard:
+            d = rng.choice(dirs)
+            links[f"{d}/loop"] = ".."
+            outside = f"/opt/{share}-mirror"
+            links[f"{rng.choice(dirs)}/mirror"] = outside
+            for _ in range(2):
+                outside_files[f"{outside}/{name()}"] = {
+                    "data": _sized(rng, good_size(), marker),
+                    "mtime": good_time(),
+                    "user": owner,
+                }
+
+        expected = sorted(
+            r
+            for r in files
+            if self._matches(r, files[r], ext, lo, hi, before, after, owner, marker, exclude)
+        )
+        all_dirs = dirs_of([f"{root}/{r}" for r in [*files, *links]], root)
+        entries = [Entry(d, "dir", mode=0o755, mtime=now - DAY) for d in all_dirs]
+        for rel, f in sorted(files.items()):
+            entries.append(
+                Entry(
+                    f"{root}/{rel}",
+                    data=f["data"],
+                    mtime=f["mtime"],
+                    user=f["user"],
+                    uid=uids[f["user"]],
+                )
+            )
+        for rel, target in sorted(links.items()):
+            entries.append(Entry(f"{root}/{rel}", "symlink", target=target, mtime=now))
+        if outside:
+            entries.append(Entry(outside, "dir", mode=0o755, mtime=now))
+            for path, f in outside_files.items():
+                entries.append(
+                    Entry(
+                        path, data=f["data"], mtime=f["mtime"], user=f["user"], uid=uids[f["user"]]
+                    )
+                )
+        return Draft(
+            context={
+                "root": root,
+                "share": share,
+                "users": [[u, uids[u]] for u in users],
+                "ext": ext,
+                "min_k": min_k,
+                "lo": lo,
+                "max_k": max_k,
+                "hi": hi,
+                "before": before,
+                "before_utc": utc_text(before) if before else None,
+                "after": after,
+                "after_utc": utc_text(after) if after else None,
+                "owner": owner,
+                "marker": marker,
+                "exclude": exclude,
+                "action": action,
+                "listing": listing,
+                "dest": dest,
+                "expected": expected,
+                "meta": {
+                    r: [sha256_hex(files[r]["data"]), files[r]["mtime"]] for r in sorted(files)
+                },
+                "links": links,
+            },
+            files={"environment/seed.tar.gz": seed_tarball(entries)},
+            secrets=[posixpath.basename(r) for r in expected if " " not in r][:3],
+            outputs=[listing] + ([dest + "/"] if action != "list" else []),
+            tags=["find", "search"] + {"list": [], "copy": ["copy"], "move": ["move"]}[action],
+        )
+
+    @staticmethod
+    def _matches(rel, f, ext, lo, hi, before, after, owner, marker, exclude) -> bool:
+        size = len(f["data"])
+        return (
+            not any(rel.startswith(e + "/") for e in exclude)
+            and posixpath.basename(rel).endswith("." + ext)
+            and size >= lo
+            and (hi is None or size < hi)
+            and (before is None or f["mtime"] < before)
+            and (after is None or f["mtime"] >= after)
+            and (owner is None or f["user"] == owner)
+            and (marker is None or marker.encode() in f["data"])
+        )

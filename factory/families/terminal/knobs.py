@@ -1,0 +1,25 @@
+"""Difficulty knobs shared by terminal families: a level number, a kind drawn per level, a value
+picked per level."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from factory.vocabulary import Difficulty
+
+
+def level_of(difficulty: Difficulty) -> int:
+    """0, 1 or 2 for easy, medium or hard."""
+    return {"easy": 0, "medium": 1, "hard": 2}[difficulty.value]
+
+
+def spread(rng: random.Random, kinds: list[str], level: int) -> str:
+    """A kind drawn from rng, shifted by the level so one seed spans several kinds."""
+    return kinds[(rng.randrange(len(kinds)) + level) % len(kinds)]
+
+
+def pick(rng: random.Random, level: Difficulty, easy: Any, medium: Any, hard: Any) -> Any:
+    """The value for ``level``; a ``(low, high)`` tuple means a random integer in that range."""
+    value = {Difficulty.EASY: easy, Difficulty.MEDIUM: medium, Difficulty.HARD: hard}[level]
+    return rng.randint(*value) if isinstance(value, tuple) else value

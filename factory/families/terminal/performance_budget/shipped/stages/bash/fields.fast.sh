@@ -1,0 +1,2 @@
+while read -r stamp host method path status size; do
+    [ -n "$stamp" ] || continue

@@ -1,0 +1,1 @@
+    dc=$(grep -m1 "^$host " "$hosts" | cut -d' ' -f2)

@@ -1,0 +1,311 @@
+"""python-bugfix: fix the bugs of a small generated Python package so that it matches its
+docstrings. The package is assembled from the function kinds of :mod:`.kinds`."""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import hashlib
+import random
+from collections.abc import Mapping
+from typing import Any
+
+from factory.families.base import Draft, Family, register
+from factory.vocabulary import Difficulty
+
+from .kinds import KINDS, Case
+
+PY_DOMAINS = [
+    {
+        "what": "pricing and billing",
+        "packages": ("pricekit", "tillsmith", "coinage", "billwise"),
+        "core": ("money", "amounts"),
+        "front": ("cart", "billing"),
+        "core_kinds": ("percent_of", "split_evenly", "weighted_average"),
+        "front_kinds": ("discounted", "share_bill", "top_n", "paginate"),
+    },
+    {
+        "what": "scheduling",
+        "packages": ("slotwise", "agendakit", "shiftplan", "timebox"),
+        "core": ("intervals", "timeutil"),
+        "front": ("planner", "agenda"),
+        "core_kinds": ("merge_intervals", "parse_duration", "chunk"),
+        "front_kinds": ("free_minutes", "total_seconds", "paginate"),
+    },
+    {
+        "what": "grading",
+        "packages": ("gradebook", "markwise", "scorecard"),
+        "core": ("stats", "maths"),
+        "front": ("grades", "report"),
+        "core_kinds": ("median", "weighted_average", "letter_grade"),
+        "front_kinds": ("summary", "grade_report", "top_n"),
+    },
+    {
+        "what": "inventory",
+        "packages": ("stockroom", "binwise", "shelfkit"),
+        "core": ("counting", "stock"),
+        "front": ("catalog", "listing"),
+        "core_kinds": ("tally", "restock", "chunk"),
+        "front_kinds": ("most_common", "paginate", "top_n"),
+    },
+    {
+        "what": "configuration and releases",
+        "packages": ("confkit", "relman", "shipyard"),
+        "core": ("parsing", "versions"),
+        "front": ("release", "deploy"),
+        "core_kinds": ("parse_kv", "compare_versions", "parse_duration"),
+        "front_kinds": ("latest", "total_seconds", "chunk"),
+    },
+]
+
+
+def _resolve(source: str, names: Mapping[str, str]) -> str:
+    for key, name in names.items():
+        source = source.replace(f"@{key}@", name)
+    return source
+
+
+def _kind_code(key: str, bugs: list[tuple[str, str]], names: Mapping[str, str]) -> str:
+    """The source of one kind, with the given (kind, bug) pairs applied where they belong."""
+    kind = KINDS[key]
+    code = kind.code.strip("\n") + "\n"
+    for bug_key, bug in bugs:
+        if bug_key != key:
+            continue
+        for old, new in {**kind.bugs, **kind.edges}[bug]:
+            if code.count(old) != 1:
+                raise ValueError(f"{key}/{bug}: snippet not found once: {old!r}")
+            code = code.replace(old, new)
+    return _resolve(code, names)
+
+
+def _call_src(args: str, names: Mapping[str, str]) -> str:
+    """The argument list of a call, from the source of an argument tuple."""
+    inner = _resolve(args, names).strip()
+    assert inner.startswith("(") and inner.endswith(")"), args
+    return inner[1:-1].strip().removesuffix(",")
+
+
+def _compatible(key: str, bugs: list[str]) -> bool:
+    """Whether these bugs of one kind can be applied together (their snippets do not overlap)."""
+    try:
+        _kind_code(key, [(key, b) for b in bugs], {})
+    except ValueError:
+        return False
+    return True
+
+
+def _reference_namespace(keys: list[str], names: Mapping[str, str]) -> dict[str, Any]:
+    import functools
+    import re
+
+    namespace: dict[str, Any] = {"re": re, "functools": functools}
+    for key in sorted(keys, key=lambda k: bool(KINDS[k].helper)):
+        exec(_kind_code(key, [], names), namespace)  # noqa: S102 - our own catalogue
+    return namespace
+
+
+def _run_case(
+    namespace: dict[str, Any], fn: str, case: Case, names: Mapping[str, str]
+) -> tuple[Any, Any]:
+    """Run a case with the correct code: (the arguments, the result)."""
+    local = dict(namespace)
+    if case.setup:
+        exec(_resolve(case.setup, names), local)  # noqa: S102
+    args = eval(_resolve(case.args, names), local)  # noqa: S307
+    return copy.deepcopy(args), local[fn](*args)
+
+
+@register
+class PythonBugfix(Family):
+    """A small generated Python package in /app (five domains, twenty-two function kinds with
+    randomised names) with a visible failing test. easy: one bug; medium: the bug plus an
+    undocumented-by-tests edge case; hard: the failing test exercises a function in one module
+    while the bug sits in a helper of another module, plus an edge case elsewhere. Hidden tests
+    compare every function with a reference on fixed and random inputs and check the visible
+    tests are unchanged and pass."""
+
+    name = "python-bugfix"
+    title = "Fix the bugs of a small Python package so that it matches its docstrings"
+    category = "software-engineering"
+
+    def draft(self, rng: random.Random, difficulty: Difficulty, params: Mapping[str, Any]) -> Draft:
+        level = difficulty.value
+        dom = rng.choice(PY_DOMAINS)
+        pkg = rng.choice(dom["packages"])
+        core, front = rng.choice(dom["core"]), rng.choice(dom["front"])
+        core_kinds, front_kinds = list(dom["core_kinds"]), list(dom["front_kinds"])
+        rng.shuffle(core_kinds)
+        rng.shuffle(front_kinds)
+        keys = core_kinds + front_kinds
+        names = {k: rng.choice(KINDS[k].names) for k in keys}
+        plain = [k for k in keys if KINDS[k].bugs]
+        if level == "hard":
+            users = [k for k in front_kinds if KINDS[k].helper]
+            shown = rng.choice(users)
+            target = KINDS[shown].helper
+            bug = rng.choice(sorted(KINDS[target].bugs))
+            case = KINDS[shown].reveal[target]
+        else:
+            target = rng.choice(plain)
+            shown = target
+            bug = rng.choice(sorted(KINDS[target].bugs))
+            case = KINDS[target].reveal[bug]
+        active = [(target, bug)]
+        if level != "easy":
+            # medium: an edge case of the same function when it has one that does not
+            # overlap the bug; otherwise (and for hard) one of another function
+            same = [e for e in sorted(KINDS[target].edges) if _compatible(target, [bug, e])]
+            if level == "medium" and same:
+                active.append((target, rng.choice(same)))
+            else:
+                pool = [k for k in keys if KINDS[k].edges and k not in {shown, target}]
+                edge_kind = rng.choice(pool)
+                active.append((edge_kind, rng.choice(sorted(KINDS[edge_kind].edges))))
+        module_of = {k: core for k in core_kinds} | {k: front for k in front_kinds}
+
+        def module_text(mod: str, mod_keys: list[str], bugs: list[tuple[str, str]]) -> str:
+            imports = sorted({KINDS[k].imports for k in mod_keys if KINDS[k].imports})
+            helpers = sorted(names[KINDS[k].helper] for k in mod_keys if KINDS[k].helper)
+            head = f'"""{pkg}.{mod}: {dom["what"]} helpers."""\n\n'
+            if imports:
+                head += "\n".join(imports) + "\n\n"
+            if helpers:
+                head += f"from {pkg}.{core} import {', '.join(helpers)}\n\n"
+            body = "\n\n".join(_kind_code(k, bugs, names) for k in mod_keys)
+            return head + "\n" + body
+
+        def sources(bugs: list[tuple[str, str]]) -> dict[str, str]:
+            return {
+                f"{pkg}/{core}.py": module_text(core, core_kinds, bugs),
+                f"{pkg}/{front}.py": module_text(front, front_kinds, bugs),
+            }
+
+        broken, fixed = sources(active), sources([])
+        ns = _reference_namespace(keys, names)
+
+        # the visible tests: two passing cases per function, one case that shows the bug
+        def literal(value: Any) -> str:
+            return f"pytest.approx({value!r})" if isinstance(value, float) else repr(value)
+
+        tests = [
+            "import pytest\n",
+            f"from {pkg} import {', '.join(sorted(names.values()))}\n",
+        ]
+        for k in keys:
+            for i, c in enumerate(KINDS[k].basic, 1):
+                _, want = _run_case(ns, names[k], c, names)
+                tests.append(
+                    f"\ndef test_{names[k]}_{i}():\n"
+                    f"    assert {names[k]}({_call_src(c.args, names)}) == {literal(want)}\n"
+                )
+        args, want = _run_case(ns, names[shown], case, names)
+        body = ""
+        if case.setup:
+            body += f"    {_resolve(case.setup, names)}\n"
+        body += f"    assert {names[shown]}({_call_src(case.args, names)}) == {literal(want)}\n"
+        if case.post:
+            body += f"    {case.post}\n"
+        n_shown = len(KINDS[shown].basic) + 1
+        tests.append(f"\ndef test_{names[shown]}_{n_shown}():\n{body}")
+        visible = "\n".join(tests)
+        init = (
+            f'"""{pkg}: a small library for {dom["what"]}."""\n\n'
+            f"from {pkg}.{core} import {', '.join(names[k] for k in core_kinds)}\n"
+            f"from {pkg}.{front} import {', '.join(names[k] for k in front_kinds)}\n\n"
+            f"__all__ = {sorted(names.values())!r}\n"
+        )
+        files = {f"environment/app/{path}": text for path, text in broken.items()}
+        files[f"environment/app/{pkg}/__init__.py"] = init
+        files[f"environment/app/tests/test_{pkg}.py"] = visible
+        files["environment/app/pytest.ini"] = "[pytest]\ntestpaths = tests\npythonpath = .\n"
+
+        patch = "".join(
+            "".join(
+                difflib.unified_diff(
+                    broken[path].splitlines(keepends=True),
+                    fixed[path].splitlines(keepends=True),
+                    f"a/{path}",
+                    f"b/{path}",
+                )
+            )
+            for path in sorted(broken)
+            if broken[path] != fixed[path]
+        )
+        # near misses
+        others = [k for k in plain if k not in {target, shown} and k != active[-1][0]]
+        other = rng.choice(others)
+        collateral = sources([(other, rng.choice(sorted(KINDS[other].bugs)))])
+        if level == "easy":
+            edge_kind = (
+                target if KINDS[target].edges else rng.choice([k for k in keys if KINDS[k].edges])
+            )
+            partial = sources([(edge_kind, rng.choice(sorted(KINDS[edge_kind].edges)))])
+        else:
+            partial = sources(active[1:])
+        wrapper = (
+            f"\n\n_{names[shown]}_impl = {names[shown]}\n\n\n"
+            f"def {names[shown]}(*args, **kwargs):\n"
+            f"    if args == {args!r} and not kwargs:\n"
+            f"        return {want!r}\n"
+            f"    return _{names[shown]}_impl(*args, **kwargs)\n"
+        )
+        changed = sorted(path for path in broken if broken[path] != fixed[path])
+        what_kind = {
+            "easy": "",
+            "medium": "Not every problem is covered by a failing test: check the functions against "
+            "their docstrings, including the edge cases the docstrings describe.",
+            "hard": "Not every problem is covered by a failing test, and a failing test may point "
+            "at a function that only suffers from a problem elsewhere: check the functions "
+            "against their docstrings, including the edge cases they describe.",
+        }[level]
+        cases = []
+        for k in keys:
+            kind = KINDS[k]
+            for c in list(kind.basic) + list(kind.reveal.values()):
+                cases.append(
+                    {
+                        "fn": names[k],
+                        "setup": _resolve(c.setup, names),
+                        "args": _resolve(c.args, names),
+                        "post": c.post,
+                    }
+                )
+        return Draft(
+            context={
+                "pkg": pkg,
+                "what": dom["what"],
+                "core": core,
+                "front": front,
+                "level": level,
+                "names": names,
+                "keys": keys,
+                "visible_name": f"test_{pkg}.py",
+                "visible_sha": hashlib.sha256(visible.encode()).hexdigest(),
+                "patch": patch,
+                "note": what_kind,
+                "reference": "\n\n".join(
+                    _resolve(
+                        KINDS[k].code.strip("\n") + "\n",
+                        {kk: f"ref_{n}" for kk, n in names.items()},
+                    )
+                    for k in keys
+                ),
+                "gens": {names[k]: KINDS[k].gen.strip("\n") + "\n" for k in keys},
+                "edge_tests": "\n\n".join(
+                    _resolve(KINDS[k].edge_tests.strip("\n"), names)
+                    for k in keys
+                    if KINDS[k].edge_tests
+                ),
+                "cases": cases,
+                "collateral": {p: t for p, t in collateral.items()},
+                "partial": {p: t for p, t in partial.items()},
+                "fixed": fixed,
+                "wrapper_module": f"{pkg}/{module_of[shown]}.py",
+                "wrapper": wrapper,
+                "seed": rng.randint(1, 10**6),
+            },
+            files=files,
+            outputs=[f"/app/{path}" for path in changed],
+            tags=["python", "debugging", "pytest"],
+        )

@@ -1,0 +1,104 @@
+"""The settings of a service-config service: names, sections and keys per format, their docs, and
+rendering a configuration file."""
+
+from __future__ import annotations
+
+from typing import Any
+
+SC_ROLES = ["catalog", "quotes", "inventory", "pricing", "geo", "registry", "status", "stock"]
+SC_FRONT_ROLES = ["gateway", "dashboard", "aggregator", "portal", "summary"]
+SC_NOUNS = ["items", "products", "regions", "tickers", "skus", "zones", "feeds", "plans"]
+SC_WORDS = [
+    "alpha",
+    "amber",
+    "basalt",
+    "cobalt",
+    "delta",
+    "ember",
+    "fjord",
+    "garnet",
+    "harbor",
+    "indigo",
+    "jade",
+    "krypton",
+    "lagoon",
+    "mesa",
+    "nickel",
+    "onyx",
+    "prairie",
+    "quartz",
+    "ridge",
+    "sierra",
+    "tundra",
+    "umber",
+    "vertex",
+    "willow",
+]
+SC_HEALTH = ["/health", "/healthz", "/ping", "/-/ready", "/status/health", "/livez"]
+SC_SECTIONS = {
+    "server": ["server", "http", "listen"],
+    "app": ["app", "service", "content"],
+    "auth": ["auth", "security", "access"],
+    "log": ["logging", "log", "audit"],
+    "upstream": ["upstream", "backend", "origin"],
+}
+SC_KEYS = {
+    "bind": ["bind", "host", "address", "listen_address"],
+    "port": ["port", "listen_port", "http_port"],
+    "name": ["name", "service_name", "display_name"],
+    "data": ["data_file", "source_file", "items_file"],
+    "maintenance": ["maintenance", "maintenance_mode", "read_only_banner"],
+    "token_file": ["token_file", "bearer_token_file", "secret_file"],
+    "token": ["token", "bearer_token", "secret"],
+    "log_file": ["file", "access_log", "path"],
+    "url": ["url", "base_url", "endpoint"],
+    "up_token_file": ["token_file", "credentials_file", "bearer_file"],
+}
+SC_FORMATS = {"ini": "conf", "toml": "toml", "yaml": "yaml", "env": "env"}
+SC_FORMAT_DOC = {
+    "ini": "an INI file: [section] headers, `key = value` lines, `;` or `#` comments",
+    "toml": "a TOML file: [section] tables; strings quoted, integers and booleans bare",
+    "yaml": "a YAML-style file: an unindented `section:` line, then indented `key: value` lines",
+    "env": "an environment-style file: `SECTION_KEY=value` lines (no sections), `#` comments",
+}
+SC_FAULTS = ["port", "bind", "data", "maintenance", "no_auth", "typo"]
+
+SC_DOCS = {
+    "bind": ("str", "address to listen on (default 0.0.0.0, all interfaces)"),
+    "port": ("int", "TCP port (required)"),
+    "name": ("str", "service name reported by the API (default: the program name)"),
+    "data": ("str", "file listing the entries, one per line (required)"),
+    "maintenance": ("bool", "true/false: answer 503 on the API route (default false)"),
+    "token_file": ("str", "file holding the bearer token that protects the API route"),
+    "token": ("str", "the bearer token itself (alternative to the token file)"),
+    "log_file": ("str", "access log file, one line per request (default: no log)"),
+    "url": ("str", "base URL of the upstream service, e.g. http://host:port (required)"),
+    "up_token_file": ("str", "file holding the upstream's bearer token (required)"),
+}
+
+
+def _sc_render(fmt: str, svc: str, values: dict[str, dict[str, Any]]) -> str:
+    """Render {section: {key: value}} in one of the config formats."""
+
+    def scalar(v: Any, quote: bool) -> str:
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, int) or not quote:
+            return str(v)
+        return '"' + str(v).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+    lines = [f"# {svc} configuration"]
+    for section, table in values.items():
+        if not table:
+            continue
+        if fmt == "env":
+            lines += [f"{section}_{k}".upper() + f"={scalar(v, False)}" for k, v in table.items()]
+            continue
+        lines.append("")
+        if fmt == "yaml":
+            lines.append(f"{section}:")
+            lines += [f"  {k}: {scalar(v, False)}" for k, v in table.items()]
+        else:
+            lines.append(f"[{section}]")
+            lines += [f"{k} = {scalar(v, fmt == 'toml')}" for k, v in table.items()]
+    return "\n".join(lines) + "\n"

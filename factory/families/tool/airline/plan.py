@@ -1,0 +1,589 @@
+"""The pieces of an airline request: each plants what it needs in the seeded state and adds
+calls, words and near misses to the plan."""
+
+from __future__ import annotations
+
+import random
+
+from factory.toolenv.core import JSON
+from factory.toolenv.domains.airline import (
+    BAG_FEE,
+    FREE_BAGS,
+    INSURANCE_FEE,
+)
+
+from factory.families.names import FIRST_NAMES as FIRST
+from factory.families.names import LAST_NAMES as LAST
+from factory.families.tool.toolfamily import Call, Plan, shift_date
+
+from .data import (
+    CABIN_WORDS,
+    MINORS,
+    RELATIONS,
+    dob_words,
+    pretty_date,
+    random_dob,
+)
+from .reservations import plant_reservation
+
+
+class AirlinePlan(Plan):
+    """The pieces of an airline request."""
+
+    def __init__(self, rng: random.Random, state: JSON, me: JSON) -> None:
+        super().__init__(rng, state, me)
+        self.used = {
+            (leg["flight_number"], leg["date"])
+            for r in state["reservations"]
+            for leg in r["flights"]
+        }
+        self.city = {a["code"]: a["city"] for a in state["airports"]}
+
+    # --- helpers -------------------------------------------------------------------------
+
+    def _card(self) -> JSON:
+        cards = [m for m in self.me["payment_methods"] if m["source"] == "credit_card"]
+        return self.rng.choice(cards)
+
+    def _card_words(self, card: JSON) -> str:
+        return self.rng.choice(
+            [
+                f"my {card['brand']} ending in {card['last_four']}",
+                f"the {card['brand']} card ending {card['last_four']}",
+                f"my {card['brand']} ({card['last_four']})",
+            ]
+        )
+
+    def _future_flight(
+        self,
+        cabin: str,
+        seats: int,
+        *,
+        days: tuple[int, int] = (1, 8),
+        route: tuple[str, str] | None = None,
+    ) -> JSON:
+        today = self.state["today"]
+        lo, hi = shift_date(today, days[0]), shift_date(today, days[1])
+        # The customer's trips stay distinct, so "my trip from A to B on D" names one.
+        trips = {
+            (leg["origin"], leg["destination"], leg["date"])
+            for r in self.state["reservations"]
+            if r["user_id"] == self.me["user_id"]
+            for leg in r["flights"]
+        }
+        pool = [
+            f
+            for f in self.state["flights"]
+            if lo <= f["date"] <= hi
+            and (f["flight_number"], f["date"]) not in self.used
+            and (f["origin"], f["destination"], f["date"]) not in trips
+            and (route is None or (f["origin"], f["destination"]) == route)
+        ]
+        flight = self.rng.choice(pool)
+        flight["status"] = "available"
+        flight["seats"][cabin] = max(flight["seats"][cabin], seats + self.rng.randint(0, 4))
+        self.used.add((flight["flight_number"], flight["date"]))
+        return flight
+
+    def _companions(self, count: int) -> list[tuple[str, JSON]]:
+        out = []
+        for relation in self.rng.sample(RELATIONS, count):
+            adult = relation not in MINORS
+            first = self.rng.choice([f for f in FIRST if f != self.me["name"]["first_name"]])
+            last = (
+                self.rng.choice(LAST)
+                if relation in ("my colleague", "my friend", "my flatmate")
+                else self.me["name"]["last_name"]
+            )
+            out.append(
+                (
+                    relation,
+                    {"first_name": first, "last_name": last, "dob": random_dob(self.rng, adult)},
+                )
+            )
+        return out
+
+    def _existing(
+        self,
+        cabin: str,
+        *,
+        npax: int = 1,
+        bags: int = 0,
+        insurance: bool = False,
+        hours_ago: int | None = None,
+    ) -> JSON:
+        flight = self._future_flight(cabin, npax)
+        others = [p for _, p in self._companions(npax - 1)]
+        me = {
+            "first_name": self.me["name"]["first_name"],
+            "last_name": self.me["name"]["last_name"],
+            "dob": self.me["dob"],
+        }
+        hours = self.rng.randint(40, 500) if hours_ago is None else hours_ago
+        return plant_reservation(
+            self.rng,
+            self.state,
+            self.me,
+            [flight],
+            cabin,
+            passengers=[me, *others],
+            bags=bags,
+            insurance=insurance,
+            hours_ago=hours,
+        )
+
+    @staticmethod
+    def _legs(reservation: JSON) -> list[JSON]:
+        return [
+            {"flight_number": f["flight_number"], "date": f["date"]} for f in reservation["flights"]
+        ]
+
+    def _trip_words(self, reservation: JSON) -> str:
+        leg = reservation["flights"][0]
+        return (
+            f"{self.city[leg['origin']]} to {self.city[leg['destination']]} on "
+            f"{pretty_date(leg['date'])}"
+        )
+
+    # --- changes ---------------------------------------------------------------------------
+
+    def book(self, round_trip: bool) -> None:
+        rng, state = self.rng, self.state
+        cabin = rng.choice(["economy", "economy", "business", "basic_economy"])
+        companions = self._companions(rng.choice([0, 1, 1, 2]))
+        me_flies = not companions or rng.random() < 0.8
+        people = (
+            [
+                {
+                    "first_name": self.me["name"]["first_name"],
+                    "last_name": self.me["name"]["last_name"],
+                    "dob": self.me["dob"],
+                }
+            ]
+            if me_flies
+            else []
+        )
+        people += [p for _, p in companions]
+        target = self._future_flight(cabin, len(people), days=(1, 5))
+        route = (target["origin"], target["destination"])
+        same_day = [
+            f
+            for f in state["flights"]
+            if (f["origin"], f["destination"]) == route and f["date"] == target["date"]
+        ]
+        others = [f for f in same_day if f is not target]
+        pick = rng.choice(["time", "cheapest"] if others else ["time"])
+        if pick == "cheapest":
+            for other in others:
+                if other["prices"][cabin] <= target["prices"][cabin]:
+                    other["prices"][cabin] = target["prices"][cabin] + rng.randint(5, 60)
+            which = f"the cheapest {CABIN_WORDS[cabin]} fare that day"
+        else:
+            which = rng.choice(
+                [
+                    f"the {target['departure']} departure",
+                    f"the flight leaving at {target['departure']}",
+                ]
+            )
+        legs = [target]
+        back = None
+        if round_trip:
+            back = self._future_flight(cabin, len(people), days=(6, 9), route=(route[1], route[0]))
+            legs.append(back)
+        bags = rng.randint(0, len(people) * 2)
+        insurance = rng.random() < 0.5
+        price = sum(f["prices"][cabin] for f in legs) * len(people)
+        price += INSURANCE_FEE * len(people) * insurance
+        price += BAG_FEE * max(0, bags - FREE_BAGS[self.me["membership"]][cabin] * len(people))
+        gift = next((m for m in self.me["payment_methods"] if m["source"] == "gift_card"), None)
+        if gift is not None and rng.random() < 0.5:
+            gift["balance"] = float(max(gift["balance"], price + rng.randrange(0, 300, 10)))
+            payment, pay_words = gift, rng.choice(["my gift card", "the gift card on my account"])
+        else:
+            payment = self._card()
+            pay_words = self._card_words(payment)
+        self.calls += [
+            Call("get_user_details", {"user_id": self.me["user_id"]}),
+            Call("list_all_airports", {}),
+            Call(
+                "search_direct_flight",
+                {"origin": route[0], "destination": route[1], "date": target["date"]},
+            ),
+        ]
+        if back is not None:
+            self.calls.append(
+                Call(
+                    "search_direct_flight",
+                    {"origin": route[1], "destination": route[0], "date": back["date"]},
+                )
+            )
+        book = Call(
+            "book_reservation",
+            {
+                "user_id": self.me["user_id"],
+                "flights": [{"flight_number": f["flight_number"], "date": f["date"]} for f in legs],
+                "cabin": cabin,
+                "passengers": people,
+                "payment_id": payment["payment_id"],
+                "total_baggages": bags,
+                "insurance": insurance,
+            },
+        )
+        self.calls.append(book)
+        self.secrets += [f["flight_number"] for f in legs] + [payment["payment_id"]]
+        who = (
+            "me"
+            if not companions
+            else ("me and " if me_flies else "")
+            + " and ".join(
+                f"{rel} {p['first_name']} {p['last_name']} (born {dob_words(rng, p['dob'])})"
+                for rel, p in companions
+            )
+        )
+        trip = (
+            f"from {self.city[route[0]]} to {self.city[route[1]]} on {pretty_date(target['date'])}"
+        )
+        if back is not None:
+            ret = rng.choice(
+                [f"the {back['departure']} flight", f"the flight departing {back['departure']}"]
+            )
+            trip += f", coming back on {pretty_date(back['date'])} with {ret}"
+        bag_words = (
+            "no checked bags"
+            if bags == 0
+            else f"{bags} checked bag{'s' if bags > 1 else ''} in total"
+        )
+        ins_words = "with travel insurance" if insurance else "no travel insurance, thanks"
+        we = "I'll" if len(people) == 1 and me_flies else "we'll"
+        self.parts.append(
+            rng.choice(
+                [
+                    f"I'd like to book a {'round trip' if back else 'one-way trip'} {trip}, taking "
+                    f"{which} on the way out, in the {CABIN_WORDS[cabin]} cabin, for {who}. "
+                    f"{we.capitalize()} have {bag_words}, {ins_words}. Please pay with {pay_words}.",
+                    f"Please book {who} {trip} ({which} on the way out), {CABIN_WORDS[cabin]} cabin, "
+                    f"{bag_words}, {ins_words}. Use {pay_words} for it.",
+                    f"Can you get {who} on a flight {trip}? For the outbound I want {which}. "
+                    f"{CABIN_WORDS[cabin].capitalize()} please, {bag_words} and {ins_words}. "
+                    f"Charge {pay_words}.",
+                ]
+            )
+        )
+        wrong = [f for f in same_day if f is not target]
+        if wrong:
+            flights = [{"flight_number": wrong[0]["flight_number"], "date": target["date"]}]
+            flights += book.arguments["flights"][1:]
+            self.near["books-another-flight"] = [
+                *self.calls[:-1],
+                Call("book_reservation", {**book.arguments, "flights": flights}),
+            ]
+        self.near["flips-insurance"] = [
+            *self.calls[:-1],
+            Call("book_reservation", {**book.arguments, "insurance": not insurance}),
+        ]
+        self.tags.append("booking")
+
+    def add_bags(self) -> None:
+        rng = self.rng
+        npax = rng.randint(1, 3)
+        cabin = rng.choice(["economy", "business", "basic_economy"])
+        bags = rng.randint(1, npax + 1)
+        res = self._existing(cabin, npax=npax, bags=bags)
+        more = rng.randint(1, 3)
+        card = self._card()
+        code = res["reservation_id"]
+        calls = [
+            Call("get_reservation_details", {"reservation_id": code}),
+            Call("get_user_details", {"user_id": self.me["user_id"]}),
+            Call(
+                "update_reservation_baggages",
+                {
+                    "reservation_id": code,
+                    "total_baggages": bags + more,
+                    "payment_id": card["payment_id"],
+                },
+            ),
+        ]
+        self.near["sets-bags-to-added-count"] = [
+            *self.calls,
+            *calls[:-1],
+            Call(
+                "update_reservation_baggages",
+                {"reservation_id": code, "total_baggages": more, "payment_id": card["payment_id"]},
+            ),
+        ]
+        self.calls += calls
+        self.secrets.append(card["payment_id"])
+        bag = f"{more} more checked bag{'s' if more > 1 else ''}"
+        self.say(
+            "baggage",
+            [
+                f"On reservation {code} we need {bag}; put any fee on {self._card_words(card)}.",
+                f"Could you add {bag} to booking {code}? If there's a charge, use "
+                f"{self._card_words(card)}.",
+                f"For my trip {code} ({self._trip_words(res)}) I'd like to check {bag} than "
+                f"currently booked. Bill {self._card_words(card)} for anything extra.",
+            ],
+        )
+
+    def fix_passenger(self) -> None:
+        rng = self.rng
+        npax = rng.randint(2, 4)
+        res = self._existing(
+            rng.choice(["economy", "business", "basic_economy"]), npax=npax, bags=rng.randint(0, 2)
+        )
+        others = [
+            p
+            for p in res["passengers"]
+            if (p["first_name"], p["last_name"])
+            != (self.me["name"]["first_name"], self.me["name"]["last_name"])
+        ]
+        wrong = rng.choice(others)
+        field = rng.choice(["first_name", "last_name", "dob"])
+        if field == "dob":
+            right = random_dob(rng, wrong["dob"] < "2005")
+            while right == wrong["dob"]:
+                right = random_dob(rng)
+            what = (
+                f"the date of birth of {wrong['first_name']} {wrong['last_name']} is wrong, "
+                f"it should be {dob_words(rng, right)}"
+            )
+        else:
+            pool = FIRST if field == "first_name" else LAST
+            right = rng.choice([n for n in pool if n != wrong[field]])
+            other_part = wrong["last_name" if field == "first_name" else "first_name"]
+            what = (
+                f"{wrong['first_name']} {wrong['last_name']}'s "
+                f"{'first' if field == 'first_name' else 'last'} name is wrong - it should "
+                f"be {right}"
+                + (
+                    f" ({right} {other_part})"
+                    if field == "first_name"
+                    else f" ({other_part} {right})"
+                )
+            )
+        fixed = [dict(p, **{field: right}) if p is wrong else dict(p) for p in res["passengers"]]
+        code = res["reservation_id"]
+        calls = [
+            Call("get_reservation_details", {"reservation_id": code}),
+            Call("update_reservation_passengers", {"reservation_id": code, "passengers": fixed}),
+        ]
+        self.near["keeps-only-the-fixed-passenger"] = [
+            *self.calls,
+            calls[0],
+            Call(
+                "update_reservation_passengers",
+                {"reservation_id": code, "passengers": [dict(wrong, **{field: right})]},
+            ),
+        ]
+        self.calls += calls
+        self.say(
+            "passengers",
+            [
+                f"On booking {code}, {what}. Please correct it.",
+                f"I just noticed a mistake in reservation {code}: {what}. Can you fix that?",
+                f"Small correction for {code} ({self._trip_words(res)}): {what}.",
+            ],
+        )
+
+    def change_cabin(self) -> None:
+        rng = self.rng
+        old = rng.choice(["basic_economy", "economy"])
+        new = "economy" if old == "basic_economy" and rng.random() < 0.5 else "business"
+        npax = rng.randint(1, 2)
+        res = self._existing(old, npax=npax, bags=rng.randint(0, 2))
+        for leg in res["flights"]:
+            flight = next(
+                f
+                for f in self.state["flights"]
+                if (f["flight_number"], f["date"]) == (leg["flight_number"], leg["date"])
+            )
+            flight["seats"][new] = max(flight["seats"][new], npax + rng.randint(0, 3))
+        card = self._card()
+        code = res["reservation_id"]
+        legs = self._legs(res)
+        calls = [
+            Call("get_reservation_details", {"reservation_id": code}),
+            Call("get_user_details", {"user_id": self.me["user_id"]}),
+            Call(
+                "update_reservation_flights",
+                {
+                    "reservation_id": code,
+                    "cabin": new,
+                    "flights": legs,
+                    "payment_id": card["payment_id"],
+                },
+            ),
+        ]
+        wrong_cabin = "business" if new == "economy" else "economy"
+        self.near["wrong-cabin"] = [
+            *self.calls,
+            *calls[:-1],
+            Call("update_reservation_flights", {**calls[-1].arguments, "cabin": wrong_cabin}),
+        ]
+        self.calls += calls
+        self.secrets.append(card["payment_id"])
+        self.say(
+            "cabin-change",
+            [
+                f"Please upgrade reservation {code} to {CABIN_WORDS[new]}, same flights; pay the "
+                f"difference with {self._card_words(card)}.",
+                f"I'd like to move booking {code} ({self._trip_words(res)}) up to "
+                f"{CABIN_WORDS[new]}. Charge the fare difference to {self._card_words(card)}.",
+                f"Can we switch {code} to the {CABIN_WORDS[new]} cabin? Keep the flights as they "
+                f"are. {self._card_words(card).capitalize()} for the difference.",
+            ],
+        )
+
+    def change_flight(self) -> None:
+        rng = self.rng
+        cabin = rng.choice(["economy", "business"])
+        npax = rng.randint(1, 2)
+        res = self._existing(cabin, npax=npax, bags=rng.randint(0, 2))
+        leg = res["flights"][0]
+        route = (leg["origin"], leg["destination"])
+        candidates = [
+            f
+            for f in self.state["flights"]
+            if (f["origin"], f["destination"]) == route
+            and f["date"] != leg["date"]
+            and f["date"] > self.state["today"]
+            and (f["flight_number"], f["date"]) not in self.used
+        ]
+        target = rng.choice(candidates)
+        target["status"] = "available"
+        target["seats"][cabin] = max(target["seats"][cabin], npax + rng.randint(0, 3))
+        self.used.add((target["flight_number"], target["date"]))
+        card = self._card()
+        code = res["reservation_id"]
+        new_legs = [{"flight_number": target["flight_number"], "date": target["date"]}]
+        calls = [
+            Call("get_reservation_details", {"reservation_id": code}),
+            Call(
+                "search_direct_flight",
+                {"origin": route[0], "destination": route[1], "date": target["date"]},
+            ),
+            Call("get_user_details", {"user_id": self.me["user_id"]}),
+            Call(
+                "update_reservation_flights",
+                {
+                    "reservation_id": code,
+                    "cabin": cabin,
+                    "flights": new_legs,
+                    "payment_id": card["payment_id"],
+                },
+            ),
+        ]
+        self.near["moves-to-wrong-class"] = [
+            *self.calls,
+            *calls[:-1],
+            Call(
+                "update_reservation_flights",
+                {**calls[-1].arguments, "cabin": "economy" if cabin == "business" else "business"},
+            ),
+        ]
+        self.calls += calls
+        self.secrets += [target["flight_number"], card["payment_id"]]
+        self.say(
+            "flight-change",
+            [
+                f"My plans moved: reservation {code} should fly on {pretty_date(target['date'])} "
+                f"instead, on the {target['departure']} flight, same cabin. Any fare difference "
+                f"goes to {self._card_words(card)}.",
+                f"Could you change {code} to the flight leaving at {target['departure']} on "
+                f"{pretty_date(target['date'])}? Keep {CABIN_WORDS[cabin]}; use "
+                f"{self._card_words(card)} for any difference.",
+            ],
+        )
+
+    def cancel_fresh(self) -> None:
+        rng = self.rng
+        hour = int(self.state["now"][11:13])
+        res = self._existing(
+            rng.choice(["economy", "basic_economy"]),
+            npax=rng.randint(1, 3),
+            bags=rng.randint(0, 2),
+            hours_ago=rng.randint(0, hour - 1),
+        )
+        older = self._existing(
+            rng.choice(["economy", "basic_economy"]), hours_ago=rng.randint(50, 400)
+        )
+        code = res["reservation_id"]
+        calls = [
+            Call("get_user_details", {"user_id": self.me["user_id"]}),
+            Call("get_reservation_details", {"reservation_id": older["reservation_id"]}),
+            Call("get_reservation_details", {"reservation_id": code}),
+            Call("cancel_reservation", {"reservation_id": code}),
+        ]
+        self.near["cancels-the-other-trip"] = [
+            *self.calls,
+            *calls[:2],
+            Call("cancel_reservation", {"reservation_id": older["reservation_id"]}),
+        ]
+        self.calls += calls
+        self.secrets.append(code)
+        self.say(
+            "cancellation",
+            [
+                f"I booked a trip from {self._trip_words(res)} earlier today by mistake - please "
+                f"cancel it and refund me.",
+                f"Please cancel my reservation from {self._trip_words(res)}, I made it a few hours "
+                f"ago and no longer need it.",
+            ],
+        )
+
+    def compensate(self) -> None:
+        rng = self.rng
+        reason = rng.choice(["delayed", "cancelled"])
+        pool = [
+            f
+            for f in self.state["flights"]
+            if f["date"] < self.state["today"] and (f["flight_number"], f["date"]) not in self.used
+        ]
+        flight = rng.choice(pool)
+        flight["status"] = reason
+        self.used.add((flight["flight_number"], flight["date"]))
+        me = {
+            "first_name": self.me["name"]["first_name"],
+            "last_name": self.me["name"]["last_name"],
+            "dob": self.me["dob"],
+        }
+        others = [p for _, p in self._companions(rng.randint(0, 2))]
+        res = plant_reservation(
+            rng,
+            self.state,
+            self.me,
+            [flight],
+            rng.choice(["economy", "basic_economy"]),
+            passengers=[me, *others],
+            hours_ago=rng.randint(200, 900),
+        )
+        code = res["reservation_id"]
+        calls = [
+            Call("get_reservation_details", {"reservation_id": code}),
+            Call(
+                "get_flight_status",
+                {"flight_number": flight["flight_number"], "date": flight["date"]},
+            ),
+            Call(
+                "send_certificate",
+                {"user_id": self.me["user_id"], "reservation_id": code, "reason": reason},
+            ),
+        ]
+        other = "cancelled" if reason == "delayed" else "delayed"
+        self.near["wrong-compensation-reason"] = [
+            *self.calls,
+            *calls[:-1],
+            Call("send_certificate", {**calls[-1].arguments, "reason": other}),
+        ]
+        self.calls += calls
+        words = "was delayed for hours" if reason == "delayed" else "was cancelled on us"
+        self.say(
+            "compensation",
+            [
+                f"Also, my flight on reservation {code} ({pretty_date(flight['date'])}) {words}. "
+                f"I'd like the compensation I'm entitled to.",
+                f"One more thing: the flight of booking {code} {words}, which was really "
+                f"stressful. Is there any compensation? If so please send it.",
+            ],
+        )

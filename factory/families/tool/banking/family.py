@@ -1,0 +1,141 @@
+"""Tool family: retail banking support (verify identity, transfers, payments, payees, card
+freezes, disputes) under a banking policy."""
+
+from __future__ import annotations
+
+import datetime
+import random
+
+from factory.toolenv.core import JSON
+from factory.toolenv.domains.banking import DOMAIN
+
+from factory.families.base import register
+from factory.families.names import FIRST_NAMES as FIRST
+from factory.families.names import LAST_NAMES as LAST
+from factory.families.tool.toolfamily import Scenario, ToolFamily, shift_date
+from factory.vocabulary import Difficulty
+
+from .plan import (
+    BankingPlan,
+    add_account,
+    add_card,
+    add_payee,
+    add_purchase,
+    post_transaction,
+    random_dob,
+)
+from .traps import (
+    trap_fraud_card,
+    trap_frozen_account,
+    trap_new_payee,
+    trap_old_dispute,
+    trap_over_limit,
+    trap_relative_card,
+)
+
+
+@register
+class BankingRequests(ToolFamily):
+    """Retail-banking support requests. Every change needs the customer's identity verified
+    first (their date of birth and ZIP code are in the request). Easy: one change (freeze a
+    lost card, move money between own accounts, unfreeze a found card). Medium: find the
+    customer by name, then two changes among payments, new payees, disputes and transfers.
+    Hard: three changes plus one the policy forbids (over the daily limit, over the new-payee
+    cap, an old dispute, unfreezing a fraud block, moving money out of a frozen account, or
+    acting on a relative's card)."""
+
+    name = "tool-banking"
+    title = "Handle a bank customer's request with banking tools under a support policy"
+    toolenv_domain = "banking"
+
+    def seed_state(self, rng: random.Random, difficulty: Difficulty) -> JSON:
+        today = datetime.date(2026, 2, 2) + datetime.timedelta(days=rng.randrange(300))
+        state: JSON = {
+            "today": today.isoformat(),
+            "session": {"verified": []},
+            "customers": [],
+            "accounts": [],
+            "cards": [],
+            "payees": [],
+            "transactions": [],
+            "disputes": [],
+            "next_payee": rng.randrange(3000, 9000),
+            "next_dispute": rng.randrange(100, 900),
+        }
+        names = rng.sample([(f, s) for f in FIRST for s in LAST], 9)
+        ids = iter(rng.sample(range(10000, 99999), 60))
+        for first, last in names:
+            customer = {
+                "customer_id": f"C-{next(ids)}",
+                "name": f"{first} {last}",
+                "email": f"{first.lower()}.{last.lower()}{rng.randint(1, 99)}@mail.example",
+                "phone": f"+1-555-{rng.randint(100, 999)}-{rng.randint(1000, 9999)}",
+                "dob": random_dob(rng),
+                "postcode": f"{rng.randint(10000, 99999)}",
+                "daily_limit": float(rng.choice([1000, 1500, 2000, 2500, 3000])),
+            }
+            state["customers"].append(customer)
+            add_account(rng, state, customer, "checking", rng.uniform(800, 6000))
+            add_account(rng, state, customer, "savings", rng.uniform(1500, 20000))
+            if rng.random() < 0.3:
+                add_account(
+                    rng,
+                    state,
+                    customer,
+                    "checking",
+                    rng.uniform(0, 400),
+                    status=rng.choice(["closed", "frozen"]),
+                )
+            for account in [
+                a for a in state["accounts"] if a["customer_id"] == customer["customer_id"]
+            ]:
+                if account["type"] == "checking" and account["status"] == "open":
+                    add_card(rng, state, customer, account, "debit")
+                    if rng.random() < 0.5:
+                        add_card(rng, state, customer, account, "credit")
+                    for _ in range(rng.randint(4, 10)):
+                        add_purchase(rng, state, account, rng.randint(1, 110))
+                    post_transaction(
+                        state,
+                        account,
+                        rng.choice([2100.0, 2850.0, 3400.0, 4200.0]),
+                        "deposit",
+                        "Salary",
+                        shift_date(state["today"], -rng.randint(1, 28)),
+                    )
+            for _ in range(rng.randint(1, 3)):
+                add_payee(rng, state, customer)
+        return state
+
+    def sample(self, rng: random.Random, state: JSON, difficulty: Difficulty) -> Scenario:
+        me = rng.choice(state["customers"])
+        plan = BankingPlan(rng, state, me, lookup=difficulty is not Difficulty.EASY)
+        if difficulty is Difficulty.EASY:
+            rng.choice([plan.freeze_card, plan.transfer, plan.unfreeze_card])()
+        else:
+            pieces = [
+                plan.pay_payee,
+                plan.add_and_pay,
+                plan.dispute,
+                plan.transfer,
+                plan.freeze_card,
+            ]
+            first = rng.choice(pieces[:3])  # one that needs a lookup
+            rest = [p for p in pieces if p != first]
+            done = [first, *rng.sample(rest, 1 if difficulty is Difficulty.MEDIUM else 2)]
+            for piece in done:
+                piece()
+            if difficulty is Difficulty.HARD:
+                traps = [
+                    trap_over_limit,
+                    trap_old_dispute,
+                    trap_fraud_card,
+                    trap_frozen_account,
+                    trap_relative_card,
+                ]
+                if plan.add_and_pay not in done:
+                    traps.append(trap_new_payee)
+                rng.choice(traps)(plan)
+        request = " ".join([plan.intro(), *plan.parts])
+        request += rng.choice(["", " Thanks!", " Thank you.", " Many thanks in advance."])
+        return plan.scenario(DOMAIN, request, "banking")

@@ -1,0 +1,117 @@
+"""Tool family: store orders and inventory (new orders, order edits, cancellations, returns,
+discounts) under a no-oversell store policy."""
+
+from __future__ import annotations
+
+import datetime
+import random
+
+from factory.toolenv.core import JSON
+from factory.toolenv.domains.inventory import DOMAIN
+
+from factory.families.base import register
+from factory.families.names import FIRST_NAMES as FIRST
+from factory.families.names import LAST_NAMES as LAST
+from factory.families.tool.toolfamily import Scenario, ToolFamily
+from factory.vocabulary import Difficulty
+
+from .data import ITEMS, WAREHOUSES
+from .plan import InventoryPlan, add_order
+from .traps import (
+    trap_cancel_shipped,
+    trap_discount,
+    trap_edit_shipped,
+    trap_late_return,
+    trap_oversell,
+)
+
+
+@register
+class InventoryRequests(ToolFamily):
+    """Online-store requests over a seeded catalogue, stock per warehouse and order book.
+    Easy: one change to an order the customer names (add a product, change a quantity,
+    return damaged units, ship it). Medium: a new order (customer, home warehouse and SKUs
+    found by lookup) plus one change. Hard: a new order, two changes and one request the
+    policy forbids (overselling stock, cancelling a shipped order, a late return, a discount
+    over the cap, editing a shipped order)."""
+
+    name = "tool-inventory"
+    title = "Handle an online-store customer's request with order and inventory tools"
+    toolenv_domain = "inventory"
+
+    def seed_state(self, rng: random.Random, difficulty: Difficulty) -> JSON:
+        today = datetime.date(2026, 2, 2) + datetime.timedelta(days=rng.randrange(300))
+        warehouses = [
+            {"warehouse_id": w, "name": f"{city} fulfilment centre", "city": city}
+            for w, city in rng.sample(WAREHOUSES, 3)
+        ]
+        wids = [w["warehouse_id"] for w in warehouses]
+        products = []
+        for item, code, category, base, variants in rng.sample(ITEMS, 9):
+            for variant in variants:
+                products.append(
+                    {
+                        "sku": f"{code}-{variant.replace('Size ', '').replace(' ', '').upper()[:5]}"
+                        f"-{rng.randint(10, 99)}",
+                        "name": f"{item} - {variant}",
+                        "category": category,
+                        "price": round(base * rng.choice([0.9, 1.0, 1.0, 1.1, 1.2]) - 0.01, 2),
+                        "stock": {
+                            w: rng.choice([0, rng.randint(1, 8), rng.randint(5, 60)]) for w in wids
+                        },
+                    }
+                )
+        state: JSON = {
+            "today": today.isoformat(),
+            "warehouses": warehouses,
+            "products": products,
+            "customers": [],
+            "orders": [],
+            "returns": [],
+            "next_order": rng.randrange(20000, 80000),
+            "next_return": rng.randrange(500, 5000),
+        }
+        for first, last in rng.sample([(f, s) for f in FIRST for s in LAST], 8):
+            customer = {
+                "customer_id": f"CU-{rng.randint(1000, 9999)}",
+                "name": f"{first} {last}",
+                "email": f"{first.lower()}.{last.lower()}@shopper.example",
+                "tier": rng.choice(["standard", "standard", "vip"]),
+                "home_warehouse": rng.choice(wids),
+            }
+            state["customers"].append(customer)
+            for _ in range(rng.randint(1, 3)):
+                status = rng.choice(["pending", "shipped", "delivered", "delivered", "cancelled"])
+                add_order(rng, state, customer, status, rng.randint(1, 3), age=rng.randint(2, 120))
+        return state
+
+    def sample(self, rng: random.Random, state: JSON, difficulty: Difficulty) -> Scenario:
+        me = rng.choice(state["customers"])
+        plan = InventoryPlan(rng, state, me)
+        if difficulty is Difficulty.EASY:
+            rng.choice([plan.add_product, plan.change_quantity, plan.return_items, plan.ship])()
+        else:
+            plan.create()
+            pieces = [
+                plan.add_product,
+                plan.change_quantity,
+                plan.return_items,
+                plan.cancel,
+                plan.discount,
+                plan.ship,
+            ]
+            for piece in rng.sample(pieces, 1 if difficulty is Difficulty.MEDIUM else 2):
+                piece()
+            if difficulty is Difficulty.HARD:
+                rng.choice(
+                    [
+                        trap_oversell,
+                        trap_cancel_shipped,
+                        trap_late_return,
+                        trap_discount,
+                        trap_edit_shipped,
+                    ]
+                )(plan)
+        request = " ".join([plan.intro(), *plan.parts])
+        request += rng.choice(["", " Thanks!", " Thank you.", " Appreciate it."])
+        return plan.scenario(DOMAIN, request, "orders")

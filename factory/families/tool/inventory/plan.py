@@ -1,0 +1,413 @@
+"""The pieces of an order-desk request: each plants what it needs in the seeded state and adds
+calls, words and near misses to the plan."""
+
+from __future__ import annotations
+
+import random
+
+from factory.toolenv.core import JSON
+from factory.toolenv.domains.inventory import DISCOUNT_CAP
+
+from factory.families.tool.toolfamily import Call, Plan, shift_date
+
+from .data import units_text
+
+
+def add_order(
+    rng: random.Random,
+    state: JSON,
+    customer: JSON,
+    status: str,
+    size: int,
+    *,
+    age: int,
+    products: list[JSON] | None = None,
+    quantities: list[int] | None = None,
+    shipped_ago: int | None = None,
+) -> JSON:
+    """Add an existing order (the stock already accounts for it)."""
+    products = products or rng.sample(state["products"], size)
+    quantities = quantities or [rng.randint(1, 4) for _ in products]
+    taken = {o["order_id"] for o in state["orders"]}
+    order_id = f"SO-{rng.randint(10000, state['next_order'] - 1)}"
+    while order_id in taken:
+        order_id = f"SO-{rng.randint(10000, state['next_order'] - 1)}"
+    lines = sorted(
+        (
+            {"sku": p["sku"], "quantity": q, "unit_price": p["price"]}
+            for p, q in zip(products, quantities, strict=True)
+        ),
+        key=lambda x: x["sku"],
+    )
+    created = shift_date(state["today"], -age)
+    shipped = None
+    if status in ("shipped", "delivered"):
+        ago = shipped_ago if shipped_ago is not None else rng.randint(0, max(0, age - 1))
+        shipped = shift_date(state["today"], -min(ago, age))
+    subtotal = round(sum(x["quantity"] * x["unit_price"] for x in lines), 2)
+    order = {
+        "order_id": order_id,
+        "customer_id": customer["customer_id"],
+        "warehouse_id": customer["home_warehouse"],
+        "status": status,
+        "created": created,
+        "shipped_on": shipped,
+        "lines": lines,
+        "discount_pct": 0,
+        "subtotal": subtotal,
+        "total": subtotal,
+    }
+    state["orders"].append(order)
+    return order
+
+
+class InventoryPlan(Plan):
+    """The pieces of an order-desk request."""
+
+    def __init__(self, rng: random.Random, state: JSON, me: JSON) -> None:
+        super().__init__(rng, state, me)
+        self.used: set[str] = set()
+        """SKUs a piece relies on (kept apart so that stock needs never interfere)."""
+        self.home = me["home_warehouse"]
+
+    def intro(self) -> str:
+        me = self.me
+        return self.rng.choice(
+            [
+                f"Hi, this is {me['name']} ({me['email']}).",
+                f"Hello! {me['name']} here, account email {me['email']}.",
+                f"Hi there - {me['name']} writing ({me['email']}).",
+            ]
+        )
+
+    def _product(self, *, need: bool = True, avoid: set[str] = frozenset()) -> JSON:
+        """A product none of whose variants a piece relies on yet. With ``need``, the piece
+        relies on its stock: its whole item is reserved (so stock needs never interfere and a
+        sibling variant stays free for near misses)."""
+        by_item: dict[str, list[JSON]] = {}
+        for p in self.state["products"]:
+            by_item.setdefault(p["name"].split(" - ")[0], []).append(p)
+        free = [
+            p
+            for ps in by_item.values()
+            if not any(x["sku"] in self.used for x in ps)
+            for p in ps
+            if p["sku"] not in avoid
+        ]
+        product = self.rng.choice(free)
+        if need:
+            self.used.update(p["sku"] for p in by_item[product["name"].split(" - ")[0]])
+        return product
+
+    def _mine(self) -> set[str]:
+        """SKUs in any order of the acting customer."""
+        return {
+            x["sku"]
+            for o in self.state["orders"]
+            if o["customer_id"] == self.me["customer_id"]
+            for x in o["lines"]
+        }
+
+    def _sibling(self, product: JSON) -> JSON:
+        item = product["name"].split(" - ")[0]
+        return next(
+            p
+            for p in self.state["products"]
+            if p["name"].split(" - ")[0] == item and p is not product
+        )
+
+    def _stock(self, product: JSON, warehouse: str, need: int) -> None:
+        product["stock"][warehouse] = max(
+            product["stock"].get(warehouse, 0), need + self.rng.randint(0, 12)
+        )
+
+    def _pending(self, size: int = 2, avoid: set[str] = frozenset()) -> tuple[JSON, list[JSON]]:
+        products: list[JSON] = []
+        while len(products) < size:
+            product = self._product(need=False, avoid=avoid)
+            if product not in products:
+                products.append(product)
+        order = add_order(
+            self.rng,
+            self.state,
+            self.me,
+            "pending",
+            size,
+            age=self.rng.randint(0, 6),
+            products=products,
+            quantities=[self.rng.randint(1, 4) for _ in products],
+        )
+        return order, products
+
+    def _shipped(
+        self, size: int, shipped_ago: int, quantities: list[int] | None = None
+    ) -> tuple[JSON, list[JSON]]:
+        products: list[JSON] = []
+        while len(products) < size:
+            product = self._product(need=False)
+            if product not in products:
+                products.append(product)
+        order = add_order(
+            self.rng,
+            self.state,
+            self.me,
+            self.rng.choice(["shipped", "delivered"]),
+            size,
+            age=shipped_ago + self.rng.randint(1, 4),
+            products=products,
+            quantities=quantities,
+            shipped_ago=shipped_ago,
+        )
+        return order, products
+
+    # --- changes -----------------------------------------------------------------------------
+
+    def create(self) -> None:
+        rng, cid = self.rng, self.me["customer_id"]
+        products = [self._product() for _ in range(rng.randint(1, 2))]
+        quantities = [rng.randint(1, 5) for _ in products]
+        for product, quantity in zip(products, quantities, strict=True):
+            self._stock(product, self.home, quantity)
+        lines = [
+            {"sku": p["sku"], "quantity": q} for p, q in zip(products, quantities, strict=True)
+        ]
+        calls = [Call("find_customer", {"query": self.me["name"]})]
+        calls += [Call("search_products", {"query": p["name"].split(" - ")[0]}) for p in products]
+        create = Call(
+            "create_order", {"customer_id": cid, "warehouse_id": self.home, "lines": lines}
+        )
+        calls.append(create)
+        wrong = [{**lines[0], "sku": self._sibling(products[0])["sku"]}, *lines[1:]]
+        self.near["orders-the-wrong-variant"] = [
+            *self.calls,
+            *calls[:-1],
+            Call("create_order", {**create.arguments, "lines": wrong}),
+        ]
+        other = next(
+            w["warehouse_id"] for w in self.state["warehouses"] if w["warehouse_id"] != self.home
+        )
+        self.near["ships-from-another-warehouse"] = [
+            *self.calls,
+            *calls[:-1],
+            Call("create_order", {**create.arguments, "warehouse_id": other}),
+        ]
+        self.calls += calls
+        self.secrets += [cid, *(p["sku"] for p in products)]
+        items = " and ".join(
+            units_text(self.rng, q, p) for p, q in zip(products, quantities, strict=True)
+        )
+        self.say(
+            "new-order",
+            [
+                f"I'd like to place a new order: {items}.",
+                f"Please order {items} for me, shipped the usual way.",
+                f"Can you set up a new order with {items}?",
+            ],
+        )
+
+    def add_product(self) -> None:
+        rng = self.rng
+        order, _ = self._pending(rng.randint(1, 2))
+        product = self._product()
+        quantity = rng.randint(1, 4)
+        self._stock(product, order["warehouse_id"], quantity)
+        oid = order["order_id"]
+        calls = [
+            Call("get_order", {"order_id": oid}),
+            Call("search_products", {"query": product["name"].split(" - ")[0]}),
+            Call("add_line", {"order_id": oid, "sku": product["sku"], "quantity": quantity}),
+        ]
+        self.near["adds-the-wrong-variant"] = [
+            *self.calls,
+            *calls[:-1],
+            Call("add_line", {**calls[-1].arguments, "sku": self._sibling(product)["sku"]}),
+        ]
+        self.calls += calls
+        self.secrets.append(product["sku"])
+        self.say(
+            "edit-order",
+            [
+                f"Could you add {units_text(self.rng, quantity, product)} to my order {oid}?",
+                f"Please put {units_text(self.rng, quantity, product)} on order {oid} as well, it hasn't "
+                f"shipped yet.",
+                f"I forgot something in {oid}: {units_text(self.rng, quantity, product)}. Can you add it?",
+            ],
+        )
+
+    def change_quantity(self) -> None:
+        rng = self.rng
+        product = self._product()
+        order, products = self._pending(1, avoid={product["sku"]})
+        order["lines"].append(
+            {"sku": product["sku"], "quantity": rng.randint(1, 4), "unit_price": product["price"]}
+        )
+        order["lines"].sort(key=lambda x: x["sku"])
+        line = next(x for x in order["lines"] if x["sku"] == product["sku"])
+        oid = order["order_id"]
+        if rng.random() < 0.5:
+            more = rng.randint(1, 3)
+            new = line["quantity"] + more
+            self._stock(product, order["warehouse_id"], more)
+            words = rng.choice(
+                [
+                    f"I need {more} more of the {product['name']} on order {oid}.",
+                    f"On {oid}, please add {more} more {product['name']} to the "
+                    f"{line['quantity']} already there.",
+                ]
+            )
+            wrong = Call(
+                "update_quantity", {"order_id": oid, "sku": product["sku"], "quantity": more}
+            )
+            self.near["sets-the-increase-as-quantity"] = [
+                *self.calls,
+                Call("get_order", {"order_id": oid}),
+                wrong,
+            ]
+        else:
+            line["quantity"] = max(line["quantity"], 2)
+            new = rng.randint(1, line["quantity"] - 1)
+            words = rng.choice(
+                [
+                    f"On order {oid} I only need {new} x {product['name']} now, "
+                    f"not {line['quantity']}.",
+                    f"Please reduce the {product['name']} on {oid} to {new}.",
+                ]
+            )
+            self.near["removes-the-line"] = [
+                *self.calls,
+                Call("get_order", {"order_id": oid}),
+                Call("remove_line", {"order_id": oid, "sku": product["sku"]}),
+            ]
+        order["subtotal"] = order["total"] = round(
+            sum(x["quantity"] * x["unit_price"] for x in order["lines"]), 2
+        )
+        self.calls += [
+            Call("get_order", {"order_id": oid}),
+            Call("update_quantity", {"order_id": oid, "sku": product["sku"], "quantity": new}),
+        ]
+        self.parts.append(words)
+        self.tags.append("edit-order")
+
+    def return_items(self) -> None:
+        rng = self.rng
+        total = rng.randint(2, 4)
+        order, products = self._shipped(rng.randint(1, 2), rng.randint(1, 25), quantities=None)
+        product = products[0]
+        line = next(x for x in order["lines"] if x["sku"] == product["sku"])
+        line["quantity"] = total
+        order["subtotal"] = order["total"] = round(
+            sum(x["quantity"] * x["unit_price"] for x in order["lines"]), 2
+        )
+        count = rng.randint(1, total - 1)
+        reason, why = rng.choice(
+            [
+                ("damaged", "they arrived broken"),
+                ("damaged", "they came damaged"),
+                ("wrong_item", "you sent a different model than I ordered"),
+                ("no_longer_needed", "I don't need them anymore"),
+            ]
+        )
+        oid = order["order_id"]
+        calls = [
+            Call("get_order", {"order_id": oid}),
+            Call(
+                "create_return",
+                {
+                    "order_id": oid,
+                    "reason": reason,
+                    "lines": [{"sku": product["sku"], "quantity": count}],
+                },
+            ),
+        ]
+        self.near["returns-the-whole-line"] = [
+            *self.calls,
+            calls[0],
+            Call(
+                "create_return",
+                {**calls[1].arguments, "lines": [{"sku": product["sku"], "quantity": total}]},
+            ),
+        ]
+        self.calls += calls
+        self.secrets.append(product["sku"])
+        self.say(
+            "return",
+            [
+                f"I want to return {count} of the {total} {product['name']} from order {oid} - "
+                f"{why}.",
+                f"From order {oid}, please take back {count} x {product['name']}; {why}.",
+            ],
+        )
+
+    def cancel(self) -> None:
+        cid = self.me["customer_id"]
+        order, products = self._pending(1, avoid=self._mine())
+        other, _ = self._pending(1, avoid={products[0]["sku"]})
+        self.used.add(products[0]["sku"])  # no later order may hold it too
+        calls = [
+            Call("find_customer", {"query": self.me["name"]}),
+            Call("list_orders", {"customer_id": cid, "status": "pending"}),
+            Call("cancel_order", {"order_id": order["order_id"]}),
+        ]
+        self.near["cancels-the-other-pending-order"] = [
+            *self.calls,
+            *calls[:-1],
+            Call("cancel_order", {"order_id": other["order_id"]}),
+        ]
+        self.calls += calls
+        self.secrets.append(order["order_id"])
+        name = products[0]["name"]
+        self.say(
+            "cancellation",
+            [
+                f"Please cancel my pending order with the {name} in it - I don't remember its "
+                f"number.",
+                f"I changed my mind about the {name}: cancel that order please (it's still "
+                f"pending).",
+            ],
+        )
+
+    def discount(self) -> None:
+        rng = self.rng
+        order, _ = self._pending(rng.randint(1, 2))
+        cap = DISCOUNT_CAP[self.me["tier"]]
+        percent = rng.choice([p for p in (5, 8, 10, 12) if p < cap])
+        oid = order["order_id"]
+        calls = [
+            Call("find_customer", {"query": self.me["name"]}),
+            Call("get_order", {"order_id": oid}),
+            Call("apply_discount", {"order_id": oid, "percent": percent}),
+        ]
+        self.near["gives-the-maximum-discount"] = [
+            *self.calls,
+            *calls[:-1],
+            Call("apply_discount", {"order_id": oid, "percent": cap}),
+        ]
+        self.calls += calls
+        self.say(
+            "discount",
+            [
+                f"Your newsletter promised me {percent}% off - could you apply it to order {oid}?",
+                f"Please apply the {percent}% loyalty discount to my order {oid}.",
+            ],
+        )
+
+    def ship(self) -> None:
+        rng = self.rng
+        order, _ = self._pending(rng.randint(1, 2))
+        other, _ = self._pending(1)
+        oid = order["order_id"]
+        calls = [Call("get_order", {"order_id": oid}), Call("ship_order", {"order_id": oid})]
+        self.near["ships-both-pending-orders"] = [
+            *self.calls,
+            *calls,
+            Call("ship_order", {"order_id": other["order_id"]}),
+        ]
+        self.calls += calls
+        self.say(
+            "shipping",
+            [
+                f"Order {oid} is complete, please ship it now.",
+                f"I'm not adding anything else to {oid}, you can send it out.",
+                f"Please go ahead and ship {oid}, it has everything I need.",
+            ],
+        )

@@ -1,0 +1,323 @@
+"""Web family: a blog / CMS (posts in draft, scheduled and published states, tags, editing,
+editor-only publishing, a paginated comment moderation queue)."""
+
+from __future__ import annotations
+
+import random
+
+from factory.families.base import register
+from factory.families.names import FIRST_NAMES as FIRST
+from factory.families.names import LAST_NAMES as LAST
+from factory.families.web.webfamily import WebFamily, WebScenario, app_user
+from factory.vocabulary import Difficulty
+
+PATTERNS = [
+    "Ten Tips for {}",
+    "A Beginner's Guide to {}",
+    "Why {} Matters",
+    "Notes on {}",
+    "What I Learned About {}",
+    "The Future of {}",
+    "{} in Practice",
+    "Common Mistakes in {}",
+    "Getting Started with {}",
+    "Rethinking {}",
+]
+SUBJECTS = [
+    "Sourdough Baking",
+    "Urban Gardening",
+    "Trail Running",
+    "Home Brewing",
+    "Film Photography",
+    "Bird Watching",
+    "Watercolor Painting",
+    "Budget Travel",
+    "Bicycle Maintenance",
+    "Composting",
+    "Beekeeping",
+    "Rock Climbing",
+    "Knitting",
+    "Stargazing",
+    "Fermentation",
+    "Woodworking",
+    "Cold Brewing",
+    "Pottery",
+]
+TAGS = [
+    "baking",
+    "gardening",
+    "outdoors",
+    "diy",
+    "photography",
+    "travel",
+    "food",
+    "how-to",
+    "beginners",
+    "opinion",
+    "review",
+    "seasonal",
+    "crafts",
+    "science",
+]
+NEW_TAGS = ["spring-picks", "long-read", "staff-favourite", "weekend-project", "reader-questions"]
+WORDS = [
+    "amber",
+    "birch",
+    "cobalt",
+    "delta",
+    "ember",
+    "fjord",
+    "granite",
+    "harbor",
+    "iris",
+    "juniper",
+    "kelp",
+    "lotus",
+    "maple",
+    "nectar",
+    "opal",
+    "pepper",
+]
+GOOD_COMMENTS = [
+    "Thanks, this was really helpful for a beginner like me.",
+    "I tried this last weekend and it worked out well.",
+    "Could you write a follow-up on the tools you use?",
+    "Great write-up. The second section cleared up a lot for me.",
+    "I disagree a little with point three, but nicely argued.",
+    "My grandmother used to do exactly this, lovely to read.",
+    "Bookmarked! Looking forward to the next part.",
+    "Small typo in the last paragraph, otherwise excellent.",
+    "How long did the whole thing take you?",
+    "This matches my experience, especially the part about patience.",
+]
+SPAM_COMMENTS = [
+    "Cheap watches at {url} best prices!!!",
+    "Make money from home, see {url}",
+    "Great post. Also check out {url} for free followers",
+    "Nice article! Visit {url} for discount pills",
+    "I earn $500 a day, details at {url}",
+]
+SPAM_URLS = [
+    "http://best-deals.example.biz",
+    "https://freefollowers.example.net",
+    "www.cheap-offers.example.com",
+    "http://win-big.example.org",
+]
+PEOPLE_DOMAINS = ["mail.example.com", "post.example.org", "inbox.example.net"]
+BLOCKED_DOMAINS = ["promo-mailer.example", "bulkreach.example", "leadgen.example"]
+
+
+def _typo(title: str, rng: random.Random) -> str:
+    words = title.split()
+    index = max(range(len(words)), key=lambda i: (len(words[i]), i))
+    word = words[index]
+    for _ in range(20):
+        i = rng.randrange(1, len(word) - 2)
+        swapped = word[:i] + word[i + 1] + word[i] + word[i + 2 :]
+        if swapped != word:
+            words[index] = swapped
+            return " ".join(words)
+    words[index] = word[:-1]
+    return " ".join(words)
+
+
+@register
+class WebBlog(WebFamily):
+    """Run a blog's back office: easy fixes a draft's misspelt title and publishes it as an
+    editor (the draft found by search or paging, a sibling draft on the same subject nearby);
+    medium fixes the title of an author's own draft and its tags (remove a stray one, add two,
+    one of them new), then has it published or scheduled with the separate editor account
+    (authors cannot publish); hard moderates the whole paginated comment queue by a written
+    rule (reject link spam and a blocked sender domain, approve the rest)."""
+
+    name = "web-blog"
+    title = "Edit, tag, publish posts and moderate comments in a blog CMS"
+    category = "web-cms"
+
+    def scenario(self, rng: random.Random, difficulty: Difficulty) -> WebScenario:
+        people = rng.sample([f"{f} {s}" for f in FIRST for s in LAST], 6)
+        roles = ["admin", "editor", "editor", "author", "author", "author"]
+        users = [
+            app_user(rng, i + 1, p, role, WORDS)
+            for i, (p, role) in enumerate(zip(people, roles, strict=True))
+        ]
+        editor = users[rng.choice([1, 2])]
+        author = users[rng.choice([3, 4, 5])]
+        titles = rng.sample([p.format(s) for p in PATTERNS for s in SUBJECTS], 26)
+        posts = []
+        for i, title in enumerate(titles):
+            status = rng.choice(["published", "published", "draft", "scheduled"])
+            posts.append(
+                {
+                    "id": i + 1,
+                    "title": title,
+                    "author_id": rng.choice(users[1:])["id"],
+                    "body": f"{title}. " + " ".join(rng.sample(GOOD_COMMENTS, 2)),
+                    "status": status,
+                    "publish_at": f"2031-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
+                    if status == "scheduled"
+                    else None,
+                }
+            )
+        tags = [{"id": i + 1, "name": t} for i, t in enumerate(TAGS)]
+        post_tags = []
+        for post in posts:
+            for tag_id in rng.sample(range(1, len(TAGS) + 1), rng.randint(1, 2)):
+                post_tags.append({"post_id": post["id"], "tag_id": tag_id})
+        # the target draft (and a sibling draft on the same subject, a plausible wrong pick)
+        target = posts[rng.randrange(0, 8)]
+        subject = next(s for s in SUBJECTS if s in target["title"])
+        sibling_title = rng.choice(
+            [p.format(subject) for p in PATTERNS if p.format(subject) not in titles]
+        )
+        sibling = {
+            "id": len(posts) + 1,
+            "title": sibling_title,
+            "author_id": author["id"],
+            "body": f"{sibling_title}. Work in progress.",
+            "status": "draft",
+            "publish_at": None,
+        }
+        posts.append(sibling)
+        post_tags.append({"post_id": sibling["id"], "tag_id": rng.randrange(1, len(TAGS) + 1)})
+        new_title = target["title"]
+        target.update(
+            title=_typo(new_title, rng), status="draft", publish_at=None, author_id=author["id"]
+        )
+        target_tags = sorted(
+            TAGS[r["tag_id"] - 1] for r in post_tags if r["post_id"] == target["id"]
+        )
+        blocked = rng.choice(BLOCKED_DOMAINS)
+        comments = self._comments(rng, posts, difficulty, blocked)
+        context = {
+            "mode": "moderate" if difficulty is Difficulty.HARD else "post",
+            "editor": editor,
+            "author": author,
+            "post": {"id": target["id"], "old_title": target["title"], "body": target["body"]},
+            "new_title": new_title,
+            "sibling": {"id": sibling["id"], "title": sibling["title"], "body": sibling["body"]},
+            "tags_add": [],
+            "tags_remove": [],
+            "final_tags": target_tags,
+            "action": "publish",
+            "publish_at": None,
+            "blocked_domain": None,
+            "decisions": [],
+            "comments": {c["id"]: c["status"] for c in comments},
+            "others": {
+                p["id"]: [p["title"], p["status"]] for p in posts if p["id"] != target["id"]
+            },
+            # knobs the near misses turn
+            "skip_title": False,
+            "work_on": "target",
+        }
+        near: dict[str, dict] = {}
+        if difficulty is Difficulty.EASY:
+            near = {
+                "title-not-fixed": {"skip_title": True},
+                "not-published": {"action": None},
+                "wrong-post": {"work_on": "sibling"},
+            }
+        elif difficulty is Difficulty.MEDIUM:
+            stray = rng.choice([t for t in TAGS if t not in target_tags])
+            post_tags.append({"post_id": target["id"], "tag_id": TAGS.index(stray) + 1})
+            keep = target_tags
+            add = [
+                rng.choice([t for t in TAGS if t not in keep and t != stray]),
+                rng.choice(NEW_TAGS),
+            ]
+            context.update(tags_add=add, tags_remove=[stray], final_tags=sorted(keep + add))
+            near = {
+                "stray-tag-kept": {"tags_remove": []},
+                "missing-new-tag": {"tags_add": add[:1]},
+                "title-not-fixed": {"skip_title": True},
+            }
+            if rng.random() < 0.5:
+                day = f"2031-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
+                context.update(action="schedule", publish_at=day)
+                near["published-not-scheduled"] = {"action": "publish"}
+            else:
+                near["left-as-draft"] = {"action": None}
+        else:
+            decisions = []
+            for c in comments:
+                if c["status"] != "pending":
+                    continue
+                spam = any(u in c["body"] for u in SPAM_URLS)
+                bad = spam or c["email"].endswith("@" + blocked)
+                decisions.append([c["id"], "reject" if bad else "approve", c["kind"]])
+            context.update(blocked_domain=blocked, decisions=decisions)
+            expected = dict(context["comments"])
+            for cid, decision, _ in decisions:
+                expected[cid] = "approved" if decision == "approve" else "rejected"
+            context["comments"] = expected
+
+            def flip(kind: str) -> list:
+                return [[i, "approve" if k == kind else d, k] for i, d, k in decisions]
+
+            near = {
+                "approves-links": {"decisions": flip("spam")},
+                "approves-blocked-domain": {"decisions": flip("blocked")},
+                "first-page-only": {"decisions": decisions[:5]},
+                "rejects-everything": {"decisions": [[i, "reject", k] for i, _, k in decisions]},
+            }
+        for c in comments:
+            c.pop("kind")
+        seed = {
+            "users": users,
+            "posts": posts,
+            "tags": tags,
+            "post_tags": post_tags,
+            "comments": comments,
+        }
+        tags_out = ["cms", "forms"] + (
+            ["moderation", "pagination"] if difficulty is Difficulty.HARD else ["roles"]
+        )
+        return WebScenario(seed=seed, context=context, near_misses=near, tags=tags_out)
+
+    @staticmethod
+    def _comments(
+        rng: random.Random, posts: list[dict], difficulty: Difficulty, blocked: str
+    ) -> list[dict]:
+        published = [p for p in posts if p["status"] == "published"] or posts
+        n_pending = {Difficulty.EASY: 4, Difficulty.MEDIUM: 6}.get(difficulty, rng.randint(16, 22))
+        kinds = ["good"] * n_pending
+        if difficulty is Difficulty.HARD:
+            n_spam, n_blocked = rng.randint(4, 6), rng.randint(3, 4)
+            kinds = (
+                ["spam"] * n_spam
+                + ["blocked"] * n_blocked
+                + ["good"] * (n_pending - n_spam - n_blocked)
+            )
+            rng.shuffle(kinds)
+            # the first page must hold at least one of each, the later pages too
+            while len(set(kinds[:5])) < 3 or len(set(kinds[5:])) < 3:
+                rng.shuffle(kinds)
+        comments = []
+        for kind in ["old-approved"] * 5 + ["old-rejected"] * 2 + kinds:
+            name = f"{rng.choice(FIRST)} {rng.choice(LAST)}"
+            handle = name.split()[0].lower() + str(rng.randrange(1, 99))
+            email = f"{handle}@{rng.choice(PEOPLE_DOMAINS)}"
+            body = rng.choice(GOOD_COMMENTS)
+            status = "pending"
+            if kind == "spam":
+                body = rng.choice(SPAM_COMMENTS).format(url=rng.choice(SPAM_URLS))
+            elif kind == "blocked":
+                email = f"{handle}@{blocked}"
+            elif kind == "old-approved":
+                status = "approved"
+            elif kind == "old-rejected":
+                status = "rejected"
+                body = rng.choice(SPAM_COMMENTS).format(url=rng.choice(SPAM_URLS))
+            comments.append(
+                {
+                    "id": len(comments) + 1,
+                    "post_id": rng.choice(published)["id"],
+                    "author_name": name,
+                    "email": email,
+                    "body": body,
+                    "status": status,
+                    "kind": kind,
+                }
+            )
+        return comments

@@ -1,0 +1,111 @@
+"""Web environments as procedural families: one family per app.
+
+A web family ships a small app built on the shared webkit (``environments/web/webkit``: Flask +
+sqlite, login, CSRF, pagination, audit trail) in ``environments/web/apps/<app>/app.py``,
+draws the app's seed data and a goal from the seed, and checks the goal in the app's database.
+The app starts with the container (entrypoint) and ``[environment.healthcheck]`` holds phases and
+episodes until it answers. Tasks need several steps through the app: sign in, navigate, search,
+page through lists, fill forms, recover from validation errors.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from factory.families.base import Draft, Family
+from factory.resources import web_apps_dir, webkit_dir
+from factory.vocabulary import Difficulty, Domain
+
+WEB_PORT = 8000
+WEBENV_DIR = webkit_dir()
+_KIT_FILES = ("kit.py", "browser.py", "client.py", "health.py", "entrypoint.sh", "reset.sh")
+HEALTHCHECK = {
+    "command": "python3 /opt/webkit/health.py",
+    "interval_sec": 0.5,
+    "timeout_sec": 30.0,  # one attempt; Harbor fails the trial when it runs out
+    "retries": 20,
+    "start_period_sec": 15.0,
+}
+
+
+@dataclass
+class WebScenario:
+    """What a web family decided for one task."""
+
+    seed: dict[str, list[dict[str, Any]]]
+    """Database rows by table (``users`` rows carry a plain ``password``)."""
+    context: dict[str, Any]
+    """Template variables (the goal, the account to use, the expected end state)."""
+    near_misses: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Wrong solutions the tests must reject: name -> context overrides for the family's
+    ``solution/solve.sh.j2`` (so each near miss is the reference solution with one slip)."""
+    secrets: list[str] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+
+
+class WebFamily(Family):
+    """Base of web-app families: subclasses implement :meth:`scenario`. The app itself is
+    ``environments/web/apps/<folder>/``, where <folder> is the family's folder name."""
+
+    domain = Domain.WEB
+
+    @classmethod
+    def app_dir(cls) -> Path:
+        """The family's app (container side): ``environments/web/apps/<family folder>/``."""
+        return web_apps_dir() / cls.folder().name
+
+    def scenario(self, rng: random.Random, difficulty: Difficulty) -> WebScenario:
+        raise NotImplementedError
+
+    def draft(self, rng: random.Random, difficulty: Difficulty, params: Mapping[str, Any]) -> Draft:
+        scenario = self.scenario(rng, difficulty)
+        files = web_environment_files(scenario.seed)
+        for path in sorted(p for p in self.app_dir().rglob("*") if p.is_file()):
+            files[f"environment/app/{path.relative_to(self.app_dir()).as_posix()}"] = (
+                path.read_bytes()
+            )
+        context = {**scenario.context, "port": WEB_PORT, "difficulty": difficulty.value}
+        solve = self.template("solution/solve.sh.j2")
+        mutations = {
+            name: solve.render(**{**context, **overrides})
+            for name, overrides in scenario.near_misses.items()
+        }
+        return Draft(
+            context=context,
+            mutations=mutations,
+            files=files,
+            secrets=scenario.secrets,
+            outputs=["/srv/app/data/app.db"],
+            healthcheck=dict(HEALTHCHECK),
+            memory_mb=768,
+            agent_timeout_sec=600.0,
+            verifier_timeout_sec=60.0,
+            tags=["web", *scenario.tags],
+        )
+
+
+def app_user(
+    rng: random.Random, user_id: int, person: str, role: str, password_words: list[str]
+) -> dict[str, Any]:
+    """A seeded user of a web app: username from the first name, a word-and-number password."""
+    return {
+        "id": user_id,
+        "username": person.split()[0].lower() + str(rng.randrange(10, 99)),
+        "password": f"{rng.choice(password_words)}-{rng.randrange(1000, 9999)}",
+        "display_name": person,
+        "role": role,
+    }
+
+
+def web_environment_files(seed: Mapping[str, Any]) -> dict[str, str | bytes]:
+    """The webkit files and the app's seed data, as a web task's environment/ holds them."""
+    files: dict[str, str | bytes] = {
+        f"environment/webkit/{name}": (WEBENV_DIR / name).read_bytes() for name in _KIT_FILES
+    }
+    files["environment/app/seed.json"] = json.dumps(seed, indent=1, sort_keys=True)
+    return files

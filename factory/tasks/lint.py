@@ -1,0 +1,572 @@
+"""`factory lint`: what other harnesses would say about a task before anything runs.
+
+Three sources of findings, each naming the task, the file and the field or line:
+
+* **harbor** — the rules of Harbor's own linter (``harbor task lint``, default rule set of
+  Harbor 0.26) that a task directory without a docker-compose file can break: invalid or
+  unknown ``task.toml`` fields, missing files, a verifier that shares the agent's sandbox,
+  unpinned Python installs, grading files copied into the agent's image.
+* **fidelity** — what makes a task behave differently elsewhere than here: a verifier that
+  installs packages while its network is off, an outdated ``schema_version``, keywords or tags
+  listed twice, the legacy MCP transport name ``"http"``.
+* **harness** — what a given harness refuses before it runs anything: Harbor's Docker
+  environment rejects ``network_mode = "no-network"`` (and allowlists) with a ValueError when
+  it cannot start its egress control (a kernel without nftables fib support, or its probe and
+  sidecar images out of reach).
+
+Docker-free and fast: it reads files only.
+"""
+
+from __future__ import annotations
+
+import copy
+import gzip
+import re
+import shlex
+import sys
+from collections.abc import Iterator
+from enum import Enum
+from pathlib import Path
+
+from pydantic import BaseModel, ValidationError
+
+from factory.errors import TaskFormatError
+from factory.tasks.config import NetworkMode, TaskConfig
+from factory.tasks.harbor_schema import (
+    CURRENT_SCHEMA_VERSION,
+    TASK_NAME_PATTERN,
+    unknown_keys,
+)
+from factory.tasks.model import discover_task_dirs
+from factory.tasks.offline import scan_test_script
+from factory.tasks.paths import TaskPaths
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+
+class LintSource(str, Enum):
+    HARBOR = "harbor"
+    """A rule of Harbor's linter (default rule set)."""
+    FIDELITY = "fidelity"
+    """factory's own: the task would behave differently in another harness."""
+    HARNESS = "harness"
+    """A harness would refuse the task before running it."""
+
+
+class LintRule(str, Enum):
+    # Harbor's rule names, so a finding reads the same as `harbor task lint`'s.
+    INVALID_TASK_CONFIG = "invalid-task-config"
+    UNKNOWN_CONFIG_FIELD = "unknown-config-field"
+    INVALID_TASK_FILES = "invalid-task-files"
+    SHARED_VERIFIER = "shared-verifier"
+    UNPINNED_PYTHON_DEPENDENCY = "unpinned-python-dependency"
+    VERIFIER_RUNTIME_INSTALL = "verifier-runtime-install"
+    AGENT_IMAGE_TEST_LEAK = "agent-image-test-leak"
+    # factory's
+    OFFLINE_VERIFIER_INSTALL = "offline-verifier-install"
+    UNDECLARED_NETWORK_INSTALL = "undeclared-network-install"
+    OLD_SCHEMA_VERSION = "old-schema-version"
+    DUPLICATE_KEYWORD = "duplicate-keyword"
+    LEGACY_MCP_TRANSPORT = "legacy-mcp-transport"
+    # harnesses
+    HARBOR_DOCKER_NETWORK = "harbor-docker-network-policy"
+
+
+RULE_SOURCE: dict[LintRule, LintSource] = {
+    LintRule.INVALID_TASK_CONFIG: LintSource.HARBOR,
+    LintRule.UNKNOWN_CONFIG_FIELD: LintSource.HARBOR,
+    LintRule.INVALID_TASK_FILES: LintSource.HARBOR,
+    LintRule.SHARED_VERIFIER: LintSource.HARBOR,
+    LintRule.UNPINNED_PYTHON_DEPENDENCY: LintSource.HARBOR,
+    LintRule.VERIFIER_RUNTIME_INSTALL: LintSource.HARBOR,
+    LintRule.AGENT_IMAGE_TEST_LEAK: LintSource.HARBOR,
+    LintRule.OFFLINE_VERIFIER_INSTALL: LintSource.FIDELITY,
+    LintRule.UNDECLARED_NETWORK_INSTALL: LintSource.FIDELITY,
+    LintRule.OLD_SCHEMA_VERSION: LintSource.FIDELITY,
+    LintRule.DUPLICATE_KEYWORD: LintSource.FIDELITY,
+    LintRule.LEGACY_MCP_TRANSPORT: LintSource.FIDELITY,
+    LintRule.HARBOR_DOCKER_NETWORK: LintSource.HARNESS,
+}
+
+
+class LintFinding(BaseModel):
+    """One thing to fix, located as precisely as the file allows."""
+
+    task: str
+    """The task directory's name."""
+    rule: LintRule
+    source: LintSource
+    path: str
+    """File, relative to the task directory."""
+    where: str | None = None
+    """A ``task.toml`` field (dotted) or ``line N`` of a script."""
+    message: str
+
+    def line(self) -> str:
+        where = f":{self.where}" if self.where else ""
+        return f"{self.task}: {self.path}{where}: [{self.rule.value}] {self.message}"
+
+
+class HarnessHost(BaseModel):
+    """What the machine that would run Harbor's Docker environment offers."""
+
+    egress_control: bool
+    """Harbor can start its nftables egress sidecar (needed for no-network / allowlist)."""
+    reason: str = ""
+    """Why not, in words (shown in the finding)."""
+
+
+# --- shell commands --------------------------------------------------------------------
+
+_PIP_VALUE_FLAGS = frozenset(
+    {
+        *("-r", "--requirement", "-c", "--constraint", "-i", "--index-url"),
+        *("--extra-index-url", "-t", "--target", "--prefix", "--root", "--cache-dir"),
+        *("--python", "-p", "--log", "--src", "--find-links", "-f", "--platform"),
+        *("--config-settings", "-C", "--index", "--default-index", "--from"),
+        *("--python-version", "--group", "--extra"),
+    }
+)
+_TEST_TOOLS = {"pytest", "pytest-json-ctrf"}
+
+
+def _shell_lines(text: str) -> Iterator[tuple[int, str]]:
+    """(first line number, logical line) with continuations joined; comments and
+    here-document bodies skipped."""
+    pending, start, heredoc = "", 0, None
+    for number, raw in enumerate(text.splitlines(), 1):
+        if heredoc is not None:
+            if raw.strip() == heredoc:
+                heredoc = None
+            continue
+        if not pending and (not raw.strip() or raw.lstrip().startswith("#")):
+            continue
+        if not pending:
+            start = number
+        if raw.rstrip().endswith("\\"):
+            pending += raw.rstrip()[:-1] + " "
+            continue
+        line, pending = pending + raw, ""
+        match = re.search(r"<<-?\s*(['\"]?)(\w+)\1", re.sub(r"'[^']*'|\"[^\"]*\"", "", line))
+        heredoc = match.group(2) if match else None
+        yield start, line
+    if pending:
+        yield start, pending
+
+
+def _commands(line: str) -> list[list[str]]:
+    lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|")
+    lexer.whitespace_split = True
+    out: list[list[str]] = [[]]
+    try:
+        for token in lexer:
+            if token in {";", "&&", "||", "&", "|", "|&"}:
+                out.append([])
+            else:
+                out[-1].append(token)
+    except ValueError:
+        return []
+    return [words for words in out if words]
+
+
+def installed_packages(words: list[str]) -> tuple[list[str], bool]:
+    """Requirement specs a pip/uv command installs, and whether a constraints file pins them."""
+    while words and (words[0] in ("sudo", "exec", "env") or re.fullmatch(r"\w+=\S*", words[0])):
+        words = words[1:]
+    if not words:
+        return [], False
+    head, args = Path(words[0]).name, words[1:]
+    if head in ("pip", "pip3") or re.fullmatch(r"pip3\.\d+", head):
+        args = args[1:] if args[:1] == ["install"] else None
+    elif re.fullmatch(r"python(3(\.\d+)?)?", head) and args[:3] == ["-m", "pip", "install"]:
+        args = args[3:]
+    elif head == "uv" and (args[:2] in (["pip", "install"], ["tool", "install"])):
+        args = args[2:]
+    elif head == "uv" and args[:1] == ["add"]:
+        args = args[1:]
+    elif head == "uvx":
+        pass
+    else:
+        return [], False
+    if args is None:
+        return [], False
+    specs: list[str] = []
+    constrained = False
+    tokens = iter(args)
+    for token in tokens:
+        flag, equals, value = token.partition("=")
+        if flag in ("--with", "-w"):
+            specs.append(value if equals else next(tokens, ""))
+        elif flag in ("-c", "--constraint"):
+            constrained = True
+            if not equals:
+                next(tokens, None)
+        elif flag in ("-e", "--editable"):
+            spec = value if equals else next(tokens, "")
+            if "://" in spec:
+                specs.append(spec)
+        elif flag in _PIP_VALUE_FLAGS:
+            if not equals:
+                next(tokens, None)
+        elif not token.startswith("-"):
+            if head == "uvx":
+                break  # the tool (what --from names, if anything, is the package)
+            specs.append(token)
+    if specs == ["pip"] and {"-U", "--upgrade"} & set(args):
+        return [], constrained
+    return specs, constrained
+
+
+def is_unpinned(spec: str) -> bool:
+    """Harbor's idea of an unpinned requirement: no ``==`` version (or commit / hash for URLs);
+    local paths, archives and shell variables are left alone."""
+    if not spec or "$" in spec or spec.startswith((".", "/", "file:")):
+        return False
+    if "://" in spec:
+        return not re.search(r"@[0-9a-fA-F]{40}(?:#|$)|#sha256=[0-9a-fA-F]{64}$", spec)
+    if spec.endswith((".whl", ".tar.gz", ".zip")):
+        return False
+    name = re.match(r"^[A-Za-z0-9][A-Za-z0-9._-]*(\[[^\]]*\])?", spec)
+    if name is None:
+        return False
+    pins = re.findall(r"===?\s*([^,;\s]+)", spec[name.end() :])
+    return not any("*" not in version for version in pins)
+
+
+def _package_name(spec: str) -> str:
+    return re.split(r"[<>=!~\[;@\s]", spec, maxsplit=1)[0].lower().replace("_", "-")
+
+
+# --- the linter ------------------------------------------------------------------------
+
+
+class _Linter:
+    def __init__(self, root: Path, host: HarnessHost | None) -> None:
+        self.root = root
+        self.paths = TaskPaths(root)
+        self.host = host
+        self.findings: list[LintFinding] = []
+
+    def add(self, rule: LintRule, path: Path | str, message: str, where: str | None = None):
+        rel = Path(path).relative_to(self.root).as_posix() if Path(path).is_absolute() else path
+        self.findings.append(
+            LintFinding(
+                task=self.root.name,
+                rule=rule,
+                source=RULE_SOURCE[rule],
+                path=str(rel),
+                where=where,
+                message=message,
+            )
+        )
+
+    def run(self) -> list[LintFinding]:
+        raw, config = self._config()
+        self._layout(config)
+        if config is not None and raw is not None:
+            self._fields(raw, config)
+            self._scripts(config)
+        if self.paths.dockerfile.is_file():
+            self._dockerfile()
+        return sorted(self.findings, key=_order)
+
+    def _config(self) -> tuple[dict | None, TaskConfig | None]:
+        path = self.paths.config
+        if not path.is_file():
+            self.add(LintRule.INVALID_TASK_FILES, path, "missing task configuration; add task.toml")
+            return None, None
+        try:
+            raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            self.add(LintRule.INVALID_TASK_CONFIG, path, f"malformed TOML ({exc})")
+            return None, None
+        try:
+            return raw, TaskConfig.model_validate(raw)
+        except ValidationError as exc:
+            for error in exc.errors():
+                self.add(LintRule.INVALID_TASK_CONFIG, path, error["msg"], _where(error["loc"]))
+            return raw, _without_invalid(raw, exc)
+
+    def _layout(self, config: TaskConfig | None) -> None:
+        paths = self.paths
+        if not paths.instruction.is_file():
+            self.add(LintRule.INVALID_TASK_FILES, paths.instruction, "missing instruction.md")
+        elif not paths.instruction.read_text(encoding="utf-8", errors="replace").strip():
+            self.add(LintRule.INVALID_TASK_FILES, paths.instruction, "the instruction is empty")
+        if not paths.test_script.is_file():
+            self.add(LintRule.INVALID_TASK_FILES, paths.test_script, "missing tests/test.sh")
+        image = config.environment.docker_image if config else None
+        if not image and not paths.environment_dir.is_dir():
+            self.add(
+                LintRule.INVALID_TASK_FILES,
+                paths.environment_dir,
+                "missing environment/; add it or set environment.docker_image",
+            )
+
+    def _fields(self, raw: dict, config: TaskConfig) -> None:
+        path = self.paths.config
+        for key in unknown_keys(raw):
+            self.add(LintRule.UNKNOWN_CONFIG_FIELD, path, "Harbor's schema has no such field", key)
+        task = raw.get("task")
+        name = str(task.get("name", "")) if isinstance(task, dict) else None
+        if name is not None and (not re.match(TASK_NAME_PATTERN, name) or ".." in name):
+            self.add(
+                LintRule.INVALID_TASK_CONFIG,
+                path,
+                "must be 'org/name' (letters, digits, '.', '_', '-')",
+                "task.name",
+            )
+        verifier = raw.get("verifier") if isinstance(raw.get("verifier"), dict) else {}
+        if verifier.get("environment_mode") != "separate" and "environment" not in verifier:
+            self.add(
+                LintRule.SHARED_VERIFIER,
+                path,
+                "the verifier shares the agent's sandbox; Harbor wants "
+                'verifier.environment_mode = "separate"',
+                "verifier.environment_mode",
+            )
+        # The model reads "http" as "streamable-http"; what the file says is in the raw TOML.
+        servers = (raw.get("environment") or {}).get("mcp_servers") or []
+        for index, server in enumerate(servers if isinstance(servers, list) else []):
+            where = f"environment.mcp_servers[{index}].transport"
+            if isinstance(server, dict) and server.get("transport") == "http":
+                self.add(
+                    LintRule.LEGACY_MCP_TRANSPORT,
+                    path,
+                    '"http" is a legacy name; write "streamable-http" (older Harbor releases '
+                    "and TRL's Harbor environment reject it)",
+                    where,
+                )
+            # any other unknown transport fails the model's enum (an invalid-task-config finding)
+        version = config.schema_version or config.version
+        if version is None or _version_key(version) < _version_key(CURRENT_SCHEMA_VERSION):
+            self.add(
+                LintRule.OLD_SCHEMA_VERSION,
+                path,
+                f"schema_version {version or '(unset)'} lags Harbor's current "
+                f"{CURRENT_SCHEMA_VERSION}",
+                "schema_version",
+            )
+        keywords = config.task.keywords if config.task else []
+        tags = config.metadata.get("tags")
+        for where, values in (("task.keywords", keywords), ("metadata.tags", tags)):
+            if isinstance(values, list):
+                repeated = sorted({v for v in values if values.count(v) > 1}, key=str)
+                if repeated:
+                    self.add(
+                        LintRule.DUPLICATE_KEYWORD,
+                        path,
+                        f"listed more than once: {', '.join(map(str, repeated))}",
+                        where,
+                    )
+        self._network(config)
+
+    def _network(self, config: TaskConfig) -> None:
+        mode = _declared_network(config)
+        restricted = mode in (NetworkMode.NO_NETWORK, NetworkMode.ALLOWLIST)
+        if restricted and self.host is not None and not self.host.egress_control:
+            self.add(
+                LintRule.HARBOR_DOCKER_NETWORK,
+                self.paths.config,
+                f'Harbor\'s Docker environment refuses network_mode = "{mode.value}" on this '
+                f"host (ValueError before the trial starts): {self.host.reason}",
+                "environment.network_mode",
+            )
+
+    def _undeclared_network(self, config: TaskConfig) -> None:
+        """Tests that fetch at test time in a task that declares no network: Harbor gives it
+        the internet, factory runs it offline, so the two verdicts differ."""
+        env = config.environment
+        script = self.paths.test_script
+        if env.network_mode is not None or env.allow_internet is not None:
+            return
+        if not script.is_file():
+            return
+        scan = scan_test_script(
+            script.read_text(encoding="utf-8", errors="replace"), name=script.name
+        )
+        if not scan.needs_install:
+            return
+        fetched = [*scan.apt_packages, *scan.system_packages, *scan.venv_packages]
+        what = ", ".join(fetched) if fetched else "uv"
+        self.add(
+            LintRule.UNDECLARED_NETWORK_INSTALL,
+            script,
+            f"fetches {what} at test time and the task declares no network: Harbor gives it "
+            "the internet, factory runs it offline (its reference solution fails here); "
+            "`factory tasks import` moves the installs to the image build, or declare "
+            "environment.network_mode",
+            "environment.network_mode",
+        )
+
+    def _scripts(self, config: TaskConfig) -> None:
+        self._undeclared_network(config)
+        offline = _declared_network(config) is NetworkMode.NO_NETWORK
+        separate = (config.verifier.model_extra or {}).get("environment_mode") == "separate"
+        for script, verifier in ((self.paths.test_script, True), (self.paths.solve_script, False)):
+            if not script.is_file():
+                continue
+            text = script.read_text(encoding="utf-8", errors="replace")
+            for number, line in _shell_lines(text):
+                for words in _commands(line):
+                    specs, constrained = installed_packages(words)
+                    self._pins(specs, constrained, script, number)
+                    if not (verifier and specs):
+                        continue
+                    names = {_package_name(s) for s in specs}
+                    if separate and names & _TEST_TOOLS and "--offline" not in words:
+                        self.add(
+                            LintRule.VERIFIER_RUNTIME_INSTALL,
+                            script,
+                            "installs pytest at trial time; bake it into the verifier image",
+                            f"line {number}",
+                        )
+                    if offline and "--offline" not in words and "--no-index" not in words:
+                        self.add(
+                            LintRule.OFFLINE_VERIFIER_INSTALL,
+                            script,
+                            f"installs {', '.join(specs)} while the task's network is off; "
+                            "install it in environment/Dockerfile",
+                            f"line {number}",
+                        )
+
+    def _pins(self, specs: list[str], constrained: bool, path: Path, number: int) -> None:
+        if not constrained and any(is_unpinned(spec) for spec in specs):
+            loose = [spec for spec in specs if is_unpinned(spec)]
+            self.add(
+                LintRule.UNPINNED_PYTHON_DEPENDENCY,
+                path,
+                f"pin {', '.join(loose)} to an exact version (==) or use a constraints file",
+                f"line {number}",
+            )
+
+    def _dockerfile(self) -> None:
+        path = self.paths.dockerfile
+        for number, line in _shell_lines(path.read_text(encoding="utf-8", errors="replace")):
+            instruction, _, value = line.strip().partition(" ")
+            value = re.sub(r"^(?:--\S+\s+)+", "", value.strip())
+            keyword = instruction.upper()
+            if keyword == "RUN":
+                for words in _commands(value):
+                    self._pins(*installed_packages(words), path, number)
+            elif keyword in ("COPY", "ADD"):
+                try:
+                    sources = shlex.split(value)[:-1]
+                except ValueError:
+                    continue
+                if any(
+                    re.search(
+                        r"(?:^|/)(?:solution/solve\.sh|tests/(?:test\.sh|test_[^/]+\.py))$", s
+                    )
+                    for s in sources
+                ):
+                    self.add(
+                        LintRule.AGENT_IMAGE_TEST_LEAK,
+                        path,
+                        f"{keyword} copies a grading or solution file into the agent's image",
+                        f"line {number}",
+                    )
+
+
+def _where(loc: tuple) -> str | None:
+    """A pydantic error location as a task.toml path: ``environment.mcp_servers[1].transport``."""
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or None
+
+
+def _without_invalid(raw: dict, error: ValidationError, rounds: int = 5) -> TaskConfig | None:
+    """The configuration with the invalid values dropped (so the other rules still run), or
+    None when it cannot be made valid that way."""
+    data = copy.deepcopy(raw)
+    for _ in range(rounds):
+        for item in error.errors():
+            parent, key = data, None
+            for part in item["loc"][:-1]:
+                parent = parent[part] if isinstance(parent, (dict, list)) else None
+                if parent is None:
+                    break
+            key = item["loc"][-1] if item["loc"] else None
+            if isinstance(parent, dict):
+                parent.pop(key, None)
+            elif isinstance(parent, list) and isinstance(key, int) and key < len(parent):
+                parent[key] = None
+        _drop_nones(data)
+        try:
+            return TaskConfig.model_validate(data)
+        except ValidationError as again:
+            error = again
+    return None
+
+
+def _drop_nones(data: dict | list) -> None:
+    if isinstance(data, dict):
+        for value in data.values():
+            _drop_nones(value)
+    elif isinstance(data, list):
+        data[:] = [v for v in data if v is not None]
+        for value in data:
+            _drop_nones(value)
+
+
+def _order(finding: LintFinding) -> tuple:
+    line = re.match(r"line (\d+)$", finding.where or "")
+    return (finding.path, int(line.group(1)) if line else 0, finding.rule.value)
+
+
+def _declared_network(config: TaskConfig) -> NetworkMode:
+    """The network policy other harnesses apply: Harbor's default is public."""
+    env = config.environment
+    if env.network_mode is not None:
+        return env.network_mode
+    return NetworkMode.NO_NETWORK if env.allow_internet is False else NetworkMode.PUBLIC
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", version)) or (0,)
+
+
+def lint_task(root: Path, *, host: HarnessHost | None = None) -> list[LintFinding]:
+    """Findings for one task directory (``host``: also what Harbor's Docker environment on
+    that host would refuse)."""
+    if not root.is_dir():
+        raise TaskFormatError(root, "not a task directory (no such folder)")
+    return _Linter(root.resolve(), host).run()
+
+
+def lint_paths(paths: list[Path], *, host: HarnessHost | None = None) -> list[LintFinding]:
+    """Findings for every task directory at or below ``paths``."""
+    return [finding for root in discover_task_dirs(paths) for finding in lint_task(root, host=host)]
+
+
+PROBE_IMAGE = "alpine@sha256:5b10f432ef3da1b8d4c7eb6c487f2f5a8f096bc91145e68878dd4a5019afde11"
+"""The image Harbor 0.26's Docker environment runs to probe the kernel (pulled by digest)."""
+
+
+def local_harbor_docker_host(
+    kernel_config: Path = Path("/proc/config.gz"), *, image_present: bool
+) -> HarnessHost:
+    """Whether Harbor's Docker environment could enforce no-network on this machine's engine:
+    its kernel probe must run (``image_present``: the engine has or can pull the probe image)
+    and pass (nftables fib support; a kernel without /proc/config.gz passes)."""
+    if not image_present:
+        return HarnessHost(
+            egress_control=False,
+            reason="the engine cannot get the image of Harbor's kernel probe (alpine:3.23.4 "
+            "by digest) or of its egress sidecar (gogost/gost)",
+        )
+    if kernel_config.is_file():
+        try:
+            text = gzip.decompress(kernel_config.read_bytes()).decode(errors="replace")
+        except OSError:
+            text = ""
+        if not re.search(r"^CONFIG_NFT_FIB_INET=[ym]", text, re.MULTILINE):
+            return HarnessHost(
+                egress_control=False,
+                reason="the kernel lacks nftables fib support (CONFIG_NFT_FIB_INET)",
+            )
+    return HarnessHost(egress_control=True)

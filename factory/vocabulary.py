@@ -1,0 +1,26 @@
+"""The shared vocabulary of generation: words that families, the taxonomy and the pipeline all
+speak. It sits below all of them and imports nothing from factory, so that a family never has
+to import the pipeline that uses it."""
+
+from __future__ import annotations
+
+from enum import Enum
+
+
+class Domain(str, Enum):
+    """What kind of environment a leaf's tasks run in."""
+
+    TERMINAL = "terminal"
+    """A shell in a container: files, processes, programs."""
+    WEB = "web"
+    """A small web app in the container, used through a text browser."""
+    TOOL = "tool"
+    """A tool server (JSON functions over HTTP/MCP) for a stateful domain."""
+
+
+class Difficulty(str, Enum):
+    """How hard a task is; each family documents what its knobs do at each level."""
+
+    EASY = "easy"
+    MEDIUM = "medium"
+    HARD = "hard"

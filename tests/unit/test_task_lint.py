@@ -1,0 +1,273 @@
+"""`factory lint`: Harbor's linter rules, fidelity gaps and harness refusals, per task and field."""
+
+from __future__ import annotations
+
+import gzip
+import random
+from pathlib import Path
+
+import pytest
+
+from factory.errors import TaskFormatError
+from factory.families import registry
+from factory.generate.render import Origin, render_family
+from factory.generate.taxonomy import Difficulty
+from factory.tasks.lint import (
+    HarnessHost,
+    LintRule,
+    LintSource,
+    installed_packages,
+    is_unpinned,
+    lint_paths,
+    lint_task,
+    local_harbor_docker_host,
+)
+
+GOOD_TOML = """\
+schema_version = "1.4"
+
+[task]
+name = "org/good"
+keywords = ["a", "b"]
+
+[metadata]
+tags = ["x"]
+
+[verifier]
+environment_mode = "separate"
+
+[environment]
+network_mode = "public"
+"""
+DOCKERFILE = "FROM python:3.12-slim-bookworm\nRUN pip install --no-cache-dir pytest==8.4.2\n"
+TEST_SH = "#!/bin/bash\npython3 -m pytest /tests\n"
+
+
+def make_task(root: Path, *, toml=GOOD_TOML, dockerfile=DOCKERFILE, test_sh=TEST_SH) -> Path:
+    (root / "environment").mkdir(parents=True)
+    (root / "tests").mkdir()
+    (root / "solution").mkdir()
+    (root / "task.toml").write_text(toml)
+    (root / "instruction.md").write_text("Do the thing.\n")
+    (root / "environment" / "Dockerfile").write_text(dockerfile)
+    (root / "tests" / "test.sh").write_text(test_sh)
+    (root / "solution" / "solve.sh").write_text("#!/bin/bash\ntrue\n")
+    return root
+
+
+def rules(findings) -> list[str]:
+    return sorted(f.rule.value for f in findings)
+
+
+def test_a_clean_task_has_no_findings(tmp_path):
+    assert lint_task(make_task(tmp_path / "t")) == []
+
+
+@pytest.mark.parametrize(
+    ("command", "specs", "constrained"),
+    [
+        ("pip install pytest", ["pytest"], False),
+        (
+            "python3 -m pip install --no-cache-dir -i https://x pytest==8.4.2",
+            ["pytest==8.4.2"],
+            False,
+        ),
+        ("pip3 install -c /c.txt pytest requests", ["pytest", "requests"], True),
+        ("uv pip install --system flask>=3", ["flask>=3"], False),
+        (
+            "uvx -p 3.13 -w pytest==8.4.1 -w pytest-json-ctrf pytest --ctrf x",
+            ["pytest==8.4.1", "pytest-json-ctrf"],
+            False,
+        ),
+        ("sudo FOO=1 pip install rich", ["rich"], False),
+        ("apt-get install -y python3-pytest", [], False),
+        ("pip download pytest", [], False),
+    ],
+)
+def test_installed_packages(command, specs, constrained):
+    assert installed_packages(command.split()) == (specs, constrained)
+
+
+@pytest.mark.parametrize(
+    ("spec", "loose"),
+    [
+        ("pytest", True),
+        ("pytest>=8", True),
+        ("pytest==8.*", True),
+        ("pytest==8.4.2", False),
+        ("pytest[testing]==8.4.2", False),
+        ("pkg===1.0", False),
+        ("./local-dir", False),
+        ("dist/x-1.0-py3-none-any.whl", False),
+        ("$PKG", False),
+        ("git+https://github.com/o/r", True),
+        ("git+https://github.com/o/r@" + "a" * 40, False),
+    ],
+)
+def test_is_unpinned(spec, loose):
+    assert is_unpinned(spec) is loose
+
+
+def test_unpinned_installs_are_found_in_the_dockerfile_and_scripts_with_their_line(tmp_path):
+    dockerfile = (
+        "FROM python:3.12\n# RUN pip install commented\n"
+        "RUN apt-get update && \\\n    pip install requests\n"
+        "RUN pip install -U pip && pip install -c c.txt flask\n"
+    )
+    test_sh = "#!/bin/bash\ncat <<EOF\npip install inside-a-heredoc\nEOF\nuv add numpy\n"
+    root = make_task(tmp_path / "t", dockerfile=dockerfile, test_sh=test_sh)
+    found = [f for f in lint_task(root) if f.rule is LintRule.UNPINNED_PYTHON_DEPENDENCY]
+    assert [(f.path, f.where) for f in found] == [
+        ("environment/Dockerfile", "line 3"),
+        ("tests/test.sh", "line 5"),
+    ]
+    assert all(f.source is LintSource.HARBOR and f.task == "t" for f in found)
+
+
+def test_a_verifier_that_installs_while_offline_is_a_fidelity_finding(tmp_path):
+    toml = GOOD_TOML.replace('"public"', '"no-network"')
+    script = "pip install requests==2.32.3\npytest\n"
+    root = make_task(tmp_path / "t", toml=toml, test_sh=script)
+    found = [f for f in lint_task(root) if f.rule is LintRule.OFFLINE_VERIFIER_INSTALL]
+    assert len(found) == 1 and found[0].where == "line 1"
+    # the same script in a task with the network on is fine
+    other = make_task(tmp_path / "u", test_sh=script)
+    assert lint_task(other) == []
+
+
+def test_a_verifier_that_fetches_without_a_declared_network_is_named(tmp_path):
+    script = "apt-get install -y curl\ncurl -LsSf https://astral.sh/uv/0.9.5/install.sh | sh\n"
+    script += "uvx -w pytest==8.4.1 pytest /tests\n"
+    undeclared = GOOD_TOML.replace('network_mode = "public"', "")
+    root = make_task(tmp_path / "t", toml=undeclared, test_sh=script)
+    found = [f for f in lint_task(root) if f.rule is LintRule.UNDECLARED_NETWORK_INSTALL]
+    assert len(found) == 1 and found[0].source is LintSource.FIDELITY
+    assert "curl, pytest==8.4.1" in found[0].message and "factory tasks import" in found[0].message
+    # declared either way, the finding goes (public: it works in both; offline: another rule)
+    for declared in (
+        GOOD_TOML,
+        undeclared.replace("[environment]", "[environment]\nallow_internet = true"),
+    ):
+        other = make_task(tmp_path / str(len(declared)), toml=declared, test_sh=script)
+        assert LintRule.UNDECLARED_NETWORK_INSTALL not in {f.rule for f in lint_task(other)}
+    # a hermetic script in the same task is fine
+    quiet = make_task(tmp_path / "q", toml=undeclared)
+    assert LintRule.UNDECLARED_NETWORK_INSTALL not in {f.rule for f in lint_task(quiet)}
+
+
+def test_config_findings_name_the_field(tmp_path):
+    toml = """\
+schema_version = "1.1"
+
+[task]
+name = "no-org"
+keywords = ["tool-use", "tool-use", "airline", "airline"]
+
+[metadata]
+tags = ["a", "a"]
+
+[environment]
+pids_limit = 64
+network_mode = "public"
+
+[[environment.mcp_servers]]
+name = "tools"
+transport = "http"
+url = "http://127.0.0.1:1/mcp"
+
+[[environment.mcp_servers]]
+name = "odd"
+transport = "websocket"
+url = "ws://x"
+"""
+    found = lint_task(make_task(tmp_path / "t", toml=toml))
+    by_rule = {(f.rule, f.where) for f in found}
+    assert (LintRule.UNKNOWN_CONFIG_FIELD, "environment.pids_limit") in by_rule
+    assert (LintRule.INVALID_TASK_CONFIG, "task.name") in by_rule
+    assert (LintRule.SHARED_VERIFIER, "verifier.environment_mode") in by_rule
+    assert (LintRule.OLD_SCHEMA_VERSION, "schema_version") in by_rule
+    assert (LintRule.DUPLICATE_KEYWORD, "task.keywords") in by_rule
+    assert (LintRule.DUPLICATE_KEYWORD, "metadata.tags") in by_rule
+    assert (LintRule.LEGACY_MCP_TRANSPORT, "environment.mcp_servers[0].transport") in by_rule
+    assert (LintRule.INVALID_TASK_CONFIG, "environment.mcp_servers[1].transport") in by_rule
+    duplicate = next(f for f in found if f.where == "task.keywords")
+    assert "airline, tool-use" in duplicate.message
+
+
+def test_broken_files_are_findings_not_crashes(tmp_path):
+    root = make_task(tmp_path / "t", toml="[task\nname=")
+    (root / "instruction.md").write_text("  \n")
+    (root / "tests" / "test.sh").unlink()
+    found = lint_task(root)
+    assert rules(found) == ["invalid-task-config", "invalid-task-files", "invalid-task-files"]
+    bad_type = make_task(tmp_path / "u", toml=GOOD_TOML + "[agent]\ntimeout_sec = -5\n")
+    assert [f.where for f in lint_task(bad_type)] == ["agent.timeout_sec"]
+
+
+def test_grading_files_copied_into_the_agent_image(tmp_path):
+    dockerfile = DOCKERFILE + "COPY tests/test_outputs.py /tmp/\nCOPY data/ /data/\n"
+    found = lint_task(make_task(tmp_path / "t", dockerfile=dockerfile))
+    assert [(f.rule, f.where) for f in found] == [(LintRule.AGENT_IMAGE_TEST_LEAK, "line 3")]
+
+
+@pytest.mark.parametrize("mode", ["no-network", "allowlist"])
+def test_harbor_docker_refuses_restricted_networks_without_egress_control(tmp_path, mode):
+    toml = GOOD_TOML.replace('network_mode = "public"', f'network_mode = "{mode}"')
+    root = make_task(tmp_path / "t", toml=toml)
+    without = HarnessHost(egress_control=False, reason="no nftables")
+    found = lint_task(root, host=without)
+    assert [(f.rule, f.source, f.where) for f in found] == [
+        (LintRule.HARBOR_DOCKER_NETWORK, LintSource.HARNESS, "environment.network_mode")
+    ]
+    assert "no nftables" in found[0].message and mode in found[0].message
+    assert lint_task(root, host=HarnessHost(egress_control=True)) == []
+    assert lint_task(root) == []  # no harness asked about
+
+
+def test_local_harbor_docker_host_reads_the_kernel_config(tmp_path):
+    config = tmp_path / "config.gz"
+    config.write_bytes(gzip.compress(b"CONFIG_NF_TABLES=y\n# CONFIG_NFT_FIB_INET is not set\n"))
+    assert not local_harbor_docker_host(config, image_present=True).egress_control
+    config.write_bytes(gzip.compress(b"CONFIG_NFT_FIB_INET=m\n"))
+    assert local_harbor_docker_host(config, image_present=True).egress_control
+    assert local_harbor_docker_host(tmp_path / "absent.gz", image_present=True).egress_control
+    assert not local_harbor_docker_host(config, image_present=False).egress_control
+
+
+def test_lint_paths_walks_a_suite_folder(tmp_path):
+    make_task(tmp_path / "suite" / "a")
+    make_task(tmp_path / "suite" / "b", toml=GOOD_TOML.replace('"1.4"', '"1.2"'))
+    assert [(f.task, f.rule) for f in lint_paths([tmp_path / "suite"])] == [
+        ("b", LintRule.OLD_SCHEMA_VERSION)
+    ]
+
+
+@pytest.mark.parametrize("name", registry.names())
+def test_family_tasks_pass_harbors_rules_but_the_shared_verifier(name, tmp_path):
+    """Every family at every difficulty: nothing Harbor's linter would report except that the
+    verifier shares the agent's sandbox (factory's verifiers read the agent's final state)."""
+    family = registry.get(name)
+    for difficulty in Difficulty:
+        draft = family.draft(random.Random(3), difficulty, dict(family.default_params))
+        origin = Origin("lint", f"x/{name}", family.category, 3, name)
+        spec = render_family(
+            family,
+            draft,
+            task_id=f"{name}-{difficulty.value}",
+            difficulty=difficulty,
+            origin=origin,
+        )
+        root = spec.write(tmp_path / difficulty.value)
+        found = [f.line() for f in lint_task(root) if f.rule is not LintRule.SHARED_VERIFIER]
+        assert found == []
+
+
+def test_a_missing_folder_is_an_error_naming_it(tmp_path):
+    with pytest.raises(TaskFormatError, match="no such folder"):
+        lint_paths([tmp_path / "nope"])
+
+
+def test_every_rule_has_a_source():
+    from factory.tasks.lint import RULE_SOURCE
+
+    assert set(RULE_SOURCE) == set(LintRule)
