@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import signal
 import statistics
 import sys
 import tempfile
@@ -160,7 +161,12 @@ def report(out: Path) -> None:
         print(f"| evaluation episodes lost to infrastructure | {infra} |")
 
 
+def _terminate(signum, frame) -> None:  # noqa: ARG001
+    raise KeyboardInterrupt  # as Ctrl-C: the trainer closes its runtime (containers removed)
+
+
 def main() -> None:
+    signal.signal(signal.SIGTERM, _terminate)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--split", choices=["tasks", "families"], default="tasks")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
