@@ -73,6 +73,9 @@ def test_container_death_is_an_infra_failure(runtime, task_and_image, tmp_path):
     episode = Episode(runtime, task, image, HarnessConfig(), tmp_path)
     episode.start()
     runtime.api.kill(episode.box.id)
+    # stopped before the policy's command (a kill racing the command itself is ambiguous, and
+    # the harness reads a stop at the command's time as the command's doing)
+    runtime.api.wait(episode.box.id, timeout=30)
     episode.observe("```bash\necho 42 > /app/answer.txt\n```")
     result = episode.finish()
     assert result.infra_error and result.reward is None
