@@ -4,6 +4,7 @@ to import the pipeline that uses it."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import Enum
 
 
@@ -24,3 +25,14 @@ class Difficulty(str, Enum):
     EASY = "easy"
     MEDIUM = "medium"
     HARD = "hard"
+
+
+@dataclass(frozen=True)
+class Trap:
+    """A difficulty a task plants without announcing it: the agent must discover it."""
+
+    name: str
+    """What the trap is, in a few words ('stale PID file', 'token unreadable by the user')."""
+    tells: tuple[str, ...]
+    """Words or phrases that would give the trap away if the instruction used them (matched
+    case-insensitively, as whole words); at ``hard`` none may appear in the instruction."""

@@ -29,7 +29,7 @@ from typing import Any, ClassVar
 import jinja2
 
 from factory.templating import folder_environment
-from factory.vocabulary import Difficulty, Domain
+from factory.vocabulary import Difficulty, Domain, Trap
 
 
 @dataclass
@@ -61,6 +61,12 @@ class Draft:
     """Environment variables of the task container."""
     mutations: dict[str, str] = field(default_factory=dict)
     """Extra near-miss wrong solutions (name -> solve.sh text), besides the templates' own."""
+    faults: list[str] = field(default_factory=list)
+    """What the solver must do, as names from the family's grammar: the faults planted or the
+    sub-problems composed (e.g. ``['bind', 'env-override', 'stale-pid']``). The structural
+    diversity metric (:mod:`factory.quality.structure`) counts distinct combinations."""
+    traps: list[Trap] = field(default_factory=list)
+    """The task's unannounced traps (see :class:`Trap`)."""
 
 
 class Family:

@@ -6,14 +6,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from factory.errors import FactoryError
-from factory.generate.pipeline import Backend
-from factory.generate.procedural import ProceduralBackend
-from factory.generate.taxonomy import LLM_GENERATOR, Leaf, Taxonomy
+
+if TYPE_CHECKING:  # light to import: the CLI lists BackendChoice in --help
+    from factory.generate.pipeline import Backend
+    from factory.generate.taxonomy import Leaf, Taxonomy
 
 
 class BackendChoice(str, Enum):
+    """``--backend``: which generator makes every leaf's candidates."""
+
     PROCEDURAL = "procedural"
     LLM = "llm"
 
@@ -39,6 +43,9 @@ def backend_factory(
     taxonomy: Taxonomy, choice: BackendChoice | None, llm: LlmOptions
 ) -> Callable[[Leaf], Backend]:
     """A function leaf -> backend. The LLM client is made once, and only if a leaf needs it."""
+    from factory.generate.procedural import ProceduralBackend
+    from factory.generate.taxonomy import LLM_GENERATOR
+
     procedural = ProceduralBackend(taxonomy.suite)
     needs_llm = choice is BackendChoice.LLM or any(
         leaf.skill.generator == LLM_GENERATOR for leaf in taxonomy.leaves()

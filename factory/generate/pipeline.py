@@ -16,11 +16,12 @@ and redoes unfinished ones, so a killed run continues where it stopped and never
 task.
 
 Verdicts do not depend on which worker finishes first: certification runs in parallel, but
-candidates are *settled* (near-duplicate check, moved to ``tasks/`` or ``rejected/``, journalled)
-in a fixed order, leaf by leaf in taxonomy order and attempt by attempt within a leaf. A leaf's
-candidate settles once every earlier attempt of its leaf has settled and every earlier leaf is
-closed (quota met or attempts spent), so of two near-duplicates the earlier one is kept, in every
-run and after every resume.
+candidates are *settled* (near-duplicate and repeated-fault-combination checks, moved to
+``tasks/`` or ``rejected/``, journalled) in a fixed order, leaf by leaf in taxonomy order and
+attempt by attempt within a leaf. A leaf's candidate settles once every earlier attempt of its
+leaf has settled and every earlier leaf is closed (quota met or attempts spent), so of two
+near-duplicates (or two tasks with one fault combination) the earlier one is kept, in every run
+and after every resume.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from pydantic import ValidationError
 
 from factory import __version__
 from factory.errors import FactoryError
+from factory.executor import Executor
 from factory.fsutil import write_text_atomic
 from factory.generate.certify import Certificate, certify
 from factory.generate.results import (
@@ -56,11 +58,12 @@ from factory.generate.results import (
 from factory.generate.spec import TaskSpec
 from factory.generate.taxonomy import Difficulty, Leaf, Taxonomy
 from factory.quality.dedup import DedupIndex
+from factory.quality.structure import admits
 from factory.runtime import DockerRuntime
 from factory.tasks.hashing import hash_tree
 from factory.tasks.model import load_task_config, save_task_config
 from factory.validate.outcome import Outcome
-from factory.validate.validator import SIGNAL_POLL_SEC, Validator
+from factory.validate.validator import SIGNAL_POLL_SEC, CostBound, Validator
 
 
 class Backend(Protocol):
@@ -145,12 +148,11 @@ class Certified:
     usage: LlmUsage
     started: float
     timings: dict[str, float]
-    threshold: float = 1.0
-    """The leaf's near-duplicate threshold."""
 
 
 class SuiteGenerator:
-    """Runs a taxonomy to a suite. Thread-safe across ``jobs`` candidate workers."""
+    """Runs a taxonomy to a suite: candidates are made here and certified on the executor (by
+    default this machine, ``jobs`` at a time). Thread-safe across its candidate workers."""
 
     def __init__(
         self,
@@ -163,18 +165,25 @@ class SuiteGenerator:
         jobs: int = 2,
         repair_rounds: int = 0,
         on_result: Callable[[CandidateResult], None] | None = None,
+        executor: Executor | None = None,
     ) -> None:
         self.taxonomy = taxonomy
         self.taxonomy_text = taxonomy_text
         self.out = out
         self.runtime = runtime
         self.backend_for = backends
-        self.jobs = jobs
         self.repair_rounds = repair_rounds
         self.on_result = on_result or (lambda _r: None)
         self.validator = Validator(
-            runtime, out / "validation", jobs=jobs, force=True, repeats=taxonomy.defaults.repeats
+            runtime,
+            out / "validation",
+            jobs=jobs,
+            force=True,
+            repeats=taxonomy.defaults.repeats,
+            executor=executor,
         )
+        self.jobs = self.validator.jobs
+        self._write = CostBound()
         self.dedup = DedupIndex()
         self.states = {
             leaf.path: LeafState(leaf, leaf.difficulty_plan()) for leaf in taxonomy.leaves()
@@ -202,11 +211,13 @@ class SuiteGenerator:
                 self._settle_in_order(certified)
         except BaseException:
             self._cancel.set()
+            self.validator.cancel()
             pool.shutdown(wait=False, cancel_futures=True)
             raise
         finally:
             self.write_manifest()
         pool.shutdown(wait=True)
+        self.validator.close()
         return self.manifest()
 
     def manifest(self) -> SuiteManifest:
@@ -252,6 +263,7 @@ class SuiteGenerator:
                     model=r.model,
                     content_hash=r.content_hash,
                     verifier_strength=r.verifier_strength,
+                    faults=r.faults,
                     timings=r.timings,
                 )
                 for r in accepted
@@ -366,15 +378,21 @@ class SuiteGenerator:
                 result = self._settle(item)
                 state.results[attempt] = result
                 self.on_result(result)
-                self.write_manifest()
+                # suite.json is O(suite) to write; the journal (results/) is per candidate
+                self._write(self.write_manifest)
             if not state.closed:
                 return  # later leaves wait: this one may still start attempts
 
     def _settle(self, item: Certified) -> CandidateResult:
         outcome, reason = item.outcome, item.reason
+        if outcome == Outcome.VALID.value:
+            repeated = self._repeated_structure(item.record)
+            if repeated:
+                outcome, reason = QualityOutcome.SAME_STRUCTURE.value, repeated
         if outcome == Outcome.VALID.value and item.staging is not None:
+            leaf = self.states[item.record["taxonomy_path"]].leaf
             duplicate = self._index(
-                item.record["id"], hash_tree(item.staging), item.staging, item.threshold
+                item.record["id"], hash_tree(item.staging), item.staging, self._threshold(leaf)
             )
             if duplicate:
                 other, similarity = duplicate
@@ -410,7 +428,11 @@ class SuiteGenerator:
             record.update(prompt_version=exc.prompt_version, model=exc.model)
             return Certified(record, None, exc.outcome.value, str(exc), usage, started, {})
         provenance = spec.config.provenance
-        record.update(prompt_version=provenance.prompt_version, model=provenance.model)
+        record.update(
+            prompt_version=provenance.prompt_version,
+            model=provenance.model,
+            faults=list(spec.faults),
+        )
         timings = {"generate": time.monotonic() - started}
         rounds, repair_note = 0, ""
         while True:
@@ -439,9 +461,7 @@ class SuiteGenerator:
         record.update(
             verifier_strength=cert.verifier_strength, probes=[p.model_dump() for p in cert.probes]
         )
-        return Certified(
-            record, staging, outcome, reason, usage, started, timings, self._threshold(leaf)
-        )
+        return Certified(record, staging, outcome, reason, usage, started, timings)
 
     def _certify(self, leaf: Leaf, spec: TaskSpec, staging: Path) -> Certificate:
         return certify(
@@ -452,6 +472,21 @@ class SuiteGenerator:
             mutations=dict(spec.mutations),
             forbidden_strings=spec.forbidden_strings,
             min_verifier_strength=leaf.setting("min_verifier_strength"),
+        )
+
+    def _repeated_structure(self, record: dict) -> str:
+        """Why a certified candidate's fault combination is refused (empty: it is not); see
+        the taxonomy's ``min_fault_combinations``. Decided at settling, against the leaf's
+        earlier attempts only, so the verdict does not depend on worker order."""
+        state = self.states[record["taxonomy_path"]]
+        minimum = state.leaf.setting("min_fault_combinations")
+        faults = record.get("faults", [])
+        accepted = [r.faults for r in state.results.values() if r.status == ACCEPTED]
+        if admits(faults, accepted, minimum):
+            return ""
+        return (
+            f"fault combination {', '.join(faults)} already accepted in this leaf, which "
+            f"must keep at least {minimum:.0%} distinct combinations (min_fault_combinations)"
         )
 
     @staticmethod

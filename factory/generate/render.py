@@ -97,7 +97,7 @@ def render_family(
             **({"env": draft.env} if draft.env else {}),
         ),
     )
-    config.set_provenance(provenance(origin))
+    config.set_provenance(provenance(origin).model_copy(update={"faults": list(draft.faults)}))
     return TaskSpec(
         id=task_id,
         files=files,
@@ -106,6 +106,8 @@ def render_family(
         secrets=tuple(s for s in draft.secrets if s),
         outputs=tuple(draft.outputs),
         forbidden_strings=tuple(draft.forbidden_strings),
+        faults=tuple(draft.faults),
+        traps=tuple(draft.traps),
     )
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from factory.fsutil import staged_directory
 from factory.tasks.config import TaskConfig
+from factory.vocabulary import Trap
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,10 @@ class TaskSpec:
     """Container paths the agent is expected to create or change."""
     forbidden_strings: tuple[str, ...] = ()
     """Strings no file of a fresh container may contain."""
+    faults: tuple[str, ...] = ()
+    """The fault combination (names from the family's grammar); also in the provenance."""
+    traps: tuple[Trap, ...] = ()
+    """Unannounced traps: none may be named in the instruction."""
 
     @property
     def instruction(self) -> str:

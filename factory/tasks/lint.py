@@ -38,7 +38,7 @@ from factory.tasks.harbor_schema import (
     unknown_keys,
 )
 from factory.tasks.model import discover_task_dirs
-from factory.tasks.offline import scan_test_script
+from factory.tasks.offline import undeclared_network_fetches
 from factory.tasks.paths import TaskPaths
 
 if sys.version_info >= (3, 11):
@@ -379,16 +379,9 @@ class _Linter:
     def _undeclared_network(self, config: TaskConfig) -> None:
         """Tests that fetch at test time in a task that declares no network: Harbor gives it
         the internet, factory runs it offline, so the two verdicts differ."""
-        env = config.environment
         script = self.paths.test_script
-        if env.network_mode is not None or env.allow_internet is not None:
-            return
-        if not script.is_file():
-            return
-        scan = scan_test_script(
-            script.read_text(encoding="utf-8", errors="replace"), name=script.name
-        )
-        if not scan.needs_install:
+        scan = undeclared_network_fetches(config.environment, script)
+        if scan is None:
             return
         fetched = [*scan.apt_packages, *scan.system_packages, *scan.venv_packages]
         what = ", ".join(fetched) if fetched else "uv"
@@ -397,7 +390,7 @@ class _Linter:
             script,
             f"fetches {what} at test time and the task declares no network: Harbor gives it "
             "the internet, factory runs it offline (its reference solution fails here); "
-            "`factory tasks import` moves the installs to the image build, or declare "
+            "`factory import` moves the installs to the image build, or declare "
             "environment.network_mode",
             "environment.network_mode",
         )

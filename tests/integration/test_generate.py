@@ -86,15 +86,38 @@ def test_generate_a_suite_and_resume(tmp_path, runtime):
     # every generated task is certified again by a plain `factory validate`
     report = Validator(runtime, tmp_path / "val", jobs=2).run(discover_task_dirs([out / "tasks"]))
     assert {t.outcome for t in report.tasks} == {Outcome.VALID}
-    # a rerun finds the journal and does nothing
+    # a rerun finds the journal and does nothing; --json: the manifest on stdout
     started = time.monotonic()
-    again = run_generate(tmp_path, 2, out)
+    again = run_generate(tmp_path, 2, out, "--json")
     assert again.returncode == 0 and time.monotonic() - started < 20
     assert json.loads((out / "suite.json").read_text())["tasks"] == manifest["tasks"]
+    printed = json.loads(again.stdout)
+    assert printed["path"] == str(out) and printed["tasks"] == manifest["tasks"]
     shown = subprocess.run(
         [sys.executable, "-m", "factory", "suite", "show", str(out)], capture_output=True, text=True
     )
     assert "terminal/files/perms" in shown.stdout
+    shown = subprocess.run(
+        [sys.executable, "-m", "factory", "suite", "show", str(out), "--json"],
+        capture_output=True,
+        text=True,
+    )
+    assert json.loads(shown.stdout)["coverage"] == manifest["coverage"]
+
+
+def test_families_try_json(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "factory", "families", "try", "file-permissions", "-d", "easy",
+         "--out", str(tmp_path), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    (trial,) = json.loads(done.stdout)["trials"]
+    assert trial["outcome"] == "valid" and trial["verifier_strength"] is not None
+    assert {p["kind"] for p in trial["probes"]} >= {"cheat"}
+    assert (tmp_path / "validation" / "logs" / Path(trial["path"]).name / "build.log").is_file()
 
 
 def test_kill_then_rerun_never_duplicates(tmp_path):

@@ -8,6 +8,7 @@ import pytest
 
 from factory.errors import CancelledError
 from factory.runtime import (
+    FACTORY_NETWORK,
     HARNESS_MOUNT,
     LABEL_MANAGED,
     LABEL_RUN,
@@ -43,8 +44,13 @@ def test_container_is_sandboxed(runtime):
 
 
 def test_network_only_when_allowed(runtime):
+    """A container that may use the network gets factory's filtered bridge, never the default
+    one (tests/integration/test_sandbox_docker.py checks what the filter blocks)."""
     with runtime.start(ContainerSpec(image=BASE, network=True)) as box:
-        assert runtime.api.inspect_container(box.id)["HostConfig"]["NetworkMode"] == "bridge"
+        mode = runtime.api.inspect_container(box.id)["HostConfig"]["NetworkMode"]
+        assert mode == runtime.container_network()
+        assert mode in (FACTORY_NETWORK, "none")
+        assert mode != "bridge"
 
 
 def test_pids_limit_is_enforced(runtime):

@@ -142,7 +142,7 @@ def test_a_verifier_that_fetches_without_a_declared_network_is_named(tmp_path):
     root = make_task(tmp_path / "t", toml=undeclared, test_sh=script)
     found = [f for f in lint_task(root) if f.rule is LintRule.UNDECLARED_NETWORK_INSTALL]
     assert len(found) == 1 and found[0].source is LintSource.FIDELITY
-    assert "curl, pytest==8.4.1" in found[0].message and "factory tasks import" in found[0].message
+    assert "curl, pytest==8.4.1" in found[0].message and "factory import" in found[0].message
     # declared either way, the finding goes (public: it works in both; offline: another rule)
     for declared in (
         GOOD_TOML,

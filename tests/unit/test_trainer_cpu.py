@@ -19,11 +19,12 @@ pytest.importorskip("peft")
 from factory_train.checkpoint import latest_checkpoint  # noqa: E402
 from factory_train.config import TrainConfig  # noqa: E402
 from factory_train.models import resolve_model  # noqa: E402
-from factory_train.run_eval import eval_tasks, run_evaluation  # noqa: E402
+from factory_train.plugin import local_runner  # noqa: E402
 from factory_train.trainer import Trainer  # noqa: E402
 from fixtures.tiny_policy import ScriptedSampler, reference_commands, tiny_model_dir, tool_suite  # noqa: E402
 
-from factory.agent.backends import InProcessEpisodes  # noqa: E402
+from factory.agent.backends import InProcessEpisodes, InProcessExecutor  # noqa: E402
+from factory.agent.evaluation import SuiteSplit, evaluate_suite  # noqa: E402
 from factory.agent.tool_episode import ToolEpisode  # noqa: E402
 from factory.errors import FactoryError, TrainingError  # noqa: E402
 
@@ -156,14 +157,19 @@ def test_lora_checkpoints_are_complete_models_and_resume(tmp_path, tiny, suite):
     with torch.no_grad():
         expected = trainer.model(input_ids=ids).logits
         assert torch.allclose(merged(input_ids=ids).logits, expected, atol=1e-4)
-    # `factory eval` takes the checkpoint folder as the model
-    summary = run_evaluation(
-        suite,
-        TrainConfig(model=str(checkpoint), environment="in-process", split="task",
-                    test_fraction=0.5, max_new_tokens=8, max_turns=1),
-        split="test", k=1, out=tmp_path / "eval", say=lambda _m: None,
-    )  # fmt: skip
+    # `factory eval` takes the checkpoint folder as the model (through the trainer's plugin)
+    settings = TrainConfig(model=str(checkpoint), environment="in-process", split="task",
+                           test_fraction=0.5, max_new_tokens=8, max_turns=1)  # fmt: skip
+    runner = local_runner(settings, jobs=1, batch_episodes=4, say=lambda _m: None)
+    try:
+        summary = evaluate_suite(
+            suite, runner, InProcessExecutor("eval-test"), SuiteSplit.of(settings),
+            k=1, out=tmp_path / "eval",
+        )  # fmt: skip
+    finally:
+        runner.close()
     assert summary["tasks"] == 1 and summary["infra_failures"] == 0
+    assert summary["episodes"] == 1 and list(summary["per_task"]) == [trainer.test_tasks[0].task.id]
     trained = {n: p.detach().clone() for n, p in trainer.model.named_parameters() if "lora_" in n}
     resumed = make_trainer(tmp_path, tiny, suite, resume=True, lora={"enabled": True, "r": 4})
     assert resumed.step == 1
@@ -176,8 +182,8 @@ def test_lora_checkpoints_are_complete_models_and_resume(tmp_path, tiny, suite):
 def test_eval_refuses_a_test_split_that_holds_nothing_out(suite):
     one_family = TrainConfig(split="family")
     with pytest.raises(FactoryError, match="one family.*split: task.*--split all"):
-        eval_tasks(suite, one_family, "test")
-    assert len(eval_tasks(suite, one_family, "all")) == 2
+        SuiteSplit.of(one_family, "test").tasks(suite)
+    assert len(SuiteSplit.of(one_family, "all").tasks(suite)) == 2
 
 
 def test_eval_uses_the_configs_model_unless_one_is_given(tmp_path, suite):

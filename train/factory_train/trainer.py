@@ -20,10 +20,10 @@ import random
 import time
 from pathlib import Path
 
-from factory.agent.actions import ActionFormat
 from factory.agent.backends import EpisodeBackend, make_backend
-from factory.agent.harness import HarnessConfig
-from factory.agent.suite import SuiteTask, load_suite_tasks, split_suite
+from factory.agent.evaluation import SuiteSplit
+from factory.agent.runners import harness_config
+from factory.agent.suite import SuiteTask
 from factory.errors import TrainingError
 from factory_train.algorithms import make_algorithm
 from factory_train.batch import make_batch, token_logprobs
@@ -32,26 +32,33 @@ from factory_train.config import TrainConfig
 from factory_train.generation import HFSampler
 from factory_train.metrics import MetricsLog
 from factory_train.models import load_policy, resolve_model
-from factory_train.precision import pick_device
+from factory_train.precision import Precision, pick_device
 from factory_train.rollout import Rollout, RolloutEngine
 
 
-def harness_config(config: TrainConfig) -> HarnessConfig:
-    return HarnessConfig(
-        max_turns=config.max_turns,
-        command_timeout_sec=config.command_timeout_sec,
-        max_observation_chars=config.max_observation_chars,
-        action_format=ActionFormat(config.action_format),
-    )
-
-
 def split_tasks(suite: Path, config: TrainConfig) -> tuple[list[SuiteTask], list[SuiteTask]]:
-    return split_suite(
-        load_suite_tasks(suite),
-        test_families=config.test_families,
-        test_fraction=config.test_fraction,
-        seed=config.seed if config.split_seed is None else config.split_seed,
-        by=config.split,
+    """The suite's (training, held-out) tasks, split as ``factory eval`` splits them."""
+    return SuiteSplit.of(config).parts(suite)
+
+
+def sampling_engine(
+    model, tokenizer, config: TrainConfig, precision: Precision, *, concurrency: int
+) -> RolloutEngine:
+    """A rollout engine over ``model`` sampling from the training distribution
+    (``config.sampling``: temperature, top-p, top-k)."""
+    sampler = HFSampler(
+        model,
+        tokenizer,
+        max_new_tokens=config.max_new_tokens,
+        sampling=config.sampling,
+        precision=precision,
+    )
+    return RolloutEngine(
+        sampler,
+        tokenizer,
+        max_episode_tokens=config.max_episode_tokens,
+        concurrency=concurrency,
+        reply_prefix=config.reply_prefix,
     )
 
 
@@ -112,19 +119,8 @@ class Trainer:
             )
         self.backend.prepare(self.train_tasks + self.test_tasks)
         self.harness = harness_config(config)
-        self.sampler = HFSampler(
-            self.model,
-            self.tokenizer,
-            max_new_tokens=config.max_new_tokens,
-            sampling=config.sampling,
-            precision=self.precision,
-        )
-        self.engine = RolloutEngine(
-            self.sampler,
-            self.tokenizer,
-            max_episode_tokens=config.max_episode_tokens,
-            concurrency=config.concurrency,
-            reply_prefix=config.reply_prefix,
+        self.engine = sampling_engine(
+            self.model, self.tokenizer, config, self.precision, concurrency=config.concurrency
         )
         self.metrics = MetricsLog(self.out, self.out.name)
         if latest:

@@ -22,14 +22,15 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from factory import __version__
 from factory.errors import TaskFormatError
 from factory.fsutil import staged_directory
+from factory.inputs import load_yaml_file
 from factory.resources import templates_dir
 from factory.tasks.config import (
+    MAX_TIMEOUT_SEC,
     AgentConfig,
     EnvironmentConfig,
     FactoryProvenance,
@@ -49,6 +50,7 @@ from factory.tasks.offline import (
     with_build_time_installs,
 )
 from factory.tasks.paths import TaskPaths, TB1Paths
+from factory.tasks.safety import check_task_tree
 from factory.templating import render
 
 SOURCE_TB1 = "import:terminal-bench-1"
@@ -95,8 +97,10 @@ class TB1TaskYaml(BaseModel):
     difficulty: str | None = None
     category: str | None = None
     tags: list[str] = Field(default_factory=list)
-    max_agent_timeout_sec: float = Field(default=360.0, gt=0)
-    max_test_timeout_sec: float = Field(default=60.0, gt=0)
+    max_agent_timeout_sec: float = Field(
+        default=360.0, gt=0, le=MAX_TIMEOUT_SEC, allow_inf_nan=False
+    )
+    max_test_timeout_sec: float = Field(default=60.0, gt=0, le=MAX_TIMEOUT_SEC, allow_inf_nan=False)
     parser_name: str = "pytest"
     run_tests_in_same_shell: bool = False
 
@@ -118,16 +122,7 @@ class SolutionStep(BaseModel):
 
 
 def _load_yaml(path: Path) -> Any:
-    try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise TaskFormatError(path, f"cannot read file ({exc})") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark else ""
-        raise TaskFormatError(
-            path, f"invalid YAML{where} ({getattr(exc, 'problem', exc)})"
-        ) from None
+    return load_yaml_file(path)
 
 
 def load_tb1_yaml(paths: TB1Paths) -> TB1TaskYaml:
@@ -270,16 +265,21 @@ def _compose_environment(
         raise TaskFormatError(
             compose, str(exc), field="services.client.deploy.resources.limits"
         ) from None
-    return EnvironmentConfig(**fields)
+    environment = EnvironmentConfig(**fields)
+    notes.append(f"network policy kept from the source: {environment.network_policy}")
+    return environment
 
 
 def convert_tb1(src: Path, dest: Path) -> Task:
     """Write the Harbor version of the TB1 task ``src`` into ``dest`` (replaced) and load it."""
     paths = TB1Paths(src)
+    check_task_tree(src)
     spec = load_tb1_yaml(paths)
     service, client = _compose_client(paths)
     context, dockerfile_name = _build_source(client, paths)
     dockerfile_path = context / dockerfile_name
+    if context != src.resolve():
+        check_task_tree(context)
     if not dockerfile_path.is_file():
         raise TaskFormatError(dockerfile_path, "file is missing (the task's environment)")
     if not paths.run_tests.is_file():
@@ -383,6 +383,7 @@ def convert_tb1_cached(src: Path, cache_dir: Path | None = None) -> Task:
     """Convert ``src`` once per content hash into ``cache_dir`` and load the result."""
     cache_dir = cache_dir or Path(tempfile.gettempdir()) / "factory-tb1"
     cache_dir.mkdir(parents=True, exist_ok=True)
+    check_task_tree(src)
     digest = hash_tree(src)[:16]
     dest = cache_dir / f"{src.resolve().name}-{digest}"
     if dest.is_dir() and TaskPaths(dest).config.is_file():

@@ -1,8 +1,9 @@
 """Run BFCL's simulated multi-turn APIs (GorillaFileSystem, TradingBot, ...) without BFCL.
 
-Standard library only, and no import of anything in ``factory``, so the in-container tool server
-can ship this file verbatim next to BFCL's ``func_source_code/*.py`` and behave exactly like the
-host-side simulation in :mod:`factory.importers.bfcl`.
+It sits next to the tool backend it serves (:mod:`.bfcl_backend`). Standard library only, and no
+import of anything in ``factory``, so the in-container tool server can ship this file verbatim
+next to BFCL's ``func_source_code/*.py`` and behave exactly like the host-side simulation in
+:mod:`factory.importers.bfcl`.
 
 What it reproduces from ``bfcl_eval.eval_checker.multi_turn_eval.multi_turn_utils``:
 
