@@ -95,9 +95,10 @@ def test_two_grpo_steps_change_the_weights_and_resume(tmp_path):
 
 
 def test_real_generation_step(tmp_path):
-    """One step with the model actually generating (the reward is whatever it earns)."""
+    """One step with the model actually generating (the reward is whatever it earns; groups
+    with equal rewards are kept, so the step counts whatever the model does)."""
     suite = four_task_suite(tmp_path / "suite")
-    trainer = make_trainer(tmp_path, suite, steps=1, max_resample=0)
+    trainer = make_trainer(tmp_path, suite, steps=1, max_resample=0, skip_zero_variance=False)
     row = trainer.train_step()
     trainer.close()
     assert row["episodes"] == 4 and row["tokens_per_sec"] > 0
@@ -117,7 +118,9 @@ def test_train_and_eval_commands_json(tmp_path):
 
     suite = four_task_suite(tmp_path / "suite")
     config = tmp_path / "train.yaml"
-    config.write_text(yaml.safe_dump({**CONFIG, "steps": 1, "max_resample": 0}))
+    # the model really generates: keep groups with equal rewards so the one step counts
+    settings = {**CONFIG, "steps": 1, "max_resample": 0, "skip_zero_variance": False}
+    config.write_text(yaml.safe_dump(settings))
 
     def document(*args) -> dict:
         result = CliRunner().invoke(app, [str(a) for a in args])
