@@ -24,10 +24,11 @@ def reference_commands(task_dir: Path) -> str:
     return "\n".join(line for line in lines if line.startswith("tool "))
 
 
-def play(entry, replies: list[str], max_turns: int = 4):
+def play(entry, replies: list[str], max_turns: int = 4, max_observation_chars: int = 2000):
     backend = InProcessEpisodes()
     backend.prepare([entry])
-    episode = backend.episode(entry, HarnessConfig(max_turns=max_turns))
+    harness = HarnessConfig(max_turns=max_turns, max_observation_chars=max_observation_chars)
+    episode = backend.episode(entry, harness)
     episode.start()
     for reply in replies:
         episode.observe(reply)
@@ -73,7 +74,10 @@ def test_only_the_tool_command_runs(tmp_path):
 def test_tool_list_policy_and_chains(tmp_path):
     render_trial("tool-calendar", Difficulty.EASY, 1, tmp_path / "tasks")
     (entry,) = load_suite_tasks(tmp_path)
-    episode, _ = play(entry, [f"{FENCE}bash\ntool list && tool policy\n{FENCE}"], max_turns=1)
+    # the tool list and the policy (with its handover section) are longer than the default
+    # observation cut, which keeps both ends and drops the middle
+    command = f"{FENCE}bash\ntool list && tool policy\n{FENCE}"
+    episode, _ = play(entry, [command], max_turns=1, max_observation_chars=20000)
     observation = episode.messages[3]["content"]
     assert "create_event:" in observation and "Scheduling policy" in observation
     env = Environment(load_domain("calendar"), {"events": []})
