@@ -8,12 +8,20 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from factory.errors import BaseImageMissingError, TaskFormatError
+from factory.errors import (
+    BaseImageMissingError,
+    ImageBuildError,
+    TaskFormatError,
+    UnavailableOfflineError,
+)
 from factory.images.aliases import AliasTable, rewrite_dockerfile
+from factory.images.apt_names import missing_in_build_log
 from factory.images.build_log import recall_unreachable, remember_unreachable
 from factory.images.builder import build_recipe
 from factory.images.dockerfile_compat import make_legacy_compatible
+from factory.images.offline_needs import test_time_downloads
 from factory.images.recipes import ImageRecipe, load_recipes
+from factory.images.toolchains import provide_toolchains, stand_in_release
 from factory.images.usage import record_use
 from factory.runtime import (
     KIND_TASK_IMAGE,
@@ -116,7 +124,14 @@ class TaskImageBuilder:
         rewrite = rewrite_dockerfile(
             compat.text, self.aliases, self._base_available, dockerfile=task.paths.dockerfile
         )
-        dockerfile = _label_each_stage(rewrite.text)
+        toolchains = provide_toolchains(rewrite.text)
+        rewrite.notes += toolchains.notes
+        missing = toolchains.missing
+        if rewrite.substitutions:  # on a stand-in: what the tests download must be here too
+            missing += test_time_downloads(task.paths.environment_dir, _scripts_text(task))
+        if missing:
+            raise UnavailableOfflineError(missing, task.paths.dockerfile)
+        dockerfile = _label_each_stage(toolchains.text)
         base_ids = [self.runtime.image_id(ref) or ref for ref in rewrite.base_images]
         env_hash = hash_tree(task.paths.environment_dir, extra=[dockerfile, *base_ids])
         tag = f"{TASK_IMAGE_REPO}:{env_hash[:20]}"
@@ -138,16 +153,41 @@ class TaskImageBuilder:
             }
             labels.pop("factory.pid", None)
             labels.pop("factory.host", None)
-            self.runtime.build_image(
-                task.paths.environment_dir,
-                dockerfile,
-                tag=tag,
-                labels=labels,
-                timeout_sec=env.build_timeout_sec,
-                log_path=log_path,
-            )
+            try:
+                self.runtime.build_image(
+                    task.paths.environment_dir,
+                    dockerfile,
+                    tag=tag,
+                    labels=labels,
+                    timeout_sec=env.build_timeout_sec,
+                    log_path=log_path,
+                )
+            except ImageBuildError as exc:
+                _raise_if_packages_missing(exc, rewrite.base_images, task.paths.dockerfile)
+                raise
             record_use(tag, self.runtime.image_id(tag))
             unreachable = remember_unreachable(env_hash, log_path)
         return TaskImage(
             tag, True, time.monotonic() - started, env_hash, notes + rewrite.notes, unreachable
         )
+
+
+def _scripts_text(task: Task) -> str:
+    """The text of the task's test and solution scripts (what runs the build tools)."""
+    texts = []
+    for folder in (task.paths.tests_dir, task.paths.solution_dir):
+        if folder.is_dir():
+            for path in sorted(folder.glob("*.sh"))[:50]:
+                texts.append(path.read_text(encoding="utf-8", errors="replace"))
+    return "\n".join(texts)
+
+
+def _raise_if_packages_missing(exc: ImageBuildError, bases: list[str], dockerfile: Path) -> None:
+    """A stand-in build that failed because apt has no such package: name the packages."""
+    releases = [r for r in (stand_in_release(b) for b in bases) if r]
+    names = missing_in_build_log(exc.log_tail)
+    if releases and names:
+        where = f"Debian {releases[-1]} (the stand-in's release)"
+        raise UnavailableOfflineError(
+            [f"apt package {name} (not in {where})" for name in names], dockerfile
+        ) from exc

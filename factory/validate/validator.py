@@ -26,6 +26,7 @@ from factory.errors import (
     FactoryError,
     ImageBuildError,
     TaskFormatError,
+    UnavailableOfflineError,
 )
 from factory.fsutil import write_text_atomic
 from factory.images.task_image import TaskImageBuilder
@@ -238,6 +239,8 @@ class Validator:
             verdict.reason = f"{exc}; raise environment.build_timeout_sec in task.toml"
         except BaseImageMissingError as exc:
             verdict.outcome, verdict.reason = Outcome.BUILD_FAILED, str(exc)
+        except UnavailableOfflineError as exc:
+            verdict.outcome, verdict.reason = Outcome.UNAVAILABLE_OFFLINE, str(exc)
         except ImageBuildError as exc:
             verdict.outcome = Outcome.BUILD_FAILED
             last = _build_output_tail(exc.log_tail)
