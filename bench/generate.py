@@ -10,7 +10,15 @@
    distinct ones after exact and near-duplicate removal at the taxonomy's threshold, per 100.
 3. LLM (optional): the same pipeline with every leaf on the LLM backend against the given
    endpoint, reporting yield with and without the repair loop; say which model it was.
-4. Dedup scaling: the cost of one insert+query (and of one signature) in the near-duplicate
+4. Hybrid (``--hybrid TAXONOMY`` with an endpoint): the same taxonomy, whose leaves use
+   ``mode: scenario``, generated twice side by side: procedurally (each family's own
+   vocabulary) and hybrid (the model fills the slots); yield, wall time, tokens, distinct
+   instruction word 3-grams per task and the pairwise MinHash similarity of the valid tasks'
+   instructions. ``--compare-suites PROCEDURAL HYBRID`` reports the same for two suites
+   already generated (e.g. by ``factory generate ... --backend procedural`` and without);
+   ``--paired HYBRID`` holds everything but the content equal: a hybrid suite's valid tasks
+   against the same leaves, seeds and difficulties drafted procedurally (no Docker).
+5. Dedup scaling: the cost of one insert+query (and of one signature) in the near-duplicate
    index at 1k, 10k and 100k kept tasks (synthetic task-like texts, a tenth of them edited
    copies of earlier ones), the LSH index (factory.quality.dedup) side by side with the
    pure-Python all-pairs scan it replaced, and how often the two agree.
@@ -38,9 +46,11 @@ sys.path.insert(0, str(REPO))
 from factory.generate.backends import BackendChoice, LlmOptions, backend_factory  # noqa: E402
 from factory.generate.pipeline import SuiteGenerator, candidate_seed  # noqa: E402
 from factory.generate.procedural import ProceduralBackend  # noqa: E402
-from factory.generate.taxonomy import load_taxonomy, parse_taxonomy  # noqa: E402
-from factory.quality.dedup import DedupIndex, signature  # noqa: E402
+from factory.generate.results import SuiteManifest  # noqa: E402
+from factory.generate.taxonomy import Difficulty, load_taxonomy, parse_taxonomy  # noqa: E402
+from factory.quality.dedup import DedupIndex, signature, similarity  # noqa: E402
 from factory.runtime import DockerRuntime, new_run_id  # noqa: E402
+from factory.tasks.model import load_task_config  # noqa: E402
 
 
 def run_suite(taxonomy, text: str, out: Path, jobs: int, backends, repair_rounds: int = 0):
@@ -98,6 +108,102 @@ def diversity(n: int, threshold: float) -> None:
     print(f"| exact duplicates | {exact} |")
     print(f"| near-duplicates | {near} |")
     print(f"| distinct per 100 generated | {100 * distinct / n:.1f} |")
+
+
+# --- hybrid vs procedural ------------------------------------------------------------------
+
+
+def instruction_diversity(suite: Path) -> dict[str, float]:
+    """:func:`text_diversity` of a suite's valid tasks' instructions."""
+    return text_diversity(
+        [p.read_text() for p in sorted((suite / "tasks").glob("*/instruction.md"))]
+    )
+
+
+def text_diversity(texts: list[str]) -> dict[str, float]:
+    """Distinct word 3-grams per text, and the distribution of pairwise MinHash similarity."""
+    grams: set[tuple[str, ...]] = set()
+    for text in texts:
+        words = re.findall(r"[a-z0-9]+", text.lower())
+        grams.update(zip(words, words[1:], words[2:], strict=False))
+    sigs = [signature(text) for text in texts]
+    pairs = sorted(
+        similarity(sigs[i], sigs[j]) for i in range(len(sigs)) for j in range(i + 1, len(sigs))
+    )
+
+    def q(share: float) -> float:
+        return pairs[min(len(pairs) - 1, int(share * len(pairs)))] if pairs else float("nan")
+
+    return {
+        "tasks": len(texts),
+        "grams_per_task": len(grams) / len(texts) if texts else 0.0,
+        "sim_median": q(0.5),
+        "sim_p90": q(0.9),
+        "sim_max": pairs[-1] if pairs else float("nan"),
+    }
+
+
+def compare_suites(procedural: Path, hybrid: Path, walls: tuple[float, float] | None) -> None:
+    """Side by side: yield, wall time, tokens and instruction diversity of two suites."""
+    rows = []
+    for suite, wall in zip((procedural, hybrid), walls or (None, None), strict=True):
+        manifest = SuiteManifest.model_validate_json((suite / "suite.json").read_text())
+        t = manifest.totals
+        rows.append((t, wall, instruction_diversity(suite)))
+    print(f"\n## hybrid vs procedural ({procedural.name} / {hybrid.name})")
+    print("| measure | procedural | hybrid |\n|---|---|---|")
+    (tp, wp, dp), (th, wh, dh) = rows
+    print(f"| candidates | {int(tp['candidates'])} | {int(th['candidates'])} |")
+    print(f"| valid | {int(tp['valid'])} | {int(th['valid'])} |")
+    print(f"| yield (valid / candidates) | {tp['yield']:.1%} | {th['yield']:.1%} |")
+    if walls:
+        print(f"| wall time | {wp:.0f} s | {wh:.0f} s |")
+    print(f"| LLM tokens | {int(tp.get('llm_tokens', 0))} | {int(th.get('llm_tokens', 0))} |")
+    print(
+        f"| distinct instruction 3-grams per task | {dp['grams_per_task']:.1f} "
+        f"| {dh['grams_per_task']:.1f} |"
+    )
+    for key, label in (("sim_median", "median"), ("sim_p90", "p90"), ("sim_max", "max")):
+        print(f"| pairwise MinHash similarity, {label} | {dp[key]:.3f} | {dh[key]:.3f} |")
+
+
+def paired_procedural(hybrid: Path) -> None:
+    """The valid tasks of a hybrid suite against the same leaves, seeds and difficulties
+    drafted from each family's own vocabulary (rendered only, no Docker): what the model's
+    content changes in the instructions, with everything else held equal."""
+    taxonomy = load_taxonomy(hybrid / "taxonomy.yaml")
+    leaves = {leaf.path: leaf for leaf in taxonomy.leaves()}
+    backend = ProceduralBackend(taxonomy.suite)
+    mine, theirs = [], []
+    for task in sorted((hybrid / "tasks").iterdir()):
+        provenance = load_task_config(task / "task.toml").provenance
+        difficulty = Difficulty(load_task_config(task / "task.toml").metadata["difficulty"])
+        leaf = leaves[provenance.taxonomy_path]
+        spec, _ = backend.make(leaf, difficulty, provenance.seed, task.name)
+        mine.append((task / "instruction.md").read_text())
+        theirs.append(spec.instruction)
+    rows = text_diversity(theirs), text_diversity(mine)
+    print(f"\n## paired: {len(mine)} valid hybrid tasks of {hybrid.name} vs the same seeds drafted")
+    print("| measure | procedural | hybrid |\n|---|---|---|")
+    print(
+        f"| distinct instruction 3-grams per task | {rows[0]['grams_per_task']:.1f} | {rows[1]['grams_per_task']:.1f} |"
+    )
+    for key, label in (("sim_median", "median"), ("sim_p90", "p90"), ("sim_max", "max")):
+        print(f"| pairwise MinHash similarity, {label} | {rows[0][key]:.3f} | {rows[1][key]:.3f} |")
+
+
+def hybrid_bench(path: Path, jobs: int, options: LlmOptions) -> None:
+    taxonomy = load_taxonomy(path)
+    text = path.read_text()
+    with tempfile.TemporaryDirectory() as tmp:
+        suites, walls = [], []
+        for label, choice in (("procedural", BackendChoice.PROCEDURAL), ("hybrid", None)):
+            backends = backend_factory(taxonomy, choice, options)
+            out = Path(tmp) / label
+            _, wall = run_suite(taxonomy, text, out, jobs, backends, repair_rounds=1)
+            suites.append(out)
+            walls.append(wall)
+        compare_suites(suites[0], suites[1], (walls[0], walls[1]))
 
 
 # --- dedup scaling ----------------------------------------------------------------------
@@ -277,7 +383,35 @@ def main() -> None:
     parser.add_argument("--llm-model")
     parser.add_argument("--llm-candidates", type=int, default=8)
     parser.add_argument("--llm-max-output", type=int, default=1500)
+    parser.add_argument(
+        "--hybrid", type=Path, help="a taxonomy of mode: scenario leaves (needs an endpoint)"
+    )
+    parser.add_argument(
+        "--compare-suites",
+        nargs=2,
+        type=Path,
+        metavar=("PROCEDURAL", "HYBRID"),
+        help="only compare two generated suites (no Docker)",
+    )
+    parser.add_argument(
+        "--paired",
+        type=Path,
+        metavar="HYBRID",
+        help="a hybrid suite's valid tasks vs the same seeds drafted procedurally (no Docker)",
+    )
     args = parser.parse_args()
+    if args.paired:
+        paired_procedural(args.paired)
+        return
+    if args.compare_suites:
+        compare_suites(*args.compare_suites, None)
+        return
+    if args.hybrid:
+        if not (args.llm_base_url and args.llm_model):
+            parser.error("--hybrid needs --llm-base-url and --llm-model")
+        options = LlmOptions(args.llm_base_url, args.llm_model, "not-needed", cache_dir=None)
+        hybrid_bench(args.hybrid, args.jobs, options)
+        return
 
     taxonomy = load_taxonomy(args.taxonomy)
     text = args.taxonomy.read_text()

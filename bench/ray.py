@@ -45,7 +45,7 @@ from factory.distributed import ExecutorKind, ExecutorOptions  # noqa: E402
 from factory.distributed.cluster import RayCluster  # noqa: E402
 from factory.distributed.localcluster import LocalRayCluster  # noqa: E402
 from factory.distributed.payload import TaskPayload, pack_logs, unpack_logs  # noqa: E402
-from factory.distributed.validate import RayValidator, node_of  # noqa: E402
+from factory.distributed.ray_executor import RayExecutor, node_of  # noqa: E402
 from factory.images.task_image import TaskImageBuilder  # noqa: E402
 from factory.runtime import DockerRuntime, new_run_id  # noqa: E402
 from factory.tasks.model import discover_task_dirs, load_task  # noqa: E402
@@ -141,12 +141,13 @@ def run_ray(dirs: list[Path], nodes: int, slots: int) -> dict:
             idle = group_cpu_seconds(local.groups)
             time.sleep(10)
             idle = (group_cpu_seconds(local.groups) - idle) / 10 / (1 + nodes)
+            ray = RayExecutor(cluster, runtime)
             with tempfile.TemporaryDirectory() as warm:  # one worker process per slot
-                RayValidator(runtime, Path(warm), cluster, repeats=REPEATS, force=True).run(
+                Validator(runtime, Path(warm), repeats=REPEATS, force=True, executor=ray).run(
                     dirs[: cluster.slots]
                 )
             with tempfile.TemporaryDirectory() as out:
-                validator = RayValidator(runtime, Path(out), cluster, repeats=REPEATS, force=True)
+                validator = Validator(runtime, Path(out), repeats=REPEATS, force=True, executor=ray)
                 cpu, started = cpu_seconds(), time.perf_counter()
                 ray_cpu = group_cpu_seconds(local.groups)
                 report = validator.run(dirs)

@@ -6,8 +6,9 @@ For one web task (web-shop) and one tool task (tool-calendar), images already bu
 measures side by side, interleaved round by round (medians, these machines are noisy):
 
 * fresh container: create + start + healthcheck passes (what every rollout gets by default);
-* in-place reset of a used container: web - ``/opt/webkit/reset.sh`` (stop the app, copy the
-  pristine sqlite file back, restart, healthy); tool - ``POST /reset`` on the tool server;
+* in-place reset of a used container: web - ``/opt/webkit/reset.sh`` (swap the pristine sqlite
+  file in while the app runs, check it is healthy); tool - ``python3 -m toolenv.admin reset``
+  (``POST /reset`` on the tool server's admin socket, which only root can reach);
 * both after the reference solution changed the state, and checked: after the reset the state
   equals the initial one.
 
@@ -40,15 +41,11 @@ from factory.validate.phases import container_spec  # noqa: E402
 WEB_STATE = (
     "sqlite3 /srv/app/data/app.db 'SELECT COUNT(*) FROM orders; SELECT SUM(stock) FROM products'"
 )
-TOOL_STATE = (
-    'python3 -c "import urllib.request,json;'
-    "print(json.dumps(json.loads(urllib.request.urlopen('http://127.0.0.1:8000/state').read())"
-    "['state'], sort_keys=True))\""
+TOOL_STATE = (  # the admin socket (root only): the agent's port serves no state or reset
+    "PYTHONPATH=/opt/toolenv python3 -m toolenv.admin state | python3 -c "
+    "\"import json,sys;print(json.dumps(json.load(sys.stdin)['state'], sort_keys=True))\""
 )
-TOOL_RESET = (
-    'python3 -c "import urllib.request;urllib.request.urlopen(urllib.request.Request('
-    "'http://127.0.0.1:8000/reset', data=b'{}'))\""
-)
+TOOL_RESET = "PYTHONPATH=/opt/toolenv python3 -m toolenv.admin reset"
 
 
 class Subject:

@@ -27,6 +27,19 @@ class TaskFormatError(FactoryError):
         super().__init__(f"{where}: {message}")
 
 
+class UnsafeTaskFileError(TaskFormatError):
+    """A task directory holds something factory must not follow or open: a symbolic link that
+    leads outside the task, a FIFO, a socket or a device node."""
+
+
+class OutputPathError(FactoryError):
+    """An output folder (``--out``) cannot be used: it is a file, or cannot be created."""
+
+    def __init__(self, path: Path | str, option: str, why: str) -> None:
+        self.path = Path(path)
+        super().__init__(f"{option} {path}: {why}")
+
+
 class DockerUnavailableError(FactoryError):
     """The Docker engine cannot be reached."""
 
@@ -55,6 +68,15 @@ class ImageBuildError(FactoryError):
     def __init__(self, message: str, log_tail: str = "") -> None:
         self.log_tail = log_tail
         super().__init__(message)
+
+
+class BuildLimitError(ImageBuildError):
+    """A build step hit the build's memory or process limit (``limit``: 'memory' or 'pids');
+    the build was stopped there."""
+
+    def __init__(self, limit: str, message: str, log_tail: str = "") -> None:
+        self.limit = limit
+        super().__init__(message, log_tail)
 
 
 class UnavailableOfflineError(FactoryError):

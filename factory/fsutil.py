@@ -1,5 +1,6 @@
-"""Atomic writes: a file or a whole directory is written next to its destination and swapped
-in, so a failure (or a kill) half-way leaves the destination as it was."""
+"""Output folders and atomic writes: a file or a whole directory is written next to its
+destination and swapped in, so a failure (or a kill) half-way leaves the destination as it
+was; an output folder that cannot be one (a file is in the way) is a one-line error."""
 
 from __future__ import annotations
 
@@ -9,6 +10,31 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from factory.errors import OutputPathError
+
+
+def ensure_output_dir(path: Path, option: str = "--out") -> Path:
+    """Create the output folder ``path`` (and its parents); OutputPathError names the option
+    when a file is in the way or the folder cannot be created."""
+    for part in (path, *path.parents):
+        if part.exists() and not part.is_dir():
+            what = "is a file" if part == path else f"lies under {part}, which is a file"
+            raise OutputPathError(path, option, f"{what}; pass a folder")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputPathError(path, option, f"cannot create it ({exc.strerror})") from None
+    return path
+
+
+def describe_os_error(exc: OSError) -> str:
+    """One line for a filesystem error nobody caught earlier (disk full, permission denied,
+    a file where a folder is expected)."""
+    where = exc.filename or ""
+    if isinstance(exc, (FileExistsError, NotADirectoryError)):
+        return f"{where}: a file is in the way of a folder factory needs to write"
+    return f"{where}: {exc.strerror or exc}" if where else str(exc.strerror or exc)
 
 
 @contextmanager

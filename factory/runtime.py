@@ -5,17 +5,24 @@ Everything that touches the engine goes through :class:`DockerRuntime` (images, 
 
 * every container and image carries labels (``factory.managed``, run id, task id, owner pid);
 * containers run unprivileged, with CPU / memory / pids limits, ``no-new-privileges``, no host
-  mounts, and no network unless the task allows it;
-* every exec has a timeout; at the timeout the container is killed (which kills the command and
-  everything it started), and the caller is told;
-* containers are removed on every exit path: :meth:`DockerRuntime.close` kills what is still
-  alive, and :func:`collect_garbage` removes what a killed run left behind.
+  mounts, and no network unless the task allows it; a container (or a build) that may use the
+  network gets factory's own bridge, whose egress filter drops the host and private addresses
+  (:mod:`factory.egress`), never the default bridge;
+* image builds are limited like containers: memory + swap and CPU per step, and processes and
+  memory for the whole build through a cgroup of their own (:mod:`factory.build_cgroup`);
+* every wait has a deadline: each exec, each build, each healthcheck (overall, too) and each
+  copy; at an exec's timeout the container is killed (which kills the command and everything it
+  started), and the caller is told;
+* Ctrl-C / SIGTERM cancel builds at once (the build's socket is shut down, so the engine sees
+  the client go and stops the build) and remove containers: :meth:`DockerRuntime.close`;
+* containers are removed on every exit path, and :func:`collect_garbage` removes what a killed
+  run left behind, and only that: what live runs are using is left alone.
 """
 
 from __future__ import annotations
 
 import contextlib
-import io
+import json
 import logging
 import os
 import queue
@@ -23,24 +30,39 @@ import re
 import shlex
 import socket
 import stat
-import tarfile
 import threading
 import time
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
+from factory import egress
+from factory.archive import (
+    DEFAULT_FILE_CAP,
+    DEFAULT_TOTAL_CAP,
+    DOCKERFILE_NAME,
+    DownloadedFiles,
+    build_context,
+    extract_capped,
+    tar_directory,
+)
+from factory.build_cgroup import BuildCgroup, create_build_cgroup, remove_stale_build_cgroups
 from factory.errors import (
     BaseImageMissingError,
+    BuildLimitError,
     CancelledError,
     ContainerDiedError,
     DockerUnavailableError,
     EnvironmentUnhealthyError,
     ExecTimeoutError,
+    FactoryError,
     ImageBuildError,
 )
+from factory.processes import pid_alive
 
 log = logging.getLogger(__name__)
 
@@ -57,8 +79,12 @@ KIND_CONTAINER = "container"
 KIND_TASK_IMAGE = "task-image"
 KIND_BASE_IMAGE = "base-image"
 KIND_ROOTFS = "rootfs"
+KIND_BUILD_LEASE = "build-lease"
+KIND_NETWORK = "network"
 
 TASK_IMAGE_REPO = "factory-env"
+FACTORY_NETWORK = "factory-net"
+"""The bridge network (interface :data:`factory.egress.BRIDGE`) of containers with network."""
 HARNESS_IMAGE = "factory/harness:bookworm"
 """factory's harness toolkit (a static busybox; environments/images/harness.toml)."""
 HARNESS_MOUNT = "/.factory"
@@ -68,6 +94,66 @@ _HARNESS_SOURCE = "/opt/factory-harness"
 KIND_HARNESS = "harness"
 DEFAULT_PIDS_LIMIT = 1024
 DEFAULT_MAX_OUTPUT = 256 * 1024
+MAX_WAIT_SEC = 2 * 86_400.0
+"""No single wait is longer (a larger timeout is clamped: `Event.wait(1e300)` overflows)."""
+POLL_SEC = 0.25
+"""How often a waiting thread looks at cancellation, deadlines and build limits."""
+CANCEL_GRACE_SEC = 3.0
+"""How long a cancelled build's stream gets to end after its socket was shut down."""
+CLOSE_DEADLINE_SEC = 20.0
+"""How long :meth:`DockerRuntime.close` spends removing containers before it gives up."""
+COPY_TIMEOUT_SEC = 60.0
+"""Deadline of one download from a container."""
+MAX_BUILD_LOG_BYTES = 16 << 20
+"""A build log on disk is cut here (a build printing without end does not fill the disk)."""
+
+
+def max_ready_sec() -> float:
+    """The harness maximum for a healthcheck, whatever its retries (``FACTORY_MAX_READY_SEC``,
+    default 600 s)."""
+    try:
+        return max(1.0, float(os.environ.get("FACTORY_MAX_READY_SEC", "600")))
+    except ValueError:
+        return 600.0
+
+
+class BuildNetwork(str, Enum):
+    """What network image builds get."""
+
+    FILTERED = "filtered"
+    """Factory's filtered bridge: registries and mirrors yes, the host and private ranges no."""
+    NONE = "none"
+    """No network at all."""
+
+    @classmethod
+    def parse(cls, text: str, option: str = "--build-network") -> BuildNetwork:
+        try:
+            return cls(text.lower())
+        except ValueError:
+            choices = ", ".join(m.value for m in cls)
+            raise FactoryError(f"{option} must be one of {choices}, not {text!r}") from None
+
+
+@dataclass(frozen=True)
+class BuildLimits:
+    """Limits of one image build (a task's: its environment's cpus, memory_mb, pids_limit)."""
+
+    memory_mb: int
+    cpus: float
+    pids: int = DEFAULT_PIDS_LIMIT
+    storage_mb: int | None = None
+    """Cap on each file a build step writes (RLIMIT_FSIZE), when the task sets storage_mb."""
+
+
+@dataclass
+class BuiltImage:
+    """What :meth:`DockerRuntime.build_image` produced."""
+
+    id: str
+    notes: list[str] = field(default_factory=list)
+    """Limits that could not be enforced on this engine, and why."""
+
+
 _KEEP_ALIVE = ["sh", "-c", "trap 'exit 0' TERM; while :; do sleep 3600 & wait $!; done"]
 
 
@@ -131,6 +217,15 @@ class Readiness:
     retries: int = 30
     start_period_sec: float = 0.0
     start_interval_sec: float = 0.2
+    max_wait_sec: float | None = None
+    """The harness maximum (default :func:`max_ready_sec`)."""
+
+    def deadline_sec(self) -> float:
+        """The longest the check may take in all: the start period plus every retry at its
+        full interval and timeout, and never more than the harness maximum."""
+        worst = self.start_period_sec + self.retries * (self.interval_sec + self.timeout_sec)
+        cap = self.max_wait_sec if self.max_wait_sec is not None else max_ready_sec()
+        return min(worst, cap)
 
 
 class _CappedBuffer:
@@ -157,33 +252,6 @@ class _CappedBuffer:
     def text(self) -> str:
         middle = f"\n... [{self.dropped} bytes dropped] ...\n".encode() if self.dropped else b""
         return bytes(self.head + middle + self.tail).decode("utf-8", errors="replace")
-
-
-def tar_directory(local_dir: Path, arcname: str) -> bytes:
-    """A tar of ``local_dir`` whose entries live under ``arcname/``, owned by root."""
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w") as archive:
-
-        def as_root(info: tarfile.TarInfo) -> tarfile.TarInfo:
-            info.uid = info.gid = 0
-            info.uname = info.gname = "root"
-            return info
-
-        archive.add(str(local_dir), arcname=arcname, filter=as_root)
-    return buffer.getvalue()
-
-
-def _extract_files(data: bytes, max_file_bytes: int) -> dict[str, bytes]:
-    files: dict[str, bytes] = {}
-    with tarfile.open(fileobj=io.BytesIO(data), mode="r") as archive:
-        for member in archive.getmembers():
-            if not member.isfile():
-                continue
-            handle = archive.extractfile(member)
-            if handle is not None:
-                name = member.name.split("/", 1)[1] if "/" in member.name else member.name
-                files[name] = handle.read(max_file_bytes)
-    return files
 
 
 class Sandbox:
@@ -243,12 +311,16 @@ class Sandbox:
                 finished.set()
 
         threading.Thread(target=pump, name=f"exec-{self.id[:12]}", daemon=True).start()
-        if not finished.wait(timeout_sec):
-            self.kill()
-            finished.wait(10)
-            return ExecResult(
-                None, buffer.text(), time.monotonic() - started, True, buffer.dropped > 0
-            )
+        deadline = started + min(max(timeout_sec, 0.0), MAX_WAIT_SEC)
+        while not finished.wait(min(POLL_SEC, max(0.0, deadline - time.monotonic()))):
+            if self.dead:  # killed under us: the run is shutting down or the phase ended
+                raise ContainerDiedError(f"{what}: the container was stopped")
+            if time.monotonic() >= deadline:
+                self.kill()
+                finished.wait(10)
+                return ExecResult(
+                    None, buffer.text(), time.monotonic() - started, True, buffer.dropped > 0
+                )
         if errors:
             self.dead = not self.is_running()
             raise ContainerDiedError(f"{what}: lost the exec stream ({errors[0]})")
@@ -261,13 +333,16 @@ class Sandbox:
         """Run the spec's readiness check until it passes; returns the seconds waited.
 
         Attempts during the start period are free; after it, ``retries`` failures raise
-        :class:`EnvironmentUnhealthyError`. Each attempt is bounded inside the container by
-        coreutils ``timeout`` (where present), so a hung check never kills the container.
+        :class:`EnvironmentUnhealthyError`, and so does running past the check's overall
+        deadline (:meth:`Readiness.deadline_sec`: ``retries = 1000000`` still ends). Each
+        attempt is bounded inside the container by coreutils ``timeout`` (where present), so a
+        hung check never kills the container.
         """
         check = self.spec.readiness
         if check is None:
             return 0.0
         started = time.monotonic()
+        deadline = started + check.deadline_sec()
         quoted = shlex.quote(check.command)
         limit = f"{check.timeout_sec:g}"
         script = (
@@ -277,22 +352,38 @@ class Sandbox:
         failures = 0
         last: list[str] = []
         while True:
+            left = deadline - time.monotonic()
             result = self.exec(
-                ["sh", "-c", script], timeout_sec=check.timeout_sec + 5, what="healthcheck"
+                ["sh", "-c", script],
+                timeout_sec=max(1.0, min(check.timeout_sec + 5, left)),
+                what="healthcheck",
             )
             if result.exit_code == 0:
                 return time.monotonic() - started
             last = result.output.strip().splitlines()[-1:] if result.output.strip() else []
-            in_grace = time.monotonic() - started < check.start_period_sec
+            if result.timed_out:
+                raise EnvironmentUnhealthyError(
+                    f"healthcheck `{check.command}` hung past its deadline and the container "
+                    "was stopped"
+                )
+            elapsed = time.monotonic() - started
+            in_grace = elapsed < check.start_period_sec
             if not in_grace:
                 failures += 1
-                if failures >= check.retries:
-                    detail = f" (last output: {last[0][:200]})" if last else ""
-                    raise EnvironmentUnhealthyError(
-                        f"healthcheck `{check.command}` still failing after "
-                        f"{time.monotonic() - started:.1f}s and {failures} retries{detail}"
-                    )
-            time.sleep(check.start_interval_sec if in_grace else check.interval_sec)
+            pause = check.start_interval_sec if in_grace else check.interval_sec
+            out_of_time = time.monotonic() + pause >= deadline
+            if failures >= check.retries or out_of_time:
+                detail = f" (last output: {last[0][:200]})" if last else ""
+                why = (
+                    f"{failures} retries"
+                    if failures >= check.retries
+                    else f"{failures} retries, at its {check.deadline_sec():g}s deadline"
+                )
+                raise EnvironmentUnhealthyError(
+                    f"healthcheck `{check.command}` still failing after {elapsed:.1f}s and "
+                    f"{why}{detail}"
+                )
+            time.sleep(pause)
 
     def exec_checked(
         self, command: list[str], *, timeout_sec: float, what: str, user: str | None = None
@@ -365,16 +456,30 @@ class Sandbox:
         files = self.download_dir(path, max_file_bytes=limit)
         return next(iter(files.values()), b"").decode("utf-8", errors="replace")
 
-    def download_dir(self, container_path: str, max_file_bytes: int = 1 << 20) -> dict[str, bytes]:
-        """Files under ``container_path`` (relative names -> content); {} when it is absent."""
+    def download_dir(
+        self,
+        container_path: str,
+        max_file_bytes: int = DEFAULT_FILE_CAP,
+        *,
+        max_total_bytes: int = DEFAULT_TOTAL_CAP,
+        timeout_sec: float = COPY_TIMEOUT_SEC,
+    ) -> DownloadedFiles:
+        """Files under ``container_path`` (relative names -> content); empty when it is absent.
+
+        The archive is streamed: at most ``max_file_bytes`` of each file and
+        ``max_total_bytes`` in all are kept, within ``timeout_sec``; the result's
+        ``truncated`` lists what was cut.
+        """
         docker = _docker()
         try:
-            stream, _ = self._api.get_archive(self.id, container_path)
+            stream, _ = self._api.get_archive(self.id, container_path, chunk_size=1 << 16)
         except docker.errors.NotFound:
-            return {}
+            return DownloadedFiles()
         except docker.errors.APIError as exc:
             raise ContainerDiedError(f"cannot read {container_path}: {exc}") from None
-        return _extract_files(b"".join(stream), max_file_bytes)
+        return extract_capped(
+            stream, file_cap=max_file_bytes, total_cap=max_total_bytes, timeout_sec=timeout_sec
+        )
 
     def is_running(self) -> bool:
         try:
@@ -407,12 +512,107 @@ class Sandbox:
         self.close()
 
 
+class _BuildHandle:
+    """One build's own API client, and the way to stop the build at once.
+
+    Closing a client does not unblock a thread reading its streaming response, and the engine
+    keeps building as long as the connection lives. Shutting the response's socket down ends
+    the read in the consuming thread and shows the engine the client is gone, which cancels
+    the build (the running step's container is killed; nothing is tagged).
+    """
+
+    def __init__(self, version: str) -> None:
+        docker = _docker()
+        self.api = docker.from_env(version=version, timeout=None).api
+        self.api.hooks["response"].append(self._capture)
+        self._response = None
+        self._cancelled = False
+        self._guard = threading.Lock()
+
+    def _capture(self, response, *args: Any, **kwargs: Any):
+        with self._guard:
+            self._response = response
+            cancelled = self._cancelled
+        if cancelled:
+            _shutdown_socket(response)
+        return response
+
+    def cancel(self) -> None:
+        with self._guard:
+            self._cancelled = True
+            response = self._response
+        if response is not None:
+            _shutdown_socket(response)
+        with contextlib.suppress(Exception):
+            self.api.close()
+
+
+def _shutdown_socket(response: Any) -> None:
+    """shutdown(2) the socket under a streaming ``requests`` response (urllib3 1.x and 2.x)."""
+    raw = getattr(response, "raw", None)
+    candidates = [
+        getattr(getattr(raw, "_connection", None), "sock", None),
+        getattr(getattr(raw, "connection", None), "sock", None),
+        getattr(
+            getattr(getattr(getattr(raw, "_fp", None), "fp", None), "raw", None), "_sock", None
+        ),
+    ]
+    for sock in candidates:
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+            return
+
+
+_KILLED = re.compile(r"returned a non-zero code: 137\b")
+
+
+def _build_error(
+    message: str, limits: BuildLimits | None, cgroup: BuildCgroup | None, tail: str
+) -> ImageBuildError:
+    """The named error for a failed build: a limit that was hit, or what the builder said."""
+    last = message.splitlines()[-1] if message else "build failed"
+    if limits is not None:
+        if cgroup is not None and cgroup.pids_exhausted():
+            return BuildLimitError(
+                "pids",
+                f"a build step hit the build's process limit ({limits.pids} processes, "
+                f"environment.pids_limit): {last[:200]}",
+                tail,
+            )
+        oom = cgroup.memory_exhausted() if cgroup is not None else False
+        if _KILLED.search(message) and (oom or cgroup is None):
+            return BuildLimitError(
+                "memory",
+                f"a build step was killed at the build's memory limit ({limits.memory_mb} MB, "
+                "environment.memory_mb, swap included)",
+                tail,
+            )
+    return ImageBuildError(last, tail)
+
+
+def _egress_unavailable(runtime: DockerRuntime) -> str | None:
+    """Why factory cannot filter its network's egress here (None: it can)."""
+    if not runtime.engine_is_local():
+        return "the engine is not on this machine"
+    if os.geteuid() != 0:
+        return "factory does not run as root, so it cannot install the iptables rules"
+    return None
+
+
 class DockerRuntime:
     """Images, builds and containers for one run (one ``run_id``)."""
 
-    def __init__(self, run_id: str | None = None, *, pool_size: int = 16) -> None:
+    def __init__(
+        self,
+        run_id: str | None = None,
+        *,
+        pool_size: int = 16,
+        build_network: BuildNetwork | str = BuildNetwork.FILTERED,
+    ) -> None:
         self.run_id = run_id or new_run_id()
         self.pool_size = pool_size
+        self.build_network = BuildNetwork(build_network)
         self._client = None
         self._lock = threading.Lock()
         self._live: dict[str, Sandbox] = {}
@@ -420,12 +620,16 @@ class DockerRuntime:
         self._removals: queue.Queue[str | None] = queue.Queue()
         self._reaper: threading.Thread | None = None
         self._image_ids: dict[str, str] = {}
+        self._builds: set[_BuildHandle] = set()
         self._harness_volume: str | None = None
         self._references: dict[str, str] = {}  # image -> a created (never started) container
         self._image_env: dict[str, str] = {}
         self._path_kinds: dict[tuple[str, str], str | None] = {}
-        self._builds: set[Any] = set()
         self._storage_quota: bool | None = None  # unknown until a task asks for storage_mb
+        self._ncpu: int | None = None
+        self._driver: str | None = None
+        self._network_lock = threading.Lock()
+        self._network: tuple[str, str | None] | None = None  # (network mode, why unfiltered)
 
     # --- connection --------------------------------------------------------------------
     @property
@@ -461,11 +665,88 @@ class DockerRuntime:
             labels[LABEL_TASK] = task_id[:200]
         return labels
 
-    def engine_cpus(self) -> int:
+    def engine_is_local(self) -> bool:
+        """Whether the engine runs on this machine (a unix socket), so that factory can set
+        host-side limits for it (cgroups, iptables)."""
+        host = os.environ.get("DOCKER_HOST", "")
+        return not host or host.startswith("unix://")
+
+    # --- network ----------------------------------------------------------------------
+    def container_network(self) -> str:
+        """The network mode for a container (or build) that may use the network: factory's
+        filtered bridge, or ``none`` where its filter cannot be installed (see
+        :meth:`network_note`)."""
+        with self._network_lock:
+            if self._network is None:
+                self._network = self._setup_network()
+            return self._network[0]
+
+    def network_note(self) -> str | None:
+        """Why containers that may use the network get none here (None when filtered)."""
+        self.container_network()
+        return self._network[1] if self._network else None
+
+    def _setup_network(self) -> tuple[str, str | None]:
+        why = _egress_unavailable(self)
+        if why is None:
+            try:
+                self._ensure_factory_network()
+                subnets = [
+                    cfg.get("Subnet", "")
+                    for net in self.api.networks()
+                    for cfg in ((net.get("IPAM") or {}).get("Config") or [])
+                    if ":" not in cfg.get("Subnet", ":")
+                ]
+                egress.install(subnets)
+                return FACTORY_NETWORK, None
+            except (egress.EgressError, OSError, _docker().errors.APIError) as exc:
+                why = str(exc).splitlines()[0][:200]
+        note = (
+            f"network: the egress filter is unavailable ({why}); containers and builds that "
+            "may use the network got none (a network without the filter could reach the host)"
+        )
+        log.warning(note)
+        return "none", note
+
+    def _ensure_factory_network(self) -> None:
+        """Create :data:`FACTORY_NETWORK` once per engine (idempotent across processes)."""
+        docker = _docker()
+        options = {
+            "com.docker.network.bridge.name": egress.BRIDGE,
+            "com.docker.network.bridge.enable_icc": "false",
+            "com.docker.network.bridge.enable_ip_masquerade": "true",
+        }
         try:
-            return int(self.api.info().get("NCPU") or os.cpu_count() or 1)
-        except Exception:  # noqa: BLE001
-            return os.cpu_count() or 1
+            found = self.api.inspect_network(FACTORY_NETWORK)
+        except docker.errors.NotFound:
+            try:
+                self.api.create_network(
+                    FACTORY_NETWORK,
+                    driver="bridge",
+                    options=options,
+                    labels={LABEL_MANAGED: "1", LABEL_KIND: KIND_NETWORK},
+                    check_duplicate=True,
+                )
+            except docker.errors.APIError as exc:
+                if getattr(exc, "status_code", None) != 409:  # another process was first
+                    raise
+            found = self.api.inspect_network(FACTORY_NETWORK)
+        bridge = (found.get("Options") or {}).get("com.docker.network.bridge.name")
+        if bridge != egress.BRIDGE or found.get("Driver") != "bridge":
+            raise egress.EgressError(
+                f"a network named {FACTORY_NETWORK} exists that factory did not make "
+                f"(bridge {bridge!r}); remove it"
+            )
+        if not Path("/sys/class/net", egress.BRIDGE).exists():
+            raise egress.EgressError(f"the bridge {egress.BRIDGE} is not on this machine")
+
+    def engine_cpus(self) -> int:
+        if self._ncpu is None:
+            try:
+                self._ncpu = int(self.api.info().get("NCPU") or os.cpu_count() or 1)
+            except Exception:  # noqa: BLE001
+                return os.cpu_count() or 1
+        return self._ncpu
 
     # --- images -----------------------------------------------------------------------
     def image_id(self, ref: str) -> str | None:
@@ -605,47 +886,75 @@ class DockerRuntime:
         timeout_sec: float,
         log_path: Path | None = None,
         extra_files: Mapping[str, bytes] | None = None,
-    ) -> str:
-        """Build ``dockerfile_text`` with ``context_dir`` as context; returns the image id.
+        limits: BuildLimits | None = None,
+        network: BuildNetwork | None = None,
+    ) -> BuiltImage:
+        """Build ``dockerfile_text`` with ``context_dir`` as context.
 
-        The build log is streamed to ``log_path``. At ``timeout_sec`` the connection is closed,
-        which makes the engine cancel the build.
+        The build log is streamed to ``log_path``. ``limits`` bound every step (memory + swap,
+        CPU) and the build as a whole (processes, memory: a cgroup of its own where the engine
+        is local and factory is root). ``network`` (default: the runtime's ``build_network``)
+        is factory's filtered bridge or none. At ``timeout_sec``, on :meth:`close` and when the
+        build exhausts its processes, the build's socket is shut down, which makes the engine
+        cancel the build at once.
+
+        Raises ImageBuildError (BuildLimitError for a limit), ExecTimeoutError or
+        CancelledError.
         """
-        if self._closing:
-            raise CancelledError("the run is shutting down")
-        docker = _docker()
-        context = _build_context(context_dir, dockerfile_text, extra_files or {})
-        # A client of its own: closing it is how a build is cancelled (timeout, Ctrl-C).
-        api = docker.from_env(version=self.api._version, timeout=None).api
+        notes: list[str] = []
+        network = BuildNetwork(network or self.build_network)
+        network_mode = "none"
+        if network is BuildNetwork.FILTERED:
+            network_mode = self.container_network()
+            if network_mode == "none":
+                notes.append(f"build {self.network_note()}")
+        params, container_limits, cgroup = self._build_limits(limits, notes)
+        context = build_context(context_dir, dockerfile_text, extra_files or {})
+        handle = _BuildHandle(self.api._version)
+        handle.api.params = params  # sent with the build request (the SDK lacks these options)
         with self._lock:
-            self._builds.add(api)
+            if self._closing:
+                handle.cancel()
+                if cgroup:
+                    cgroup.remove(wait_sec=0)
+                raise CancelledError("the run is shutting down")
+            self._builds.add(handle)
+        lease = self._take_build_lease()
         lines: list[str] = []
         errors: list[str] = []
         image_id: list[str] = []
         finished = threading.Event()
         log_file = log_path.open("w", encoding="utf-8") if log_path else None
 
+        logged = [0]
+
         def emit(text: str) -> None:
             text = _ANSI.sub("", text)  # the legacy builder colours each stderr chunk red
-            lines.append(text)
+            lines.append(text[-4096:])
             if len(lines) > 400:
                 del lines[:200]
-            if log_file:
+            if log_file and logged[0] <= MAX_BUILD_LOG_BYTES:
+                logged[0] += len(text)
+                if logged[0] > MAX_BUILD_LOG_BYTES:
+                    text = f"\n... [build log cut at {MAX_BUILD_LOG_BYTES} bytes]\n"
                 log_file.write(text)
                 log_file.flush()
 
         def consume() -> None:
+            docker = _docker()
             try:
-                for item in api.build(
+                for item in handle.api.build(
                     fileobj=context,
                     custom_context=True,
-                    dockerfile=_DOCKERFILE_NAME,
+                    dockerfile=DOCKERFILE_NAME,
                     tag=tag,
                     labels=dict(labels),
                     rm=True,
                     forcerm=True,
                     pull=False,
                     decode=True,
+                    network_mode=network_mode,
+                    container_limits=container_limits,
                 ):
                     if "stream" in item:
                         emit(item["stream"])
@@ -655,37 +964,126 @@ class DockerRuntime:
                     aux = item.get("aux")
                     if isinstance(aux, dict) and "ID" in aux:
                         image_id.append(aux["ID"])
+            except docker.errors.APIError as exc:  # refused before it started (a parse error)
+                errors.append(str(exc.explanation or exc).strip())
             except BaseException as exc:  # noqa: BLE001
                 errors.append(f"build stream broke: {exc}")
             finally:
                 finished.set()
 
         worker = threading.Thread(target=consume, name=f"build-{tag}", daemon=True)
-        worker.start()
+        stopped: str | None = None
+        deadline = time.monotonic() + min(max(timeout_sec, 0.0), MAX_WAIT_SEC)
         try:
-            if not finished.wait(timeout_sec):
-                api.close()
-                finished.wait(30)
-                raise ExecTimeoutError(f"docker build of {tag}", timeout_sec)
+            worker.start()
+            while not finished.wait(POLL_SEC):
+                if self._closing:
+                    stopped = "cancelled"
+                elif time.monotonic() >= deadline:
+                    stopped = "timeout"
+                elif cgroup is not None and cgroup.pids_exhausted():
+                    stopped = "pids"
+                if stopped:
+                    handle.cancel()
+                    finished.wait(CANCEL_GRACE_SEC)
+                    break
+            if stopped is None and self._closing:  # close() cut the stream under us
+                stopped = "cancelled"
         finally:
-            api.close()
+            handle.cancel()
             with self._lock:
-                self._builds.discard(api)
+                self._builds.discard(handle)
             if log_file:
                 log_file.close()
+            self._release_build_lease(lease)
         tail = "".join(lines[-30:])
-        if errors:
-            raise ImageBuildError(errors[0].splitlines()[-1] if errors[0] else "build failed", tail)
+        try:
+            if stopped == "cancelled":
+                raise CancelledError("the run is shutting down")
+            if stopped == "timeout":
+                raise ExecTimeoutError(f"docker build of {tag}", timeout_sec)
+            if stopped == "pids" and limits is not None:
+                raise BuildLimitError(
+                    "pids",
+                    f"a build step hit the build's process limit ({limits.pids} processes, "
+                    "environment.pids_limit); the build was stopped",
+                    tail,
+                )
+            if errors:
+                raise _build_error(errors[0], limits, cgroup, tail)
+        finally:
+            if cgroup is not None and stopped:  # the engine is still removing the step
+                threading.Thread(target=cgroup.remove, args=(5.0,), daemon=True).start()
+            elif cgroup is not None:
+                cgroup.remove()
         self.forget_image(tag)
         found = self.image_id(tag)
         if found is None:
             raise ImageBuildError("the build produced no image", tail)
-        return image_id[-1] if image_id else found
+        return BuiltImage(image_id[-1] if image_id else found, notes)
+
+    def _build_limits(
+        self, limits: BuildLimits | None, notes: list[str]
+    ) -> tuple[dict[str, Any], dict[str, int], BuildCgroup | None]:
+        """(extra build API parameters, per-step container limits, the build's cgroup)."""
+        if limits is None:
+            return {}, {}, None
+        memory = limits.memory_mb << 20
+        container_limits = {"memory": memory, "memswap": memory}
+        cpus = min(limits.cpus, self.engine_cpus())
+        params: dict[str, Any] = {"cpuperiod": 100_000, "cpuquota": max(1000, int(cpus * 100_000))}
+        if limits.storage_mb:
+            size = limits.storage_mb << 20
+            params["ulimits"] = json.dumps([{"Name": "fsize", "Soft": size, "Hard": size}])
+            notes.append(
+                f"build: storage_mb is enforced per file ({limits.storage_mb} MB), not in total"
+            )
+        cgroup, why = None, "the engine is not on this machine"
+        if self.engine_is_local() and self._cgroup_driver() == "cgroupfs":
+            cgroup, why = create_build_cgroup(memory_mb=limits.memory_mb, pids_max=limits.pids)
+        elif self.engine_is_local():
+            why = f"the engine's cgroup driver is {self._cgroup_driver()}, not cgroupfs"
+        if cgroup is not None:
+            params["cgroupparent"] = cgroup.parent
+        else:
+            notes.append(
+                f"build: the process limit (pids_limit {limits.pids}) is not enforced ({why}); "
+                "memory and CPU are, per build step"
+            )
+        return params, container_limits, cgroup
+
+    def _cgroup_driver(self) -> str:
+        if self._driver is None:
+            try:
+                self._driver = str(self.api.info().get("CgroupDriver") or "")
+            except Exception:  # noqa: BLE001
+                return ""
+        return self._driver
+
+    def _take_build_lease(self) -> str | None:
+        """A labelled volume that marks "this run is building" for `factory gc`: what the
+        build creates (intermediate images and containers, which carry no run label) after
+        the lease was taken belongs to a live build while its owner lives."""
+        name = f"factory-build-{os.getpid()}-{uuid.uuid4().hex[:12]}"
+        labels = {**self.base_labels(), LABEL_KIND: KIND_BUILD_LEASE}
+        try:
+            self.api.create_volume(name, labels=labels)
+        except Exception as exc:  # noqa: BLE001 - a lease only protects from a concurrent gc
+            log.warning("could not record the build lease: %s", exc)
+            return None
+        return name
+
+    def _release_build_lease(self, name: str | None) -> None:
+        if name:  # a lease left behind is gc's (its owner is gone by then)
+            with contextlib.suppress(Exception):
+                self.api.remove_volume(name, force=True)
 
     def import_rootfs(self, tar_path: Path, tag: str, changes: Iterable[str] = ()) -> str:
-        """``docker import`` a root filesystem tarball (labelled, so gc finds a stray one)."""
+        """``docker import`` a root filesystem tarball (labelled with its run and owner, so gc
+        finds a stray one and leaves one that a live build is using alone)."""
         repository, _, image_tag = tag.rpartition(":")
-        label = f"LABEL {LABEL_MANAGED}=1 {LABEL_KIND}={KIND_ROOTFS}"
+        owner = " ".join(f"{k}={json.dumps(v)}" for k, v in self.base_labels().items())
+        label = f"LABEL {owner} {LABEL_KIND}={KIND_ROOTFS}"
         self.api.import_image_from_file(
             str(tar_path), repository=repository, tag=image_tag, changes=[label, *changes]
         )
@@ -720,7 +1118,7 @@ class DockerRuntime:
             "command": _KEEP_ALIVE,
             "labels": labels,
             "detach": True,
-            "network_mode": "bridge" if spec.network else "none",
+            "network_mode": self.container_network() if spec.network else "none",
             "nano_cpus": int(min(spec.cpus, host_cpus) * 1e9),
             "mem_limit": f"{spec.memory_mb}m",
             "memswap_limit": f"{spec.memory_mb}m",
@@ -735,6 +1133,8 @@ class DockerRuntime:
             kwargs["working_dir"] = spec.workdir
         if spec.storage_mb and self._storage_quota is not False:
             kwargs["storage_opt"] = {"size": f"{spec.storage_mb}m"}
+        elif spec.storage_mb:
+            kwargs["ulimits"] = [_file_size_limit(spec.storage_mb)]
         if spec.harness:
             kwargs["mounts"] = [
                 docker.types.Mount(
@@ -770,87 +1170,155 @@ class DockerRuntime:
         return sandbox
 
     def _create(self, image: str, kwargs: dict[str, Any]):
-        """containers.create; a disk quota the storage driver cannot enforce is dropped (once
-        per engine, with a warning) rather than failing every task."""
+        """containers.create; a disk quota the storage driver cannot enforce is replaced (once
+        per engine, with a warning) by a cap on each file's size rather than failing every
+        task (see :meth:`storage_note`)."""
         docker = _docker()
         try:
             container = self.client.containers.create(image, **kwargs)
         except docker.errors.APIError as exc:
             if "storage_opt" not in kwargs or "storage-opt" not in str(exc).lower():
                 raise
-            log.warning("storage_mb is not enforced: this engine's storage driver has no quotas")
+            log.warning("storage_mb is not enforced in total: the storage driver has no quotas")
             self._storage_quota = False
+            size_mb = int(kwargs["storage_opt"]["size"].rstrip("m"))
             kwargs = {k: v for k, v in kwargs.items() if k != "storage_opt"}
+            kwargs["ulimits"] = [_file_size_limit(size_mb)]
             return self.client.containers.create(image, **kwargs)
-        self._storage_quota = True
+        if "storage_opt" in kwargs:
+            self._storage_quota = True
         return container
+
+    def storage_note(self, image: str, storage_mb: int | None) -> str | None:
+        """What a task's ``storage_mb`` amounts to on this engine, for the verdict's notes:
+        None where the storage driver enforces it as a quota (probed once with ``image``)."""
+        if not storage_mb:
+            return None
+        if self._storage_quota is None:
+            docker = _docker()
+            try:
+                probe = self.api.create_container(
+                    image,
+                    command=["true"],
+                    labels={**self.base_labels(), LABEL_KIND: KIND_CONTAINER},
+                    host_config=self.api.create_host_config(storage_opt={"size": "64m"}),
+                )
+                self._storage_quota = True
+                self.api.remove_container(probe["Id"], force=True)
+            except docker.errors.APIError as exc:
+                if "storage-opt" not in str(exc).lower():
+                    return None  # an engine error, not an answer; start() will find out
+                self._storage_quota = False
+        if self._storage_quota:
+            return None
+        return (
+            f"storage_mb ({storage_mb} MB) is not enforced in total: the engine's storage "
+            f"driver has no quotas; each file the task writes is capped at {storage_mb} MB"
+        )
 
     def _discard(self, sandbox: Sandbox) -> None:
         with self._lock:
             self._live.pop(sandbox.id, None)
-            if self._reaper is None:
+            closing = self._closing
+            if not closing and self._reaper is None:
                 self._reaper = threading.Thread(target=self._reap, name="reaper", daemon=True)
                 self._reaper.start()
-        self._removals.put(sandbox.id)
+        if closing:  # no reaper any more: remove it now, in this (joined) thread
+            self._remove_containers([sandbox.id], time.monotonic() + CLOSE_DEADLINE_SEC)
+        else:
+            self._removals.put(sandbox.id)
 
     def _reap(self) -> None:
         while True:
             container_id = self._removals.get()
             if container_id is None:
                 return
-            try:
-                self.api.remove_container(container_id, force=True, v=True)
-            except _docker().errors.NotFound:
-                pass
-            except Exception as exc:  # noqa: BLE001 - never let the reaper die
-                log.warning("could not remove container %s: %s", container_id[:12], exc)
+            self._remove_container(container_id)
+
+    def _remove_container(self, container_id: str) -> bool:
+        try:
+            self.api.remove_container(container_id, force=True, v=True)
+        except _docker().errors.NotFound:
+            pass
+        except Exception as exc:  # noqa: BLE001 - never let the reaper die
+            log.warning("could not remove container %s: %s", container_id[:12], exc)
+            return False
+        return True
+
+    def _remove_containers(self, ids: list[str], deadline: float) -> int:
+        """Force-remove ``ids`` in parallel, giving up at ``deadline`` (what is left is then
+        `factory gc`'s); returns how many went."""
+        if not ids:
+            return 0
+        results: list[bool] = []
+        threads = [
+            threading.Thread(
+                target=lambda i=i: results.append(self._remove_container(i)),
+                name=f"remove-{i[:12]}",
+                daemon=True,
+            )
+            for i in dict.fromkeys(ids)
+        ]
+        for index in range(0, len(threads), 8):  # at most 8 requests in flight
+            batch = threads[index : index + 8]
+            for thread in batch:
+                thread.start()
+            for thread in batch:
+                thread.join(max(0.0, deadline - time.monotonic()))
+        return sum(results)
 
     def live_containers(self) -> int:
         with self._lock:
             return len(self._live)
 
     def close(self) -> None:
-        """Kill and remove every container of this run. Safe to call more than once."""
+        """Cancel this run's builds, and kill and remove its containers, within
+        :data:`CLOSE_DEADLINE_SEC`. Safe to call more than once."""
         with self._lock:
             self._closing = True
             live = list(self._live.values())
+            self._live.clear()
             builds = list(self._builds)
+            reaper, self._reaper = self._reaper, None
             references = list(self._references.values())
             self._references.clear()
-        for api in builds:
-            api.close()  # the engine cancels a build whose client went away
+        for handle in builds:
+            handle.cancel()  # the engine stops a build whose socket went away
         for sandbox in live:
-            sandbox.kill()
-            sandbox.close()
-        with self._lock:
-            reaper = self._reaper
-            self._reaper = None
+            sandbox.dead = True  # execs waiting on it return at once
+        deadline = time.monotonic() + CLOSE_DEADLINE_SEC
+        queued: list[str] = []
+        while True:
+            try:
+                item = self._removals.get_nowait()
+            except queue.Empty:
+                break
+            if item is not None:
+                queued.append(item)
         if reaper is not None:
             self._removals.put(None)
-            reaper.join(timeout=60)
-        for container_id in references:
-            with contextlib.suppress(Exception):  # sweep() below is the backstop
-                self.api.remove_container(container_id, force=True)
+        self._remove_containers([s.id for s in live] + queued + references, deadline)
+        if reaper is not None:
+            reaper.join(max(0.0, deadline - time.monotonic()))
         if self._client is not None:
-            self.sweep()
+            self.sweep(deadline)
 
-    def sweep(self) -> int:
+    def sweep(self, deadline: float | None = None) -> int:
         """Remove every container labelled with this run id (belt and braces after close)."""
-        removed = 0
         try:
             found = self.api.containers(all=True, filters={"label": f"{LABEL_RUN}={self.run_id}"})
         except Exception:  # noqa: BLE001
             return 0
-        for item in found:
-            try:
-                self.api.remove_container(item["Id"], force=True, v=True)
-                removed += 1
-            except _docker().errors.APIError:
-                pass
-        return removed
+        deadline = deadline or time.monotonic() + CLOSE_DEADLINE_SEC
+        return self._remove_containers([item["Id"] for item in found], deadline)
 
 
-_DOCKERFILE_NAME = ".factory.Dockerfile"
+def _file_size_limit(size_mb: int):
+    """RLIMIT_FSIZE at ``size_mb``: the cap on each file where the total cannot be capped."""
+    size = size_mb << 20
+    return _docker().types.Ulimit(name="fsize", soft=size, hard=size)
+
+
 _DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
@@ -869,33 +1337,6 @@ def _harness_lock():
                 fcntl.flock(handle, fcntl.LOCK_UN)
 
     return locked()
-
-
-def _dockerignore(context_dir: Path) -> list[str]:
-    path = context_dir / ".dockerignore"
-    if not path.is_file():
-        return []
-    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    return [line.strip() for line in lines if line.strip() and not line.startswith("#")]
-
-
-def _build_context(context_dir: Path, dockerfile_text: str, extra_files: Mapping[str, bytes]):
-    """A tar build context: the folder minus .dockerignore'd paths, our Dockerfile, extras."""
-    docker = _docker()
-    out = io.BytesIO()
-    with tarfile.open(fileobj=out, mode="w") as archive:
-        if context_dir.is_dir():
-            excluded = _dockerignore(context_dir)
-            for rel in sorted(docker.utils.build.exclude_paths(str(context_dir), excluded)):
-                archive.add(str(context_dir / rel), arcname=rel, recursive=False)
-        extras = {**extra_files, _DOCKERFILE_NAME: dockerfile_text.encode()}
-        for name, content in extras.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(content)
-            info.mode = 0o644
-            archive.addfile(info, io.BytesIO(content))
-    out.seek(0)
-    return out
 
 
 # --- overlay filesystems ------------------------------------------------------------------
@@ -968,6 +1409,10 @@ class GcReport:
     containers: list[str] = field(default_factory=list)
     images: list[str] = field(default_factory=list)
     skipped_live: list[str] = field(default_factory=list)
+    leases: list[str] = field(default_factory=list)
+    """Build leases of dead runs that were removed."""
+    cgroups: int = 0
+    """Empty build cgroups of dead factory processes that were removed."""
 
 
 def owner_alive(labels: Mapping[str, str]) -> bool:
@@ -977,15 +1422,52 @@ def owner_alive(labels: Mapping[str, str]) -> bool:
         pid = int(labels.get(LABEL_PID, "0"))
     except ValueError:
         return False
-    if pid <= 0 or pid == os.getpid():
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return pid != os.getpid() and pid_alive(pid)
+
+
+@dataclass
+class _Lease:
+    name: str
+    labels: dict[str, str]
+    created: float
+    """Engine time (unix seconds) the build started."""
+
+    @property
+    def run(self) -> str:
+        return self.labels.get(LABEL_RUN, "")
+
+
+def _build_leases(api) -> list[_Lease]:
+    found = api.volumes(filters={"label": f"{LABEL_KIND}={KIND_BUILD_LEASE}"}) or {}
+    leases = []
+    for volume in found.get("Volumes") or []:
+        try:
+            created = datetime.fromisoformat(volume["CreatedAt"].replace("Z", "+00:00"))
+        except (KeyError, ValueError):
+            continue
+        leases.append(_Lease(volume["Name"], volume.get("Labels") or {}, created.timestamp()))
+    return leases
+
+
+class _BuildOwnership:
+    """Which run an unlabelled build leftover (an intermediate image or step container)
+    belongs to: the leases that were open when it was created."""
+
+    SLACK_SEC = 2.0
+
+    def __init__(self, leases: list[_Lease], *, force: bool) -> None:
+        self.live = [lease for lease in leases if not force and owner_alive(lease.labels)]
+        self.dead = [lease for lease in leases if lease not in self.live]
+
+    def in_use(self, created: float) -> bool:
+        """Made after a live build started: that build may still need it."""
+        return any(created >= lease.created - self.SLACK_SEC for lease in self.live)
+
+    def of_run(self, created: float, run_id: str) -> bool:
+        """Made after ``run_id`` (which died) started building."""
+        return any(
+            lease.run == run_id and created >= lease.created - self.SLACK_SEC for lease in self.dead
+        )
 
 
 def collect_garbage(
@@ -995,23 +1477,38 @@ def collect_garbage(
     task_images: bool = False,
     force: bool = False,
 ) -> GcReport:
-    """Remove what killed runs left behind.
+    """Remove what killed runs left behind, and nothing a live run is using.
 
     * containers labelled ``factory.managed`` whose owning process is gone (all with ``force``);
-    * dangling (untagged) images from interrupted builds;
+    * stopped build-step containers and dangling (untagged) images of interrupted builds,
+      except those made after a live run began a build (its build lease); with ``run_id``,
+      only those made while that run was building;
+    * root filesystem imports of `factory images build` runs that are gone;
+    * the build leases and (local engine, as root) empty build cgroups of dead processes;
     * with ``task_images``: the cached task images too (they are rebuilt on demand).
     """
     docker = _docker()
     api = runtime.api
     report = GcReport()
+    leases = _build_leases(api)
+    builds = _BuildOwnership(leases, force=force)
+
+    def leftover_of_dead_build(created: float) -> bool:
+        if builds.in_use(created):
+            return False
+        return builds.of_run(created, run_id) if run_id else True
+
     label_filter = [f"{LABEL_MANAGED}=1"] + ([f"{LABEL_RUN}={run_id}"] if run_id else [])
-    for item in api.containers(all=True, filters={"label": label_filter}):
+    for item in api.containers(all=True, filters={"label": f"{LABEL_MANAGED}=1"}):
         labels = item.get("Labels") or {}
-        if LABEL_RUN not in labels:
-            # Not started by a run: it inherited the label from one of our images. Only a
-            # stopped one (an interrupted build's intermediate container) is garbage.
-            if item.get("State") == "running":
+        if LABEL_PID not in labels:
+            # Not started by a run (those carry their owner's pid): it inherited the labels
+            # from one of our images. Only a stopped one (an interrupted build's step
+            # container) is garbage, and only once no live build can be using it.
+            if item.get("State") == "running" or not leftover_of_dead_build(item["Created"]):
                 continue
+        elif run_id and labels.get(LABEL_RUN) != run_id:
+            continue
         elif not force and owner_alive(labels):
             report.skipped_live.append(item["Id"][:12])
             continue
@@ -1020,12 +1517,18 @@ def collect_garbage(
             report.containers.append(item["Id"][:12])
         except docker.errors.APIError:
             pass
-    rootfs = api.images(filters={"label": f"{LABEL_KIND}={KIND_ROOTFS}"})
-    for item in rootfs:  # intermediate imports of an interrupted `factory images build`
+    for item in api.images(filters={"label": f"{LABEL_KIND}={KIND_ROOTFS}"}):
+        labels = item.get("Labels") or {}
+        if run_id and labels.get(LABEL_RUN) != run_id:
+            continue
+        if not force and owner_alive(labels):  # a live `factory images build` imported it
+            continue
         for tag in item.get("RepoTags") or []:
             if runtime.remove_image(tag):
                 report.images.append(tag)
     for item in api.images(filters={"dangling": True, "label": f"{LABEL_MANAGED}=1"}):
+        if not leftover_of_dead_build(item.get("Created", 0)):
+            continue
         try:
             api.remove_image(item["Id"], force=False)
             report.images.append(item["Id"].split(":")[-1][:12])
@@ -1037,6 +1540,16 @@ def collect_garbage(
             for tag in item.get("RepoTags") or [item["Id"]]:
                 runtime.remove_image(tag, force=False)
             report.images.append(item["Id"].split(":")[-1][:12])
+    for lease in builds.dead:
+        if run_id and lease.run != run_id:
+            continue
+        try:
+            api.remove_volume(lease.name, force=True)
+            report.leases.append(lease.name)
+        except docker.errors.APIError:
+            pass
+    if runtime.engine_is_local() and os.geteuid() == 0:
+        report.cgroups = remove_stale_build_cgroups()
     return report
 
 
@@ -1046,6 +1559,9 @@ def engine_summary(runtime: DockerRuntime) -> dict[str, Any]:
 
 
 __all__ = [
+    "BuildLimits",
+    "BuildNetwork",
+    "BuiltImage",
     "ContainerSpec",
     "DockerRuntime",
     "ExecResult",

@@ -4,6 +4,7 @@ to import the pipeline that uses it."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import Enum
 
 
@@ -24,3 +25,20 @@ class Difficulty(str, Enum):
     EASY = "easy"
     MEDIUM = "medium"
     HARD = "hard"
+
+
+AGENT_USER = "agent"
+"""The unprivileged OS user web and tool tasks run the agent as (task.toml ``[agent] user``);
+their images create it (``templates/families/_shared/dockerfile_users.j2``), and the service
+(web app, tool server) runs as a user of its own whose data the agent cannot write."""
+
+
+@dataclass(frozen=True)
+class Trap:
+    """A difficulty a task plants without announcing it: the agent must discover it."""
+
+    name: str
+    """What the trap is, in a few words ('stale PID file', 'token unreadable by the user')."""
+    tells: tuple[str, ...]
+    """Words or phrases that would give the trap away if the instruction used them (matched
+    case-insensitively, as whole words); at ``hard`` none may appear in the instruction."""

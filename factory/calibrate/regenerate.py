@@ -227,7 +227,8 @@ def regenerate(
                             batch,
                         )
                     )
-                    for attempt, result in zip(batch, done, strict=True):
+                    for attempt, certified in zip(batch, done, strict=True):
+                        result = generator._settle(certified)  # in attempt order
                         state.results[attempt] = result
                         accepted += result.status == ACCEPTED
                         results.append(result)

@@ -15,13 +15,16 @@
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from collections import Counter
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from factory.agent.policy import PolicyChoice
+from factory.agent.runners import EpisodeRunner, Job
 from factory.calibrate.band import IN_BAND, TOO_EASY, TOO_HARD, Band, retires
 from factory.calibrate.journal import (
     RETIREMENT_FILE,
@@ -30,9 +33,10 @@ from factory.calibrate.journal import (
     calibration_hash,
     record_from_rewards,
 )
-from factory.calibrate.policy import Estimator, Job
 from factory.calibrate.suite import SuiteFolder, SuiteTask
 from factory.errors import FactoryError
+from factory.executor import Executor, LocalExecutor
+from factory.generate.backends import LlmOptions
 from factory.generate.results import ACCEPTED, CandidateResult
 from factory.runtime import DockerRuntime
 
@@ -119,11 +123,21 @@ class Events:
     def candidate_done(self, result: CandidateResult) -> None: ...
 
 
+def fresh_dir(path: Path) -> Path:
+    """An empty transcript folder (a killed run's partial episodes are dropped)."""
+    shutil.rmtree(path, ignore_errors=True)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
 class Calibrator:
+    """The calibration job; episodes (and regenerated candidates) on ``executor`` (by default
+    this machine's engine, ``jobs`` at a time)."""
+
     def __init__(
         self,
         suite: Path,
-        estimator: Estimator,
+        runner: EpisodeRunner,
         runtime: DockerRuntime,
         *,
         k: int,
@@ -136,6 +150,7 @@ class Calibrator:
         repair_rounds: int = 0,
         flake_runs: int = 0,
         events: Events | None = None,
+        executor: Executor | None = None,
     ) -> None:
         if k < 1:
             raise FactoryError("--k must be at least 1")
@@ -146,8 +161,11 @@ class Calibrator:
                 "not a plain folder of tasks"
             )
         self.suite = suite
-        self.estimator = estimator
+        self.runner = runner
         self.runtime = runtime
+        self._owns_executor = executor is None
+        self.executor = executor or LocalExecutor(runtime, jobs)
+        self.site = self.executor.episode_site()
         self.k = k
         self.band = band
         self.retire_too_hard = retire_too_hard
@@ -166,7 +184,7 @@ class Calibrator:
     def run(self) -> CalibrationSummary:
         started = time.monotonic()
         summary = CalibrationSummary(
-            self.suite, self.estimator.model_name, self.k, self.band, self.retire_too_hard
+            self.suite, self.runner.model_name, self.k, self.band, self.retire_too_hard
         )
         summary.retired_before = sum(
             1 for _ in self.folder.retired_dir.glob(f"*/{RETIREMENT_FILE}")
@@ -202,6 +220,9 @@ class Calibrator:
         finally:
             if self.generator is not None:
                 self.generator.write_manifest()
+            self.site.close()
+            if self._owns_executor:
+                self.executor.close()
         summary.seconds = time.monotonic() - started
         self.journal.root.mkdir(parents=True, exist_ok=True)
         (self.journal.root / "summary.json").write_text(json.dumps(summary.to_json(), indent=2))
@@ -209,8 +230,8 @@ class Calibrator:
 
     # --- measuring --------------------------------------------------------------------
     def _calibrate(self, entries: list[SuiteTask], *, new: bool) -> list[TaskOutcome]:
-        model = self.estimator.model_name
-        policy = getattr(self.estimator, "fingerprint", "")
+        model = self.runner.model_name
+        policy = getattr(self.runner, "fingerprint", "")
         outcomes: dict[str, TaskOutcome] = {}
         by_key = {e.key: e for e in entries}
         hashes = {e.key: calibration_hash(e.path) for e in entries}
@@ -242,24 +263,16 @@ class Calibrator:
             outcomes[job.key] = self._judge(by_key[job.key], record, new=new, cached=False)
 
         if jobs:
-            self.estimator.estimate(self.runtime, jobs, self.k, self.journal.episode_dir, done)
+            log_dir = lambda key: fresh_dir(self.journal.episode_dir(key))  # noqa: E731
+            self.runner.run(self.site, jobs, self.k, log_dir, done)
         return [outcomes[e.key] for e in entries if e.key in outcomes]
 
     def _build(self, entries: list[SuiteTask]) -> list[str | Exception]:
-        from factory.images.task_image import TaskImageBuilder
-
-        builder = TaskImageBuilder(self.runtime)
-
-        def one(entry: SuiteTask) -> str | Exception:
-            try:
-                ref = builder.ensure(entry.task).ref
-            except FactoryError as exc:
-                return exc
-            self.images[entry.key] = ref
-            return ref
-
-        with ThreadPoolExecutor(max_workers=2, thread_name_prefix="image") as pool:
-            return list(pool.map(one, entries))
+        images = self.site.images([entry.task for entry in entries])
+        for entry, image in zip(entries, images, strict=True):
+            if isinstance(image, str):
+                self.images[entry.key] = image
+        return list(images)
 
     def _judge(
         self, entry: SuiteTask, record: CalibrationRecord, *, new: bool, cached: bool
@@ -328,6 +341,7 @@ class Calibrator:
             self.backends or (lambda _leaf: None),
             jobs=self.jobs,
             repair_rounds=self.repair_rounds,
+            executor=self.executor,
         )
         generator._prepare()  # load the candidates' records (states, dedup index)
         return generator
@@ -393,3 +407,50 @@ class Calibrator:
             self.journal.root / "flake",
             jobs=self.jobs,
         )
+
+
+@dataclass
+class CalibrationPlan:
+    """`factory calibrate` as one job: the policy and the generators are set up (and the
+    settings checked) before any engine is touched; :meth:`run` measures on an executor."""
+
+    suite: Path
+    runner: EpisodeRunner
+    options: dict[str, Any]
+    """The :class:`Calibrator`'s options (k, band, retire_too_hard, regenerate, ...)."""
+    backends: Callable | None = None
+
+    @classmethod
+    def load(
+        cls,
+        suite: Path,
+        policy: PolicyChoice,
+        *,
+        llm: LlmOptions,
+        say: Callable[[str], None] = print,
+        **options: Any,
+    ) -> CalibrationPlan:
+        """``llm``: the generators' endpoint for the llm leaves of ``regenerate``;
+        ``options``: the :class:`Calibrator`'s."""
+        settings = policy.settings()
+        backends = None
+        if options.get("regenerate") and (suite / "taxonomy.yaml").is_file():
+            from dataclasses import replace
+
+            from factory.generate.backends import backend_factory
+            from factory.generate.taxonomy import load_taxonomy
+
+            llm = replace(llm, cache_dir=llm.cache_dir or suite / "llm-cache")
+            backends = backend_factory(load_taxonomy(suite / "taxonomy.yaml"), None, llm)
+        runner = policy.runner(settings, cache_dir=suite / "calibration" / "llm-cache", say=say)
+        return cls(suite, runner, options, backends)
+
+    def run(self, executor: Executor, events: Events | None = None) -> CalibrationSummary:
+        try:
+            calibrator = Calibrator(
+                self.suite, self.runner, executor.runtime, jobs=executor.slots,
+                backends=self.backends, events=events, executor=executor, **self.options,
+            )  # fmt: skip
+            return calibrator.run()
+        finally:
+            self.runner.close()

@@ -1,5 +1,7 @@
 """Where the units of work run: ``--executor local`` (threads on this machine, the default) or
 ``--executor ray`` (Ray tasks on the nodes of a Ray cluster, each with its own Docker engine).
+Both are an :class:`factory.executor.Executor`;
+:func:`factory.distributed.executors.open_executor` makes the one asked for.
 
 With Ray, one unit of work (validate one task directory, certify one candidate, host one
 episode's container) runs on a node that offers the custom resource ``docker_slots`` (one slot
@@ -12,8 +14,10 @@ or by path with ``--ray-shared-fs`` when every node sees the driver's files at t
 Modules: :mod:`~factory.distributed.payload` (tars of task dirs and logs),
 :mod:`~factory.distributed.worker` (what runs on a node; no Ray at import),
 :mod:`~factory.distributed.cluster` (the driver's connection: slots, submit, cancel, sweep),
-:mod:`~factory.distributed.validate` and :mod:`~factory.distributed.generate` (the validator
-and the suite generator on Ray). Importing this package is light: Ray loads on use.
+:mod:`~factory.distributed.ray_executor` (the executor: units of work and episode sites on
+Ray), :mod:`~factory.distributed.episodes` (episodes whose containers live on the nodes),
+:mod:`~factory.distributed.executors` (the executor a command's options ask for).
+Importing this package is light: Ray loads on use.
 """
 
 from __future__ import annotations
@@ -31,6 +35,8 @@ RAY_HINT = "pip install -e '.[ray]' (or pip install ray) on the driver and on ev
 
 
 class ExecutorKind(str, Enum):
+    """``--executor``: where the units of work run."""
+
     LOCAL = "local"
     RAY = "ray"
 
@@ -52,7 +58,7 @@ class ExecutorOptions:
 
 
 def executor_options(
-    executor: str, ray_address: str | None = None, shared_fs: bool = False
+    executor: str | ExecutorKind, ray_address: str | None = None, shared_fs: bool = False
 ) -> ExecutorOptions:
     """Check the command-line options (one clear line when they do not fit together)."""
     try:

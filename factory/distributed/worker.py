@@ -1,8 +1,9 @@
 """What runs on a Ray node: one unit of work against the node's own Docker engine.
 
 Plain functions (the driver wraps them with ``ray.remote``), so this module imports without
-Ray. Each unit gets a scratch folder and a :class:`DockerRuntime` of its own, with a run id of
-its own under the driver's (``<driver run id>-<unit>``: closing a runtime sweeps its run id, and
+Ray. A unit of work (:class:`factory.executor.Work`: check a task, certify a candidate) gets a
+scratch folder and a :class:`DockerRuntime` of its own, with a run id of its own under the
+driver's (``<driver run id>-<unit>``: closing a runtime sweeps its run id, and
 units on one engine must not sweep each other's containers). The runtime is closed on every
 exit path, cancellation included (Ray raises KeyboardInterrupt in a cancelled task), so a
 cancelled unit leaves no container behind; :func:`sweep_node` is the driver's belt and braces.
@@ -21,8 +22,9 @@ from typing import Any
 
 from factory import __version__
 from factory.distributed.payload import TaskPayload, pack_logs
+from factory.executor import Site, Work
 from factory.images.task_image import TaskImageBuilder
-from factory.runtime import LABEL_MANAGED, LABEL_RUN, DockerRuntime
+from factory.runtime import LABEL_MANAGED, LABEL_RUN, BuildNetwork, DockerRuntime
 
 LOCK_DIR = Path(tempfile.gettempdir()) / "factory-image-locks"
 
@@ -105,77 +107,46 @@ class NodeImageBuilder(TaskImageBuilder):
         return _NodeLock(super()._lock_for(key), LOCK_DIR / f"{key[:32]}.lock")
 
 
-def _validator(runtime: DockerRuntime, out: Path, repeats: int, prestart: bool):
-    from factory.validate.validator import Validator
-
-    validator = Validator(runtime, out, repeats=repeats, jobs=1, force=True, prestart=prestart)
-    validator.images = NodeImageBuilder(runtime)
-    return validator
-
-
 class _Unit:
-    """Scratch folder, runtime and validator of one unit of work; all gone on exit."""
+    """Scratch folder, runtime and site of one unit of work; all gone on exit."""
 
-    def __init__(self, run_id: str, repeats: int, prestart: bool) -> None:
+    def __init__(self, run_id: str, build_network: str = BuildNetwork.FILTERED.value) -> None:
         self._tmp = tempfile.TemporaryDirectory(prefix="factory-ray-")
         self.scratch = Path(self._tmp.name)
-        self.out = self.scratch / "out"
-        self.runtime = DockerRuntime(unit_run_id(run_id))
-        self.validator = _validator(self.runtime, self.out, repeats, prestart)
+        self.runtime = DockerRuntime(unit_run_id(run_id), build_network=BuildNetwork(build_network))
+        self.site = Site(self.runtime, images=NodeImageBuilder(self.runtime))
 
     def __enter__(self) -> _Unit:
         return self
 
     def __exit__(self, exc_type, *_: object) -> None:
         if exc_type is not None:
-            self.validator._cancel.set()  # noqa: SLF001 - stop between phases
+            self.site.cancelled.set()  # stop between phases
         try:
-            self.validator._starter.shutdown(wait=True, cancel_futures=True)  # noqa: SLF001
+            self.site.close(cancel=True)
         finally:
             try:
                 self.runtime.close()
             finally:
                 self._tmp.cleanup()
 
-    def logs_of(self, task_id: str) -> tuple[bytes, str]:
-        folder = self.out / "logs" / task_id
-        return pack_logs(folder), str(folder)
 
+def run_on_node(
+    work: Work, payload: TaskPayload, run_id: str, build_network: str = BuildNetwork.FILTERED.value
+) -> dict:
+    """Run one unit of work here on the task in ``payload`` (image builds on ``build_network``);
+    its result (JSON) and its logs (a tar) go back, with the paths the driver rewrites to its
+    own."""
+    from pydantic import TypeAdapter
 
-def validate_on_node(payload: TaskPayload, run_id: str, repeats: int, prestart: bool) -> dict:
-    """Validate one task directory here; the verdict (JSON) and its logs (tar) go back."""
-    with _Unit(run_id, repeats, prestart) as unit:
+    with _Unit(run_id, build_network) as unit:
         task_dir = payload.materialize(unit.scratch / "task")
-        verdict = unit.validator.validate(task_dir)
-        logs, log_root = unit.logs_of(verdict.id)
+        logs = unit.scratch / "logs"
+        result = work(unit.site, task_dir, logs)
         return {
-            "verdict": verdict.model_dump_json(),
-            "logs": logs,
-            "log_root": log_root,
-            "task_dir": str(task_dir),
-            "node": node_info(),
-        }
-
-
-def certify_on_node(payload: TaskPayload, run_id: str, repeats: int, options: dict) -> dict:
-    """Certify one generated candidate here (leak checks, validation, probes)."""
-    from factory.generate.certify import certify
-
-    with _Unit(run_id, repeats, True) as unit:
-        task_dir = payload.materialize(unit.scratch / "task")
-        cert = certify(task_dir, unit.validator, **options)
-        task_id = cert.validation.id if cert.validation else payload.name
-        logs, log_root = unit.logs_of(task_id)
-        return {
-            "outcome": cert.outcome,
-            "reason": cert.reason,
-            "validation": cert.validation.model_dump_json() if cert.validation else None,
-            "probes": [p.model_dump(mode="json") for p in cert.probes],
-            "verifier_strength": cert.verifier_strength,
-            "log_tail": cert.log_tail,
-            "timings": cert.timings,
-            "logs": logs,
-            "log_root": log_root,
+            "result": TypeAdapter(work.result).dump_json(result).decode(),
+            "logs": pack_logs(logs),
+            "log_root": str(logs),
             "task_dir": str(task_dir),
             "node": node_info(),
         }

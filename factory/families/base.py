@@ -10,11 +10,19 @@ a task directory, and any data modules the family needs::
     templates/solution/solve.sh.j2
     templates/tests/test.sh.j2            (+ test files)
     templates/mutations/<name>.sh.j2      near-miss wrong solutions the tests must reject
+    templates/cheats/<name>.sh.j2         cheats (forging, resetting) that must score 0
 
 ``draft(rng, difficulty, params)`` draws everything random from ``rng`` (names, data, sizes,
 structure) and returns a :class:`Draft`: the template context, extra generated files, the
 answers that must never appear in the instruction, and the paths the agent is expected to
 produce (used by the cheat probes). Same seed -> same task, byte for byte.
+
+A family may open **slots** (``slots``, a :class:`factory.families.slots.Slots` model): content
+a language model writes in hybrid mode (``params: {mode: scenario}`` on a taxonomy leaf), such
+as names, themes, record vocabularies and column names. The draft reads each slot with
+``self.filled(name, default)``: the model's content when the backend set it
+(:meth:`Family.with_content`), the family's own vocabulary otherwise, so a procedural task
+stays byte for byte what it was.
 """
 
 from __future__ import annotations
@@ -28,8 +36,9 @@ from typing import Any, ClassVar
 
 import jinja2
 
+from factory.families.slots import Slots
 from factory.templating import folder_environment
-from factory.vocabulary import Difficulty, Domain
+from factory.vocabulary import Difficulty, Domain, Trap
 
 
 @dataclass
@@ -61,6 +70,18 @@ class Draft:
     """Environment variables of the task container."""
     mutations: dict[str, str] = field(default_factory=dict)
     """Extra near-miss wrong solutions (name -> solve.sh text), besides the templates' own."""
+    faults: list[str] = field(default_factory=list)
+    """What the solver must do, as names from the family's grammar: the faults planted or the
+    sub-problems composed (e.g. ``['bind', 'env-override', 'stale-pid']``). The structural
+    diversity metric (:mod:`factory.quality.structure`) counts distinct combinations."""
+    traps: list[Trap] = field(default_factory=list)
+    """The task's unannounced traps (see :class:`Trap`)."""
+    cheats: dict[str, str] = field(default_factory=dict)
+    """Extra cheat probes (name -> solve.sh text), besides the templates' ``cheats/`` and the
+    generic ones: solutions that try to make the tests pass without doing the task (forge the
+    environment's record, reset it). Certification fails the task when one scores."""
+    agent_user: str | None = None
+    """The OS user the agent runs as (task.toml ``[agent] user``); None: the image's user."""
 
 
 class Family:
@@ -76,9 +97,27 @@ class Family:
     domain: ClassVar[Domain] = Domain.TERMINAL
     default_params: ClassVar[Mapping[str, Any]] = {}
     """Parameters a taxonomy leaf may override (documented per family)."""
+    slots: ClassVar[type[Slots] | None] = None
+    """The content a model may write for this family in hybrid mode (None: no slots open)."""
+    content: Slots | None = None
+    """This instance's model-written content (set by :meth:`with_content`), or None."""
 
     def draft(self, rng: random.Random, difficulty: Difficulty, params: Mapping[str, Any]) -> Draft:
         raise NotImplementedError
+
+    def with_content(self, content: Slots) -> Family:
+        """This family drafting from ``content`` (an instance of its ``slots``)."""
+        if self.slots is None or not isinstance(content, self.slots):
+            raise TypeError(f"family {self.name} takes no {type(content).__name__} content")
+        self.content = content
+        return self
+
+    def filled(self, slot: str, default: Any) -> Any:
+        """The content of ``slot`` when a model filled it, else ``default`` (the family's own
+        vocabulary: the draft is then unchanged)."""
+        if self.content is None:
+            return default
+        return getattr(self.content, slot)
 
     @classmethod
     def folder(cls) -> Path:

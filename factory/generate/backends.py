@@ -1,4 +1,5 @@
-"""Which backend makes a leaf's candidates: its procedural family, or the LLM."""
+"""Which backend makes a leaf's candidates: its procedural family, the LLM, or both (hybrid
+leaves, ``params: {mode: scenario}``: the model writes the content, the family the task)."""
 
 from __future__ import annotations
 
@@ -6,14 +7,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from factory.errors import FactoryError
-from factory.generate.pipeline import Backend
-from factory.generate.procedural import ProceduralBackend
-from factory.generate.taxonomy import LLM_GENERATOR, Leaf, Taxonomy
+
+if TYPE_CHECKING:  # light to import: the CLI lists BackendChoice in --help
+    from factory.generate.pipeline import Backend
+    from factory.generate.taxonomy import Leaf, Taxonomy
 
 
 class BackendChoice(str, Enum):
+    """``--backend``: which generator makes every leaf's candidates."""
+
     PROCEDURAL = "procedural"
     LLM = "llm"
 
@@ -35,13 +40,27 @@ class LlmOptions:
     """Times a reply that does not parse goes back to the model with the parse error."""
 
 
+def is_hybrid(leaf: Leaf) -> bool:
+    """Whether the leaf asks for model-written content inside its procedural family."""
+    from factory.generate.taxonomy import LLM_GENERATOR, SCENARIO_MODE
+
+    return leaf.skill.generator != LLM_GENERATOR and leaf.skill.params.get("mode") == SCENARIO_MODE
+
+
 def backend_factory(
     taxonomy: Taxonomy, choice: BackendChoice | None, llm: LlmOptions
 ) -> Callable[[Leaf], Backend]:
-    """A function leaf -> backend. The LLM client is made once, and only if a leaf needs it."""
+    """A function leaf -> backend. The LLM client is made once, and only if a leaf needs it.
+    With ``--backend procedural`` a hybrid leaf is drafted from its family's own content (the
+    baseline `bench/generate.py` compares hybrid suites with)."""
+    from factory.generate.procedural import ProceduralBackend
+    from factory.generate.taxonomy import LLM_GENERATOR
+
     procedural = ProceduralBackend(taxonomy.suite)
     needs_llm = choice is BackendChoice.LLM or any(
-        leaf.skill.generator == LLM_GENERATOR for leaf in taxonomy.leaves()
+        leaf.skill.generator == LLM_GENERATOR
+        or (is_hybrid(leaf) and choice is not BackendChoice.PROCEDURAL)
+        for leaf in taxonomy.leaves()
     )
     if choice is BackendChoice.PROCEDURAL:
         llm_leaves = [
@@ -51,7 +70,7 @@ def backend_factory(
             raise FactoryError(
                 f"--backend procedural, but leaves {', '.join(llm_leaves)} have generator 'llm'"
             )
-    llm_backend = None
+    llm_backend = scenario_backend = None
     if needs_llm:
         if not llm.base_url or not llm.model:
             raise FactoryError(
@@ -59,6 +78,7 @@ def backend_factory(
                 "and FACTORY_LLM_MODEL); any OpenAI-compatible endpoint works, e.g. `vllm serve`"
             )
         from factory.generate.llm_backend import LlmBackend
+        from factory.generate.scenario import ScenarioBackend
         from factory.llm import LlmClient, LlmSettings
 
         client = LlmClient(
@@ -79,8 +99,16 @@ def backend_factory(
             max_tokens=llm.max_output_tokens,
             parse_repairs=llm.parse_repairs,
         )
+        scenario_backend = ScenarioBackend(
+            client,
+            taxonomy.suite,
+            temperature=llm.temperature,
+            parse_repairs=llm.parse_repairs,
+        )
 
     def pick(leaf: Leaf) -> Backend:
+        if scenario_backend is not None and is_hybrid(leaf):
+            return scenario_backend
         if llm_backend is not None and (
             choice is BackendChoice.LLM or leaf.skill.generator == LLM_GENERATOR
         ):

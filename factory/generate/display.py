@@ -2,48 +2,33 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from factory.generate.results import ACCEPTED, CandidateResult, SuiteManifest
 from factory.generate.taxonomy import Taxonomy
+from factory.progress import Bar
+from factory.quality.structure import diversity, read_structure
 
 
-class GenerationProgress:
+class GenerationProgress(Bar):
+    """Valid tasks out of the taxonomy's quotas; rejected candidates are printed above."""
+
     def __init__(self, taxonomy: Taxonomy, console: Console) -> None:
-        self.progress = Progress(
-            TextColumn("[bold]generate"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            TextColumn("{task.description}"),
-            console=console,
-        )
-        self.bar = self.progress.add_task("", total=sum(leaf.quota for leaf in taxonomy.leaves()))
+        super().__init__("generate", console, sum(leaf.quota for leaf in taxonomy.leaves()))
         self.candidates = 0
         self.rejected = 0
-
-    def __enter__(self) -> GenerationProgress:
-        self.progress.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.progress.stop()
 
     def result(self, result: CandidateResult) -> None:
         self.candidates += 1
         if result.status == ACCEPTED:
-            self.progress.advance(self.bar)
+            self.advance()
         else:
             self.rejected += 1
-            self.progress.console.print(
-                f"[yellow]rejected[/] {result.id}: {result.outcome}: {result.reason[:150]}",
-                highlight=False,
-            )
-        self.progress.update(
-            self.bar, description=f"{self.candidates} candidates, {self.rejected} rejected"
-        )
+            self.say(f"[yellow]rejected[/] {result.id}: {result.outcome}: {result.reason[:150]}")
+        self.describe(f"{self.candidates} candidates, {self.rejected} rejected")
 
 
 def print_coverage(manifest: SuiteManifest, console: Console) -> None:
@@ -83,3 +68,30 @@ def print_coverage(manifest: SuiteManifest, console: Console) -> None:
         f"{int(t.get('leaves_complete', 0))}/{int(t.get('leaves', 0))}, "
         f"LLM tokens {int(t.get('llm_tokens', 0))}, cost ${t.get('llm_cost_usd', 0):.4f}"
     )
+
+
+def print_structure(manifest: SuiteManifest, suite: Path, console: Console) -> None:
+    """Structural diversity per leaf: what the accepted tasks ask the solver to do (fault
+    combinations, hidden test structure, reference solution shape), not their wording."""
+    table = Table(title=f"suite {manifest.suite}: structure per leaf (distinct per 100 tasks)")
+    for column in ("leaf", "tasks", "fault comb.", "test struct.", "solution shapes", "distance",
+                   "median steps"):  # fmt: skip
+        table.add_column(column, overflow="fold")
+    by_leaf: dict[str, list] = {}
+    for task in manifest.tasks:
+        folder = suite / task.path
+        if folder.is_dir():
+            by_leaf.setdefault(task.taxonomy_path, []).append(read_structure(folder))
+    for leaf, structures in sorted(by_leaf.items()):
+        div = diversity(structures)
+        has_grammar = any(s.faults for s in structures)
+        table.add_row(
+            leaf,
+            str(div.tasks),
+            f"{div.per_100(div.fault_combinations):.0f}" if has_grammar else "-",
+            f"{div.per_100(div.test_structures):.0f}",
+            f"{div.per_100(div.solution_shapes):.0f}",
+            "-" if div.mean_distance is None else f"{div.mean_distance:.2f}",
+            f"{div.median_steps:g}",
+        )
+    console.print(table)

@@ -167,7 +167,27 @@ def with_verifier_setup(dockerfile: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _usage(completion: Completion) -> LlmUsage:
+def ask(
+    client: LlmClient,
+    messages: list[dict[str, str]],
+    usage: LlmUsage,
+    known: dict[str, str | None],
+    **request: Any,
+) -> Completion:
+    """One completion, its cost added to ``usage``; a spent budget or a failing endpoint
+    becomes a :class:`GenerationError` carrying ``usage`` and the ``known`` provenance."""
+    try:
+        completion = client.complete(messages, **request)
+    except BudgetExceededError as exc:
+        raise GenerationError(str(exc), usage=usage, **known) from None
+    except LlmError as exc:
+        raise GenerationError(f"the endpoint failed: {exc}", usage=usage, **known) from None
+    usage.add(usage_of(completion))
+    return completion
+
+
+def usage_of(completion: Completion) -> LlmUsage:
+    """What one completion cost."""
     return LlmUsage(
         calls=0 if completion.cached else 1,
         cached_calls=1 if completion.cached else 0,
@@ -297,19 +317,16 @@ class LlmBackend:
         known = {"prompt_version": origin.prompt_version, "model": origin.model}
         usage = LlmUsage()
         for attempt in range(self.parse_repairs + 1):
-            try:
-                completion = self.client.complete(
-                    messages,
-                    schema=model_cls.model_json_schema(),
-                    temperature=self.temperature,
-                    max_tokens=self.max_tokens,
-                    seed=seed + attempt,
-                )
-            except BudgetExceededError as exc:
-                raise GenerationError(str(exc), usage=usage, **known) from None
-            except LlmError as exc:
-                raise GenerationError(f"the endpoint failed: {exc}", usage=usage, **known) from None
-            usage.add(_usage(completion))
+            completion = ask(
+                self.client,
+                messages,
+                usage,
+                known,
+                schema=model_cls.model_json_schema(),
+                temperature=self.temperature,
+                max_tokens=self.max_tokens,
+                seed=seed + attempt,
+            )
             messages = [*messages, {"role": "assistant", "content": completion.text}]
             self._conversations[task_id] = messages
             try:

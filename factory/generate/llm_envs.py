@@ -24,12 +24,19 @@ from typing import Any
 from pydantic import BaseModel, Field, field_validator
 
 from factory.families.tool.toolfamily import KIT_FILES as TOOL_KIT_FILES
-from factory.families.tool.toolfamily import TOOL_PORT, TOOLENV_DIR, Call, solve_script
+from factory.families.tool.toolfamily import (
+    REPLY_PATH,
+    TOOL_PORT,
+    TOOLENV_DIR,
+    Call,
+    solve_script,
+)
 from factory.families.web.webfamily import HEALTHCHECK as WEB_HEALTHCHECK
 from factory.families.web.webfamily import WEB_PORT, web_environment_files
 from factory.generate.spec import TaskSpec
 from factory.tasks.config import TaskConfig, unique
 from factory.templating import render
+from factory.vocabulary import AGENT_USER
 
 MODE_WEB_APP = "web-app"
 MODE_TOOL_DOMAIN = "tool-domain"
@@ -139,6 +146,7 @@ def web_app_spec(task: LlmWebApp, task_id: str, config: TaskConfig) -> TaskSpec:
     files["tests/test_outputs.py"] = task.test_py.encode()
     config.environment.healthcheck = dict(WEB_HEALTHCHECK)  # type: ignore[assignment]
     config.environment.memory_mb = 768
+    config.agent.user = AGENT_USER  # the app runs as its own user (dockerfile_web.j2)
     config.metadata["tags"] = unique([*config.metadata.get("tags", []), "web"])
     mutations = {
         re.sub(r"[^a-z0-9-]+", "-", name.lower()).strip("-")[:40] or f"near-miss-{i}": (
@@ -201,6 +209,8 @@ def tool_domain_spec(task: LlmToolDomain, task_id: str, config: TaskConfig) -> T
         "calls": calls,
         "port": TOOL_PORT,
         "digests": digests,
+        "reply_path": REPLY_PATH,
+        "reply": "I have taken care of your request.",
     }
     for rel in (
         "environment/Dockerfile",
@@ -234,5 +244,6 @@ def tool_domain_spec(task: LlmToolDomain, task_id: str, config: TaskConfig) -> T
         }
     ]
     config.environment.memory_mb = 512
+    config.agent.user = AGENT_USER  # the tool server runs as its own user (start-tools.sh)
     config.metadata["tags"] = unique([*config.metadata.get("tags", []), "tool-use", task.name])
     return TaskSpec(id=task_id, files=files, config=config, mutations=mutations)

@@ -14,6 +14,14 @@ Candidates are deterministic: candidate ``a`` of a leaf has id ``<category>-<ski
 and seed ``H(suite seed, leaf path, a)``. A rerun reads the journal, skips finished candidates
 and redoes unfinished ones, so a killed run continues where it stopped and never duplicates a
 task.
+
+Verdicts do not depend on which worker finishes first: certification runs in parallel, but
+candidates are *settled* (near-duplicate and repeated-fault-combination checks, moved to
+``tasks/`` or ``rejected/``, journalled) in a fixed order, leaf by leaf in taxonomy order and
+attempt by attempt within a leaf. A leaf's candidate settles once every earlier attempt of its
+leaf has settled and every earlier leaf is closed (quota met or attempts spent), so of two
+near-duplicates (or two tasks with one fault combination) the earlier one is kept, in every run
+and after every resume.
 """
 
 from __future__ import annotations
@@ -34,6 +42,7 @@ from pydantic import ValidationError
 
 from factory import __version__
 from factory.errors import FactoryError
+from factory.executor import Executor
 from factory.fsutil import write_text_atomic
 from factory.generate.certify import Certificate, certify
 from factory.generate.results import (
@@ -49,11 +58,12 @@ from factory.generate.results import (
 from factory.generate.spec import TaskSpec
 from factory.generate.taxonomy import Difficulty, Leaf, Taxonomy
 from factory.quality.dedup import DedupIndex
+from factory.quality.structure import admits
 from factory.runtime import DockerRuntime
 from factory.tasks.hashing import hash_tree
 from factory.tasks.model import load_task_config, save_task_config
 from factory.validate.outcome import Outcome
-from factory.validate.validator import SIGNAL_POLL_SEC, Validator
+from factory.validate.validator import SIGNAL_POLL_SEC, CostBound, Validator
 
 
 class Backend(Protocol):
@@ -109,6 +119,15 @@ class LeafState:
     def valid(self) -> int:
         return sum(r.status == ACCEPTED for r in self.results.values())
 
+    @property
+    def closed(self) -> bool:
+        """No further attempt of this leaf will start or settle."""
+        if self.inflight:
+            return False
+        if self.valid >= self.leaf.quota:
+            return True
+        return all(a in self.results for a in range(self.leaf.attempt_budget))
+
     def next_attempt(self) -> int | None:
         if self.valid + len(self.inflight) >= self.leaf.quota:
             return None
@@ -118,8 +137,22 @@ class LeafState:
         return None
 
 
+@dataclass
+class Certified:
+    """A candidate whose certification finished, waiting for its turn to settle."""
+
+    record: dict
+    staging: Path | None
+    outcome: str
+    reason: str
+    usage: LlmUsage
+    started: float
+    timings: dict[str, float]
+
+
 class SuiteGenerator:
-    """Runs a taxonomy to a suite. Thread-safe across ``jobs`` candidate workers."""
+    """Runs a taxonomy to a suite: candidates are made here and certified on the executor (by
+    default this machine, ``jobs`` at a time). Thread-safe across its candidate workers."""
 
     def __init__(
         self,
@@ -132,18 +165,25 @@ class SuiteGenerator:
         jobs: int = 2,
         repair_rounds: int = 0,
         on_result: Callable[[CandidateResult], None] | None = None,
+        executor: Executor | None = None,
     ) -> None:
         self.taxonomy = taxonomy
         self.taxonomy_text = taxonomy_text
         self.out = out
         self.runtime = runtime
         self.backend_for = backends
-        self.jobs = jobs
         self.repair_rounds = repair_rounds
         self.on_result = on_result or (lambda _r: None)
         self.validator = Validator(
-            runtime, out / "validation", jobs=jobs, force=True, repeats=taxonomy.defaults.repeats
+            runtime,
+            out / "validation",
+            jobs=jobs,
+            force=True,
+            repeats=taxonomy.defaults.repeats,
+            executor=executor,
         )
+        self.jobs = self.validator.jobs
+        self._write = CostBound()
         self.dedup = DedupIndex()
         self.states = {
             leaf.path: LeafState(leaf, leaf.difficulty_plan()) for leaf in taxonomy.leaves()
@@ -156,9 +196,10 @@ class SuiteGenerator:
         self._prepare()
         pool = ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="generate")
         running: dict[Future, tuple[LeafState, int]] = {}
+        certified: dict[tuple[str, int], Certified] = {}
         try:
             while True:
-                self._submit(pool, running)
+                self._submit(pool, running, len(certified))
                 if not running:
                     break
                 done: set[Future] = set()
@@ -166,18 +207,17 @@ class SuiteGenerator:
                     done, _ = wait(running, timeout=SIGNAL_POLL_SEC, return_when=FIRST_COMPLETED)
                 for future in done:
                     state, attempt = running.pop(future)
-                    state.inflight.discard(attempt)
-                    result = future.result()
-                    state.results[attempt] = result
-                    self.on_result(result)
-                    self.write_manifest()
+                    certified[(state.leaf.path, attempt)] = future.result()
+                self._settle_in_order(certified)
         except BaseException:
             self._cancel.set()
+            self.validator.cancel()
             pool.shutdown(wait=False, cancel_futures=True)
             raise
         finally:
             self.write_manifest()
         pool.shutdown(wait=True)
+        self.validator.close()
         return self.manifest()
 
     def manifest(self) -> SuiteManifest:
@@ -223,6 +263,7 @@ class SuiteGenerator:
                     model=r.model,
                     content_hash=r.content_hash,
                     verifier_strength=r.verifier_strength,
+                    faults=r.faults,
                     timings=r.timings,
                 )
                 for r in accepted
@@ -301,23 +342,69 @@ class SuiteGenerator:
                     shutil.rmtree(path, ignore_errors=True)
 
     def _submit(
-        self, pool: ThreadPoolExecutor, running: dict[Future, tuple[LeafState, int]]
+        self,
+        pool: ThreadPoolExecutor,
+        running: dict[Future, tuple[LeafState, int]],
+        waiting: int,
     ) -> None:
+        """Start candidates: up to ``2 * jobs`` running, and (so that certified candidates
+        waiting for an earlier one to settle stay bounded) ``8 * jobs`` unsettled in all."""
         while len(running) < self.jobs * 2 and not self._cancel.is_set():
-            picked = None
+            picked, blocking = None, True
             for state in self.states.values():
                 attempt = state.next_attempt()
                 if attempt is not None:
                     picked = (state, attempt)
                     break
+                blocking = blocking and state.closed
             if picked is None:
+                return
+            # The first unclosed leaf always gets its attempts (the others wait on it).
+            if not blocking and len(running) + waiting >= self.jobs * 8:
                 return
             state, attempt = picked
             state.inflight.add(attempt)
             running[pool.submit(self._candidate, state.leaf, state.plan, attempt)] = picked
 
+    def _settle_in_order(self, certified: dict[tuple[str, int], Certified]) -> None:
+        """Settle every certified candidate whose turn has come (see the module docstring)."""
+        for state in self.states.values():
+            while state.inflight:
+                attempt = min(state.inflight)
+                item = certified.pop((state.leaf.path, attempt), None)
+                if item is None:
+                    return  # an earlier attempt is still running
+                state.inflight.discard(attempt)
+                result = self._settle(item)
+                state.results[attempt] = result
+                self.on_result(result)
+                # suite.json is O(suite) to write; the journal (results/) is per candidate
+                self._write(self.write_manifest)
+            if not state.closed:
+                return  # later leaves wait: this one may still start attempts
+
+    def _settle(self, item: Certified) -> CandidateResult:
+        outcome, reason = item.outcome, item.reason
+        if outcome == Outcome.VALID.value:
+            repeated = self._repeated_structure(item.record)
+            if repeated:
+                outcome, reason = QualityOutcome.SAME_STRUCTURE.value, repeated
+        if outcome == Outcome.VALID.value and item.staging is not None:
+            leaf = self.states[item.record["taxonomy_path"]].leaf
+            duplicate = self._index(
+                item.record["id"], hash_tree(item.staging), item.staging, self._threshold(leaf)
+            )
+            if duplicate:
+                other, similarity = duplicate
+                outcome = QualityOutcome.DUPLICATE.value
+                reason = f"{'same content as' if similarity >= 1 else f'{similarity:.2f} similar to'} {other}"
+                item.record["duplicate_of"] = other
+        return self._finish(
+            item.record, item.staging, outcome, reason, item.usage, item.started, item.timings
+        )
+
     # --- one candidate --------------------------------------------------------------
-    def _candidate(self, leaf: Leaf, plan: list[Difficulty], attempt: int) -> CandidateResult:
+    def _candidate(self, leaf: Leaf, plan: list[Difficulty], attempt: int) -> Certified:
         started = time.monotonic()
         task_id = candidate_id(leaf, attempt)
         seed = candidate_seed(self.taxonomy.seed, leaf.path, attempt)
@@ -339,9 +426,13 @@ class SuiteGenerator:
         except GenerationError as exc:
             usage.add(exc.usage)
             record.update(prompt_version=exc.prompt_version, model=exc.model)
-            return self._finish(record, None, exc.outcome.value, str(exc), usage, started, {})
+            return Certified(record, None, exc.outcome.value, str(exc), usage, started, {})
         provenance = spec.config.provenance
-        record.update(prompt_version=provenance.prompt_version, model=provenance.model)
+        record.update(
+            prompt_version=provenance.prompt_version,
+            model=provenance.model,
+            faults=list(spec.faults),
+        )
         timings = {"generate": time.monotonic() - started}
         rounds, repair_note = 0, ""
         while True:
@@ -367,16 +458,10 @@ class SuiteGenerator:
         outcome, reason = cert.outcome, cert.reason + repair_note
         if cert.valid:
             self._stamp(staging, cert)
-            duplicate = self._index(task_id, hash_tree(staging), staging, self._threshold(leaf))
-            if duplicate:
-                other, similarity = duplicate
-                outcome = QualityOutcome.DUPLICATE.value
-                reason = f"{'same content as' if similarity >= 1 else f'{similarity:.2f} similar to'} {other}"
-                record["duplicate_of"] = other
         record.update(
             verifier_strength=cert.verifier_strength, probes=[p.model_dump() for p in cert.probes]
         )
-        return self._finish(record, staging, outcome, reason, usage, started, timings)
+        return Certified(record, staging, outcome, reason, usage, started, timings)
 
     def _certify(self, leaf: Leaf, spec: TaskSpec, staging: Path) -> Certificate:
         return certify(
@@ -385,8 +470,24 @@ class SuiteGenerator:
             secrets=spec.secrets,
             outputs=spec.outputs,
             mutations=dict(spec.mutations),
+            cheats=dict(spec.cheats),
             forbidden_strings=spec.forbidden_strings,
             min_verifier_strength=leaf.setting("min_verifier_strength"),
+        )
+
+    def _repeated_structure(self, record: dict) -> str:
+        """Why a certified candidate's fault combination is refused (empty: it is not); see
+        the taxonomy's ``min_fault_combinations``. Decided at settling, against the leaf's
+        earlier attempts only, so the verdict does not depend on worker order."""
+        state = self.states[record["taxonomy_path"]]
+        minimum = state.leaf.setting("min_fault_combinations")
+        faults = record.get("faults", [])
+        accepted = [r.faults for r in state.results.values() if r.status == ACCEPTED]
+        if admits(faults, accepted, minimum):
+            return ""
+        return (
+            f"fault combination {', '.join(faults)} already accepted in this leaf, which "
+            f"must keep at least {minimum:.0%} distinct combinations (min_fault_combinations)"
         )
 
     @staticmethod

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from factory import __version__
 from factory.families.base import Draft, Family
@@ -22,6 +23,7 @@ from factory.tasks.harbor_schema import CURRENT_SCHEMA_VERSION
 from factory.templating import folder_environment
 
 MUTATIONS_DIR = "mutations/"
+CHEATS_DIR = "cheats/"
 
 
 @dataclass(frozen=True)
@@ -37,6 +39,10 @@ class Origin:
     model: str | None = None
     persona: str | None = None
     scenario: str | None = None
+    mode: str | None = None
+    """LLM generation mode, recorded for hybrid (``scenario``) candidates."""
+    content: dict[str, Any] | None = None
+    """Hybrid mode: the content the model wrote for the family's slots."""
 
 
 def _framing(origin: Origin) -> str:
@@ -59,6 +65,7 @@ def render_family(
     context = {**draft.context, "difficulty": difficulty.value, "task_id": task_id}
     files: dict[str, bytes] = {}
     mutations: dict[str, str] = {}
+    cheats: dict[str, str] = {}
     for path in sorted(p for p in root.rglob("*") if p.is_file()):
         rel = path.relative_to(root).as_posix()
         if rel.endswith(".j2"):
@@ -68,11 +75,14 @@ def render_family(
             content = path.read_bytes()
         if rel.startswith(MUTATIONS_DIR):
             mutations[rel[len(MUTATIONS_DIR) :].rsplit(".", 1)[0]] = content.decode()
+        elif rel.startswith(CHEATS_DIR):
+            cheats[rel[len(CHEATS_DIR) :].rsplit(".", 1)[0]] = content.decode()
         else:
             files[rel] = content
     for rel, content in draft.files.items():
         files[rel] = content.encode() if isinstance(content, str) else content
     mutations.update(draft.mutations)
+    cheats.update(draft.cheats)
     files["instruction.md"] = _framing(origin).encode() + files["instruction.md"]
     config = TaskConfig(
         schema_version=CURRENT_SCHEMA_VERSION,
@@ -87,7 +97,7 @@ def render_family(
             "tags": unique([family.name, *draft.tags]),
         },
         verifier=VerifierConfig(timeout_sec=draft.verifier_timeout_sec),
-        agent=AgentConfig(timeout_sec=draft.agent_timeout_sec),
+        agent=AgentConfig(timeout_sec=draft.agent_timeout_sec, user=draft.agent_user),
         environment=EnvironmentConfig(
             network_mode=NetworkMode.PUBLIC if draft.allow_internet else NetworkMode.NO_NETWORK,
             cpus=1,
@@ -97,15 +107,18 @@ def render_family(
             **({"env": draft.env} if draft.env else {}),
         ),
     )
-    config.set_provenance(provenance(origin))
+    config.set_provenance(provenance(origin).model_copy(update={"faults": list(draft.faults)}))
     return TaskSpec(
         id=task_id,
         files=files,
         config=config,
         mutations=mutations,
+        cheats=cheats,
         secrets=tuple(s for s in draft.secrets if s),
         outputs=tuple(draft.outputs),
         forbidden_strings=tuple(draft.forbidden_strings),
+        faults=tuple(draft.faults),
+        traps=tuple(draft.traps),
     )
 
 
@@ -118,4 +131,7 @@ def provenance(origin: Origin) -> FactoryProvenance:
         prompt_version=origin.prompt_version,
         model=origin.model,
         factory_version=__version__,
+        mode=origin.mode,
+        slots=list(origin.content or {}),
+        content=origin.content,
     )

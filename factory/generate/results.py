@@ -20,8 +20,14 @@ class QualityOutcome(str, Enum):
     """The tests accept too many of the family's near-miss wrong solutions."""
     DUPLICATE = "duplicate"
     """Same content as, or a near-duplicate of, a task already in the suite."""
+    SAME_STRUCTURE = "same_structure"
+    """Repeats the fault combination of an accepted task of its leaf while the leaf is at its
+    ``min_fault_combinations`` target."""
     UNPARSEABLE = "unparseable"
     """The model's output could not be turned into a task."""
+    BAD_CONTENT = "bad_content"
+    """Hybrid mode: the model's reply parsed, but the family's slots or draft refused the
+    content (names repeated, a keyword as a column name, the answer in the scenario...)."""
     GENERATION_ERROR = "generation_error"
     """The generator failed (a family bug, the endpoint gave up, the budget ran out)."""
 
@@ -60,6 +66,8 @@ class CandidateResult(BaseModel):
     prompt_version: str | None = None
     model: str | None = None
     verifier_strength: float | None = None
+    faults: list[str] = Field(default_factory=list)
+    """The task's fault combination (names from its family's grammar)."""
     duplicate_of: str | None = None
     probes: list[ProbeRecord] = Field(default_factory=list)
     timings: dict[str, float] = Field(default_factory=dict)
@@ -100,6 +108,7 @@ class SuiteTask(BaseModel):
     model: str | None = None
     content_hash: str | None = None
     verifier_strength: float | None = None
+    faults: list[str] = Field(default_factory=list)
     timings: dict[str, float] = Field(default_factory=dict)
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from factory.fsutil import staged_directory
 from factory.tasks.config import TaskConfig
+from factory.vocabulary import Trap
 
 
 @dataclass(frozen=True)
@@ -22,12 +23,19 @@ class TaskSpec:
     config: TaskConfig
     mutations: Mapping[str, str] = field(default_factory=dict)
     """Near-miss wrong solutions (name -> solve.sh) the tests must reject."""
+    cheats: Mapping[str, str] = field(default_factory=dict)
+    """The task's own cheat probes (name -> solve.sh) that must score 0, besides the generic
+    ones (:func:`factory.validate.probes.cheat_scripts`)."""
     secrets: tuple[str, ...] = ()
     """Answers that must not appear in the instruction."""
     outputs: tuple[str, ...] = ()
     """Container paths the agent is expected to create or change."""
     forbidden_strings: tuple[str, ...] = ()
     """Strings no file of a fresh container may contain."""
+    faults: tuple[str, ...] = ()
+    """The fault combination (names from the family's grammar); also in the provenance."""
+    traps: tuple[Trap, ...] = ()
+    """Unannounced traps: none may be named in the instruction."""
 
     @property
     def instruction(self) -> str:

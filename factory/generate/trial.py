@@ -4,15 +4,20 @@ task exactly as generation would (`factory families try`, and the registry contr
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from factory.errors import FactoryError
+from factory.executor import Executor
 from factory.families import registry
 from factory.generate.certify import Certificate, certify
 from factory.generate.render import Origin, render_family
 from factory.generate.spec import TaskSpec
 from factory.generate.taxonomy import Difficulty
-from factory.validate.validator import Validator
+from factory.llm import LlmClient
+from factory.validate.independent import model_wrong_solutions, variation_scripts
+from factory.validate.validator import Validator, map_interruptibly
 
 
 @dataclass
@@ -40,13 +45,56 @@ def render_trial(name: str, difficulty: Difficulty, seed: int, out_dir: Path) ->
     return Trial(name, difficulty, seed, spec, spec.write(out_dir / task_id))
 
 
-def certify_trial(trial: Trial, validator: Validator) -> Trial:
+def certify_trial(trial: Trial, validator: Validator, llm: LlmClient | None = None) -> Trial:
+    """Certify as generation would, with the wrong solutions the family did not write besides
+    its own near misses (:mod:`factory.validate.independent`): variations of the reference, and
+    model-written ones when ``llm`` is given. All count toward verifier strength."""
+    reference = trial.spec.files["solution/solve.sh"].decode("utf-8", errors="replace")
+    wrong = dict(trial.spec.mutations)
+    wrong.update(variation_scripts(reference, trial.spec.outputs))
+    if llm is not None:
+        wrong.update(model_wrong_solutions(llm, trial.spec.instruction, reference, seed=trial.seed))
     trial.certificate = certify(
         trial.path,
         validator,
         secrets=trial.spec.secrets,
         outputs=trial.spec.outputs,
-        mutations=dict(trial.spec.mutations),
+        mutations=wrong,
+        cheats=dict(trial.spec.cheats),
         forbidden_strings=trial.spec.forbidden_strings,
     )
     return trial
+
+
+def try_families(
+    names: list[str],
+    difficulties: list[Difficulty],
+    seeds: list[int],
+    out: Path,
+    *,
+    executor: Executor | None = None,
+    llm: LlmClient | None = None,
+    on_done: Callable[[Trial], None] = lambda _trial: None,
+) -> list[Trial]:
+    """`factory families try`: render every (family, difficulty, seed) into ``OUT/tasks``
+    and, given an executor, certify each as generation would (logs in ``OUT/validation``),
+    with model-written wrong solutions too when ``llm`` is given; ``on_done`` sees each trial
+    certified."""
+    try:
+        trials = [
+            render_trial(name, level, seed, out / "tasks")
+            for name in names
+            for level in difficulties
+            for seed in seeds
+        ]
+    except KeyError as exc:
+        raise FactoryError(str(exc.args[0])) from None
+    if executor is None:
+        return trials
+    validator = Validator(executor.runtime, out / "validation", force=True, executor=executor)
+
+    def one(trial: Trial) -> Trial:
+        on_done(certify_trial(trial, validator, llm))
+        return trial
+
+    return map_interruptibly(one, trials, validator.jobs, on_interrupt=validator.cancel)

@@ -236,8 +236,29 @@ def build_recipe(
                 labels=labels,
                 timeout_sec=1800,
                 log_path=log_dir / f"{safe}.docker.log",
-            )
+            ).id
         finally:
             if rootfs_tag:
                 runtime.remove_image(rootfs_tag)
     return BuildOutcome(recipe.name, "built", time.monotonic() - started, image_id)
+
+
+def build_images(
+    runtime: DockerRuntime,
+    recipes: list[ImageRecipe],
+    *,
+    host_ca: bool = True,
+    force: bool = False,
+    log_dir: Path | None = None,
+    say: Callable[[str], None] = lambda _msg: None,
+    on_built: Callable[[BuildOutcome], None] = lambda _outcome: None,
+) -> list[BuildOutcome]:
+    """`factory images build`: each recipe in order (see :func:`build_recipe`)."""
+    outcomes = []
+    for recipe in recipes:
+        outcome = build_recipe(
+            runtime, recipe, host_ca=host_ca, force=force, log_dir=log_dir, say=say
+        )
+        on_built(outcome)
+        outcomes.append(outcome)
+    return outcomes

@@ -112,6 +112,21 @@ def load_recipes(folder: Path | None = None) -> list[ImageRecipe]:
     return ordered
 
 
+def select_recipes(names: list[str] | None = None, *, all_: bool = False) -> list[ImageRecipe]:
+    """What `factory images build` builds: the recipes ``names`` (in build order), else every
+    recipe with ``all_``, else the default ones. An unknown name lists the known ones."""
+    recipes = load_recipes()
+    known = {r.name for r in recipes}
+    unknown = [n for n in names or [] if n not in known]
+    if unknown:
+        raise RecipeError(
+            f"unknown image(s) {', '.join(unknown)}; recipes: {', '.join(sorted(known))}"
+        )
+    if names:
+        return [r for r in recipes if r.name in names]
+    return [r for r in recipes if all_ or r.default]
+
+
 def _merge(base: dict, own: dict) -> dict:
     out = dict(base)
     for key, value in own.items():

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from factory.errors import (
     BaseImageMissingError,
+    BuildLimitError,
     ImageBuildError,
-    TaskFormatError,
     UnavailableOfflineError,
 )
 from factory.images.aliases import AliasTable, rewrite_dockerfile
@@ -19,15 +19,20 @@ from factory.images.apt_names import missing_in_build_log
 from factory.images.build_log import recall_unreachable, remember_unreachable
 from factory.images.builder import build_recipe
 from factory.images.dockerfile_compat import make_legacy_compatible
+from factory.images.dockerfile_errors import explain_parse_error
 from factory.images.offline_needs import test_time_downloads
 from factory.images.recipes import ImageRecipe, load_recipes
 from factory.images.toolchains import provide_toolchains, stand_in_release
 from factory.images.usage import record_use
+from factory.inputs import read_text
 from factory.runtime import (
+    DEFAULT_PIDS_LIMIT,
     KIND_TASK_IMAGE,
     LABEL_ENV_HASH,
     LABEL_KIND,
     TASK_IMAGE_REPO,
+    BuildLimits,
+    BuildNetwork,
     DockerRuntime,
 )
 from factory.tasks.hashing import hash_tree
@@ -68,9 +73,14 @@ class TaskImageBuilder:
         self,
         runtime: DockerRuntime,
         aliases: AliasTable | None = None,
+        *,
+        build_network: BuildNetwork | None = None,
     ) -> None:
         self.runtime = runtime
         self.aliases = aliases or AliasTable.load()
+        self.build_network = BuildNetwork(build_network or runtime.build_network)
+        """``filtered`` (factory's bridge: registries yes, host and private ranges no) or
+        ``none``; default: the runtime's."""
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
         self._recipes: dict[str, ImageRecipe] | None = None
@@ -97,7 +107,13 @@ class TaskImageBuilder:
     def ensure(self, task: Task, *, log_path: Path | None = None) -> TaskImage:
         """Return the image for ``task``, building it if needed.
 
-        Raises BaseImageMissingError, ImageBuildError or ExecTimeoutError (build timeout).
+        Raises BaseImageMissingError, UnavailableOfflineError (what the Dockerfile installs
+        from the internet, or what the tests download, has no offline source here),
+        ImageBuildError (BuildLimitError when the build hit its
+        memory or process limit; the reason names the Dockerfile line of a syntax error),
+        ExecTimeoutError (build timeout) or CancelledError.
+
+        The image's notes say which of the task's limits this engine cannot enforce.
         """
         started = time.monotonic()
         env = task.config.environment
@@ -108,6 +124,7 @@ class TaskImageBuilder:
                 if resolved != env.docker_image:
                     suffix = self.aliases.note_suffix(env.docker_image)
                     notes.append(f"docker_image {env.docker_image} -> {resolved} (alias{suffix})")
+                notes += self._run_notes(task, resolved)
                 return TaskImage(resolved, False, time.monotonic() - started, resolved, notes)
             if not task.paths.dockerfile.is_file():
                 raise BaseImageMissingError(env.docker_image, task.paths.config)
@@ -115,10 +132,7 @@ class TaskImageBuilder:
                 f"docker_image {env.docker_image} cannot be pulled here; built "
                 "environment/Dockerfile instead"
             )
-        try:
-            original = task.paths.dockerfile.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise TaskFormatError(task.paths.dockerfile, f"cannot read file ({exc})") from None
+        original = read_text(task.paths.dockerfile)
         compat = make_legacy_compatible(original)
         notes += compat.notes
         rewrite = rewrite_dockerfile(
@@ -143,7 +157,7 @@ class TaskImageBuilder:
                     False,
                     time.monotonic() - started,
                     env_hash,
-                    notes + rewrite.notes,
+                    notes + rewrite.notes + self._run_notes(task, tag),
                     recall_unreachable(env_hash),
                 )
             labels = {
@@ -153,23 +167,47 @@ class TaskImageBuilder:
             }
             labels.pop("factory.pid", None)
             labels.pop("factory.host", None)
+            limits = BuildLimits(
+                memory_mb=env.effective_memory_mb,
+                cpus=env.effective_cpus,
+                pids=env.pids_limit or DEFAULT_PIDS_LIMIT,
+                storage_mb=env.effective_storage_mb,
+            )
             try:
-                self.runtime.build_image(
+                built = self.runtime.build_image(
                     task.paths.environment_dir,
                     dockerfile,
                     tag=tag,
                     labels=labels,
                     timeout_sec=env.build_timeout_sec,
                     log_path=log_path,
+                    limits=limits,
+                    network=self.build_network,
                 )
+            except BuildLimitError:
+                raise
             except ImageBuildError as exc:
                 _raise_if_packages_missing(exc, rewrite.base_images, task.paths.dockerfile)
-                raise
+                where = task.paths.dockerfile.relative_to(task.root).as_posix()
+                explained = explain_parse_error(str(exc), dockerfile, original, where)
+                if explained is None:
+                    raise
+                raise ImageBuildError(explained, exc.log_tail) from None
             record_use(tag, self.runtime.image_id(tag))
             unreachable = remember_unreachable(env_hash, log_path)
-        return TaskImage(
-            tag, True, time.monotonic() - started, env_hash, notes + rewrite.notes, unreachable
-        )
+        notes += rewrite.notes + built.notes + self._run_notes(task, tag)
+        return TaskImage(tag, True, time.monotonic() - started, env_hash, notes, unreachable)
+
+    def _run_notes(self, task: Task, image: str) -> list[str]:
+        """What of the task's container settings this engine cannot enforce."""
+        env = task.config.environment
+        notes = []
+        if env.network_enabled and self.runtime.network_note():
+            notes.append(str(self.runtime.network_note()))
+        storage = self.runtime.storage_note(image, env.effective_storage_mb)
+        if storage:
+            notes.append(storage)
+        return notes
 
 
 def _scripts_text(task: Task) -> str:
@@ -178,7 +216,7 @@ def _scripts_text(task: Task) -> str:
     for folder in (task.paths.tests_dir, task.paths.solution_dir):
         if folder.is_dir():
             for path in sorted(folder.glob("*.sh"))[:50]:
-                texts.append(path.read_text(encoding="utf-8", errors="replace"))
+                texts.append(read_text(path))
     return "\n".join(texts)
 
 

@@ -15,7 +15,7 @@ Layout used (paths below the ``bfcl_eval`` package directory)::
     data/multi_turn_func_doc/<class file>.json          function docs, JSON lines
     eval_checker/multi_turn_eval/func_source_code/*.py  the simulated API classes
 
-The simulator itself lives in :mod:`factory.importers.bfcl_runtime` (stdlib only, so the
+The simulator itself lives in :mod:`factory.toolenv.bfcl_runtime` (stdlib only, so the
 in-container tool server can ship the same file).
 """
 
@@ -37,7 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from factory.cache import cache_root
 from factory.errors import BfclDataError
-from factory.importers import bfcl_runtime as rt
+from factory.toolenv import bfcl_runtime as rt
 
 PACKAGE = "bfcl_eval"
 DISTRIBUTION = "bfcl-eval"

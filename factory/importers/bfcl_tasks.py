@@ -1,4 +1,4 @@
-"""BFCL multi-turn base entries -> Harbor tool tasks that run offline (`factory tasks import-bfcl`).
+"""BFCL multi-turn base entries -> Harbor tool tasks that run offline (`factory import --format bfcl`).
 
 One task per entry (``bfcl-multi-turn-base-<n>``)::
 
@@ -36,7 +36,6 @@ from factory import __version__
 from factory.errors import BfclDataError
 from factory.fsutil import staged_directory, write_text_atomic
 from factory.importers import bfcl
-from factory.importers import bfcl_runtime as rt
 from factory.resources import templates_dir, toolenv_dir
 from factory.tasks.config import (
     AgentConfig,
@@ -51,6 +50,7 @@ from factory.tasks.config import (
 from factory.tasks.harbor_schema import CURRENT_SCHEMA_VERSION
 from factory.tasks.model import load_harbor_task
 from factory.templating import render
+from factory.toolenv import bfcl_runtime as rt
 from factory.toolenv.bfcl_backend import BfclBackend
 
 SOURCE = "import:bfcl-multi-turn-base"

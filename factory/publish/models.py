@@ -20,7 +20,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-FORMATS = ("jsonl", "harbor", "hf")
+from factory.publish.formats import ExportFormat
+
+FORMATS = tuple(f.value for f in ExportFormat)
 Format = Literal["jsonl", "harbor", "hf"]
 MANIFEST_NAME = "factory-export.json"
 FORMAT_VERSION = 1

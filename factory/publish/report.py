@@ -62,7 +62,9 @@ class ReportData:
 
 def collect(suite: Path) -> ReportData:
     from factory.generate.pipeline import load_suite_manifest
+    from factory.inputs import read_text
     from factory.tasks.model import load_task_config
+    from factory.tasks.safety import check_task_tree
 
     manifest = load_suite_manifest(suite)
     results = sorted(read_journal(suite).values(), key=lambda r: r.id)
@@ -76,10 +78,11 @@ def collect(suite: Path) -> ReportData:
             verifier_strength=entry.verifier_strength,
         )
         try:
+            check_task_tree(info.path)  # a link out of the task never shows a host file here
             config = load_task_config(info.path / "task.toml")
             info.pass_rate = pass_rate_of(config.metadata)
             info.flake_rate = config.provenance.flake_rate
-            info.instruction = (info.path / "instruction.md").read_text(encoding="utf-8")
+            info.instruction = read_text(info.path / "instruction.md")
         except (FactoryError, OSError, UnicodeDecodeError) as exc:
             info.problem = str(exc)
         data.tasks.append(info)

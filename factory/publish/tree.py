@@ -2,7 +2,8 @@
 
 Reading skips the same cache and VCS folders as :func:`factory.tasks.hashing.hash_tree`, so a
 rebuilt directory hashes to the value the export recorded. Writing refuses entries that would
-land outside the destination: absolute paths, '..', and paths through a symbolic link.
+land outside the destination: absolute paths, '..', paths through a symbolic link, and links
+whose target leads outside the task.
 """
 
 from __future__ import annotations
@@ -58,6 +59,22 @@ def safe_relpath(path: str, where: Path | str, field: str | None = None) -> Pure
     return posix
 
 
+def link_stays_inside(link: PurePosixPath, target: str) -> bool:
+    """Whether a link at ``link`` (relative to the task root) with ``target`` resolves inside
+    the task, judged on the text alone (an absolute target never does)."""
+    if target.startswith("/") or "\\" in target:
+        return False
+    depth = len(link.parts) - 1
+    for part in PurePosixPath(target).parts:
+        if part == "..":
+            depth -= 1
+            if depth < 0:
+                return False
+        elif part != ".":
+            depth += 1
+    return True
+
+
 def write_tree(entries: list[FileEntry], dest: Path, *, where: Path | str) -> None:
     """Create ``dest`` (empty or missing) holding exactly ``entries``.
 
@@ -83,6 +100,14 @@ def write_tree(entries: list[FileEntry], dest: Path, *, where: Path | str) -> No
         if any(parent in links for parent in rel.parents):
             raise UnsafePathError(
                 where, f"'{entry.path}' lies under a symbolic link", f"files[{index}].path"
+            )
+    for index, entry in enumerate(entries):
+        rel = PurePosixPath(entry.path)
+        if entry.kind == "symlink" and not link_stays_inside(rel, entry.link_target or ""):
+            raise UnsafePathError(
+                where,
+                f"link '{entry.path}' points to '{entry.link_target}', outside the task",
+                f"files[{index}].link_target",
             )
     dest.mkdir(parents=True, exist_ok=True)
     ordered = sorted(entries, key=lambda e: ({"dir": 0, "file": 1, "symlink": 2}[e.kind], e.path))

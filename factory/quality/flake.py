@@ -28,7 +28,7 @@ from factory.errors import FactoryError
 from factory.runtime import DockerRuntime
 from factory.tasks.config import FactoryProvenance
 from factory.tasks.model import Task, load_task_config, save_task_config
-from factory.validate.outcome import PhaseKind, PhaseResult
+from factory.validate.outcome import Outcome, PhaseKind, PhaseResult, ValidationReport
 from factory.validate.phases import container_spec, run_phase
 
 PERTURBATIONS = ("tz", "seed", "load", "all")
@@ -188,11 +188,11 @@ def flake_checks(
     from concurrent.futures import ThreadPoolExecutor
 
     from factory.fsutil import write_text_atomic
-    from factory.tasks.model import load_task
+    from factory.importers.layouts import load_any_task
 
     def one(target: tuple[Path, str]) -> FlakeResult:
         task_dir, image = target
-        task = load_task(task_dir, tb1_cache=log_root / "converted")
+        task = load_any_task(task_dir, tb1_cache=log_root / "converted")
         result = measure_flake(runtime, task, image, runs, log_root / task_dir.name)
         if stamp and task.source_layout == "harbor":
             stamp_flake_rate(task_dir, result)
@@ -217,3 +217,25 @@ def flake_checks(
     ]
     write_text_atomic(log_root / "flake.json", json.dumps(summary, indent=2))
     return results
+
+
+def flake_valid_tasks(
+    runtime: DockerRuntime,
+    report: ValidationReport,
+    runs: int,
+    log_root: Path,
+    *,
+    jobs: int = 1,
+    on_start=None,
+    on_done=None,
+) -> list[FlakeResult]:
+    """`factory validate --flake-runs`: :func:`flake_checks` of the report's valid tasks (on
+    the images validation built); ``on_start(tasks)`` before, ``on_done`` after each."""
+    targets = [
+        (Path(t.path), t.image) for t in report.tasks if t.outcome is Outcome.VALID and t.image
+    ]
+    if not targets or runs < 1:
+        return []
+    if on_start is not None:
+        on_start(len(targets))
+    return flake_checks(runtime, targets, runs, log_root, jobs=jobs, on_done=on_done)

@@ -34,14 +34,20 @@ def _mentions(text: str, secret: str) -> bool:
     return secret in text
 
 
+def instruction_leaks(instruction: str, secrets: list[str] | tuple[str, ...]) -> list[str]:
+    """One line per answer the instruction text gives away."""
+    return [
+        f"instruction.md gives away the answer {secret[:60]!r}"
+        for secret in secrets
+        if secret and _mentions(instruction, secret)
+    ]
+
+
 def find_leaks(task_dir: Path, secrets: list[str] | tuple[str, ...] = ()) -> list[str]:
     """One line per leak found (empty list: none)."""
     paths = TaskPaths(task_dir)
-    leaks: list[str] = []
     instruction = paths.instruction.read_text(encoding="utf-8", errors="replace")
-    for secret in secrets:
-        if secret and _mentions(instruction, secret):
-            leaks.append(f"instruction.md gives away the answer {secret[:60]!r}")
+    leaks = instruction_leaks(instruction, secrets)
     hidden = {**_digests(paths.solution_dir), **_digests(paths.tests_dir)}
     for path in iter_files(paths.environment_dir) if paths.environment_dir.is_dir() else []:
         digest = hashlib.sha256(path.read_bytes().strip()).hexdigest()

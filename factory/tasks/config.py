@@ -19,6 +19,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    ValidationInfo,
     field_serializer,
     field_validator,
     model_validator,
@@ -34,6 +35,21 @@ DEFAULT_VERIFIER_TIMEOUT_SEC = 600.0
 DEFAULT_BUILD_TIMEOUT_SEC = 600.0
 DEFAULT_CPUS = 1.0
 DEFAULT_MEMORY_MB = 2048
+
+# Upper bounds: a value past them is a typo or an attack (``timeout_sec = inf`` used to crash
+# the run with OverflowError), refused with the file and the field named.
+MAX_TIMEOUT_SEC = 86_400.0
+"""Any timeout: one day."""
+MAX_CPUS = 512.0
+MAX_MEMORY_MB = 1 << 20
+"""1 TiB."""
+MAX_STORAGE_MB = 1 << 24
+"""16 TiB."""
+MAX_GPUS = 64
+MAX_PIDS = 4_194_304
+"""The kernel's largest pid_max."""
+MAX_HEALTHCHECK_RETRIES = 1_000_000_000
+"""Retries are also bounded in time: see :data:`factory.runtime.MAX_READY_SEC`."""
 
 
 def unique(values: list[str]) -> list[str]:
@@ -84,8 +100,10 @@ class TaskSection(_Section):
 class VerifierConfig(_Section):
     """``[verifier]``: how ``tests/test.sh`` runs."""
 
-    timeout_sec: float = Field(default=DEFAULT_VERIFIER_TIMEOUT_SEC, gt=0)
-    """Wall-clock limit for ``tests/test.sh``; it is killed at this limit."""
+    timeout_sec: float = Field(
+        default=DEFAULT_VERIFIER_TIMEOUT_SEC, gt=0, le=MAX_TIMEOUT_SEC, allow_inf_nan=False
+    )
+    """Wall-clock limit for ``tests/test.sh``; it is killed at this limit (at most one day)."""
     env: dict[str, str] = Field(default_factory=dict)
     """Environment variables for the verifier."""
     user: str | None = None
@@ -97,8 +115,10 @@ class VerifierConfig(_Section):
 class AgentConfig(_Section):
     """``[agent]``: limits for the agent (and for the oracle solution, which stands in for it)."""
 
-    timeout_sec: float = Field(default=DEFAULT_AGENT_TIMEOUT_SEC, gt=0)
-    """Wall-clock limit for the agent / ``solution/solve.sh``."""
+    timeout_sec: float = Field(
+        default=DEFAULT_AGENT_TIMEOUT_SEC, gt=0, le=MAX_TIMEOUT_SEC, allow_inf_nan=False
+    )
+    """Wall-clock limit for the agent / ``solution/solve.sh`` (at most one day)."""
     user: str | None = None
     """OS user the agent runs as (default: the image's user)."""
 
@@ -122,6 +142,8 @@ def parse_size_mb(text: str) -> int:
         raise ValueError(f"'{text}' is not a size such as '2G' or '512M'")
     number, unit = float(match.group(1)), match.group(2).lower()
     factor = {"": 1, "k": 1 / 1024, "m": 1, "g": 1024, "t": 1024 * 1024}[unit]
+    if number * factor > 1 << 40:  # also catches inf (a 400-digit number)
+        raise ValueError(f"'{text}' is not a plausible size")
     return max(1, int(number * factor))
 
 
@@ -131,15 +153,17 @@ class HealthcheckConfig(_Section):
 
     command: str
     """Shell command run inside the container; exit 0 means healthy."""
-    interval_sec: float = Field(default=1.0, gt=0)
-    """Pause between attempts while the check still fails."""
-    timeout_sec: float = Field(default=10.0, gt=0)
-    """Limit for one attempt."""
-    retries: int = Field(default=30, ge=1)
-    """Failed attempts (after the start period) before the environment counts as broken."""
-    start_period_sec: float = Field(default=0.0, ge=0)
+    interval_sec: float = Field(default=1.0, gt=0, le=3600, allow_inf_nan=False)
+    """Pause between attempts while the check still fails (at most an hour)."""
+    timeout_sec: float = Field(default=10.0, gt=0, le=3600, allow_inf_nan=False)
+    """Limit for one attempt (at most an hour)."""
+    retries: int = Field(default=30, ge=1, le=MAX_HEALTHCHECK_RETRIES)
+    """Failed attempts (after the start period) before the environment counts as broken. The
+    wait is also bounded in time: start period + retries x (interval + timeout), and never
+    longer than the harness maximum (``FACTORY_MAX_READY_SEC``, default 600 s)."""
+    start_period_sec: float = Field(default=0.0, ge=0, le=MAX_TIMEOUT_SEC, allow_inf_nan=False)
     """Grace period: failures during it do not count as retries."""
-    start_interval_sec: float | None = Field(default=None, gt=0)
+    start_interval_sec: float | None = Field(default=None, gt=0, le=3600, allow_inf_nan=False)
     """Pause between attempts during the start period (default: 0.2 s, factory polls fast)."""
 
 
@@ -187,21 +211,28 @@ class McpServerConfig(_Section):
 class EnvironmentConfig(_Section):
     """``[environment]``: the container the agent works in."""
 
-    build_timeout_sec: float = Field(default=DEFAULT_BUILD_TIMEOUT_SEC, gt=0)
-    """Limit for building ``environment/Dockerfile``."""
+    build_timeout_sec: float = Field(
+        default=DEFAULT_BUILD_TIMEOUT_SEC, gt=0, le=MAX_TIMEOUT_SEC, allow_inf_nan=False
+    )
+    """Limit for building ``environment/Dockerfile`` (at most one day); the build is cancelled
+    at this limit."""
     docker_image: str | None = None
     """A prebuilt image to use instead of building ``environment/Dockerfile``."""
-    cpus: float | None = Field(default=None, gt=0)
-    """CPU cores (default 1); a whole number is written as an integer (Harbor's field is one)."""
-    memory_mb: int | None = Field(default=None, gt=0)
-    """Memory limit in MB (default 2048)."""
+    cpus: float | None = Field(default=None, gt=0, le=MAX_CPUS, allow_inf_nan=False)
+    """CPU cores (default 1, at most 512); also the limit of the image build. A whole number
+    is written as an integer (Harbor's field is one)."""
+    memory_mb: int | None = Field(default=None, gt=0, le=MAX_MEMORY_MB)
+    """Memory limit in MB (default 2048, at most 1 TiB), swap included; also the limit of the
+    image build."""
     memory: str | None = None
     """Deprecated spelling of ``memory_mb`` ('2G', '512M')."""
-    storage_mb: int | None = Field(default=None, gt=0)
-    """Disk limit in MB; enforced only where the Docker storage driver supports quotas."""
+    storage_mb: int | None = Field(default=None, gt=0, le=MAX_STORAGE_MB)
+    """Disk limit in MB (at most 16 TiB). Enforced as a quota where the Docker storage driver
+    supports one; elsewhere each file a task writes is capped at this size and the verdict
+    notes say the total is not enforced."""
     storage: str | None = None
     """Deprecated spelling of ``storage_mb``."""
-    gpus: int = Field(default=0, ge=0)
+    gpus: int = Field(default=0, ge=0, le=MAX_GPUS)
     """GPUs the task needs."""
     gpu_types: list[str] | None = None
     """Acceptable GPU types (informational here)."""
@@ -214,8 +245,9 @@ class EnvironmentConfig(_Section):
     """Environment variables of the container."""
     workdir: str | None = None
     """Working directory for the agent, solution and tests (default: the image's WORKDIR)."""
-    pids_limit: int | None = Field(default=None, gt=0)
-    """factory extension: cap on processes in the container (default 1024)."""
+    pids_limit: int | None = Field(default=None, gt=0, le=MAX_PIDS)
+    """factory extension: cap on processes in the container (default 1024); also the cap of
+    the image build where the engine lets factory set one."""
     healthcheck: HealthcheckConfig | None = None
     """Readiness check for services the environment starts (see :class:`HealthcheckConfig`)."""
     mcp_servers: list[McpServerConfig] = Field(default_factory=list)
@@ -229,9 +261,11 @@ class EnvironmentConfig(_Section):
 
     @field_validator("memory", "storage")
     @classmethod
-    def _check_size(cls, value: str | None) -> str | None:
+    def _check_size(cls, value: str | None, info: ValidationInfo) -> str | None:
         if value is not None:
-            parse_size_mb(value)
+            limit = MAX_MEMORY_MB if info.field_name == "memory" else MAX_STORAGE_MB
+            if parse_size_mb(value) > limit:
+                raise ValueError(f"'{value}' is more than the limit of {limit} MB")
         return value
 
     @property
@@ -251,6 +285,16 @@ class EnvironmentConfig(_Section):
         if self.storage_mb is not None:
             return self.storage_mb
         return parse_size_mb(self.storage) if self.storage is not None else None
+
+    @property
+    def network_policy(self) -> str:
+        """The network policy in words, for import notes and reports."""
+        if not self.network_enabled:
+            return "no network"
+        return (
+            "network on (factory runs it on its filtered network: the internet is reachable, "
+            "the host and private addresses are not)"
+        )
 
     @property
     def network_enabled(self) -> bool:
@@ -273,10 +317,21 @@ class FactoryProvenance(_Section):
     """Generator (procedural family name or 'llm')."""
     seed: int | None = None
     """Seed the generator used."""
+    faults: list[str] = Field(default_factory=list)
+    """What the solver must do, as names from the family's fault grammar (the combination the
+    structural diversity metric counts); empty for tasks without one."""
     prompt_version: str | None = None
     """Version of the LLM prompt template, for LLM-generated tasks."""
     model: str | None = None
     """Model that wrote the task, for LLM-generated tasks."""
+    mode: str | None = None
+    """How a model took part: 'scenario' (hybrid: it wrote the content of a procedural
+    family's slots; the family built the data, the solution and the tests)."""
+    slots: list[str] = Field(default_factory=list)
+    """Hybrid mode: the family's slots the model filled."""
+    content: dict[str, Any] | None = None
+    """Hybrid mode: what the model wrote for those slots (with ``seed``, it reproduces the
+    task)."""
     factory_version: str | None = None
     """factory version that wrote this file."""
     notes: list[str] = Field(default_factory=list)
@@ -346,7 +401,8 @@ class TaskConfig(_Section):
     # --- (de)serialisation ------------------------------------------------------------
     @classmethod
     def from_toml(cls, text: str) -> TaskConfig:
-        """Parse TOML text (raises ``tomllib.TOMLDecodeError`` or ``pydantic.ValidationError``)."""
+        """Parse TOML text (raises ``tomllib.TOMLDecodeError`` or ``pydantic.ValidationError``;
+        :func:`factory.tasks.model.load_task_config` turns both into one-line errors)."""
         return cls.model_validate(tomllib.loads(text))
 
     def to_toml(self, keep: str | None = None) -> str:

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from collections.abc import Iterable
 from pathlib import Path
+
+from factory.errors import UnsafeTaskFileError
+from factory.inputs import special_file_kind
 
 _SKIP_DIRS = {"__pycache__", ".git", ".pytest_cache"}
 
@@ -30,9 +34,13 @@ def hash_tree(root: Path, *, extra: Iterable[str] = ()) -> str:
     if root.exists():
         for path in iter_files(root):
             rel = path.relative_to(root).as_posix()
-            if path.is_symlink():
+            mode = os.lstat(path).st_mode
+            if stat.S_ISLNK(mode):
                 digest.update(b"link\0" + rel.encode() + b"\0" + os.readlink(path).encode() + b"\0")
                 continue
+            kind = special_file_kind(mode)
+            if kind:  # never open it: opening a FIFO blocks until someone writes to it
+                raise UnsafeTaskFileError(path, f"{kind}; only regular files can be hashed")
             mode = b"x" if os.access(path, os.X_OK) else b"-"
             size = str(path.stat().st_size).encode()
             digest.update(b"file\0" + rel.encode() + b"\0" + mode + b"\0" + size + b"\0")

@@ -38,6 +38,7 @@ from factory.tasks.harbor_schema import (
     unknown_keys,
 )
 from factory.tasks.model import discover_task_dirs
+from factory.tasks.offline import undeclared_network_fetches
 from factory.tasks.paths import TaskPaths
 
 if sys.version_info >= (3, 11):
@@ -66,6 +67,7 @@ class LintRule(str, Enum):
     AGENT_IMAGE_TEST_LEAK = "agent-image-test-leak"
     # factory's
     OFFLINE_VERIFIER_INSTALL = "offline-verifier-install"
+    UNDECLARED_NETWORK_INSTALL = "undeclared-network-install"
     OLD_SCHEMA_VERSION = "old-schema-version"
     DUPLICATE_KEYWORD = "duplicate-keyword"
     LEGACY_MCP_TRANSPORT = "legacy-mcp-transport"
@@ -82,6 +84,7 @@ RULE_SOURCE: dict[LintRule, LintSource] = {
     LintRule.VERIFIER_RUNTIME_INSTALL: LintSource.HARBOR,
     LintRule.AGENT_IMAGE_TEST_LEAK: LintSource.HARBOR,
     LintRule.OFFLINE_VERIFIER_INSTALL: LintSource.FIDELITY,
+    LintRule.UNDECLARED_NETWORK_INSTALL: LintSource.FIDELITY,
     LintRule.OLD_SCHEMA_VERSION: LintSource.FIDELITY,
     LintRule.DUPLICATE_KEYWORD: LintSource.FIDELITY,
     LintRule.LEGACY_MCP_TRANSPORT: LintSource.FIDELITY,
@@ -373,7 +376,27 @@ class _Linter:
                 "environment.network_mode",
             )
 
+    def _undeclared_network(self, config: TaskConfig) -> None:
+        """Tests that fetch at test time in a task that declares no network: Harbor gives it
+        the internet, factory runs it offline, so the two verdicts differ."""
+        script = self.paths.test_script
+        scan = undeclared_network_fetches(config.environment, script)
+        if scan is None:
+            return
+        fetched = [*scan.apt_packages, *scan.system_packages, *scan.venv_packages]
+        what = ", ".join(fetched) if fetched else "uv"
+        self.add(
+            LintRule.UNDECLARED_NETWORK_INSTALL,
+            script,
+            f"fetches {what} at test time and the task declares no network: Harbor gives it "
+            "the internet, factory runs it offline (its reference solution fails here); "
+            "`factory import` moves the installs to the image build, or declare "
+            "environment.network_mode",
+            "environment.network_mode",
+        )
+
     def _scripts(self, config: TaskConfig) -> None:
+        self._undeclared_network(config)
         offline = _declared_network(config) is NetworkMode.NO_NETWORK
         separate = (config.verifier.model_extra or {}).get("environment_mode") == "separate"
         for script, verifier in ((self.paths.test_script, True), (self.paths.solve_script, False)):

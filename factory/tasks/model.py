@@ -1,13 +1,12 @@
 """A loaded task: its directory, parsed ``task.toml`` and instruction, with strict checks.
 
-``load_task`` accepts both layouts: a Harbor task directory, or a Terminal-Bench 1 directory
-(which is converted on the fly into a Harbor directory under a cache folder, see ``tb1``).
+The model knows one layout, Harbor's. Other layouts (Terminal-Bench 1) are converted by the
+importers (:mod:`factory.importers.layouts` loads either, converting on the fly).
 """
 
 from __future__ import annotations
 
 import re
-import sys
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -17,14 +16,11 @@ from pydantic import ValidationError
 
 from factory.errors import TaskFormatError
 from factory.fsutil import write_text_atomic
+from factory.inputs import load_toml_file, load_yaml_file, read_text
 from factory.tasks.config import TaskConfig
 from factory.tasks.hashing import hash_tree
 from factory.tasks.paths import TaskPaths, TB1Paths
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+from factory.tasks.safety import check_task_tree
 
 _ID_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -43,17 +39,13 @@ def pydantic_error_field(error: ValidationError) -> tuple[str, str]:
 
 
 def load_task_config(path: Path) -> TaskConfig:
-    """Parse a ``task.toml``; errors name the file and the field."""
+    """Parse a ``task.toml``; errors name the file and the field. The file is bounded in size
+    and nesting, and every number in it (see :mod:`factory.tasks.config`)."""
     if not path.is_file():
         raise TaskFormatError(path, "file is missing")
+    data = load_toml_file(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TaskFormatError(path, f"cannot read file ({exc})") from None
-    try:
-        return TaskConfig.from_toml(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise TaskFormatError(path, f"invalid TOML ({exc})") from None
+        return TaskConfig.model_validate(data)
     except ValidationError as exc:
         loc, msg = pydantic_error_field(exc)
         raise TaskFormatError(path, msg, field=loc or None) from None
@@ -115,13 +107,11 @@ def load_harbor_task(root: Path) -> Task:
     paths = TaskPaths(root)
     if not root.is_dir():
         raise TaskFormatError(root, "not a directory")
+    check_task_tree(root)
     config = load_task_config(paths.config)
     if not paths.instruction.is_file():
         raise TaskFormatError(paths.instruction, "file is missing (the agent's instruction)")
-    try:
-        instruction = paths.instruction.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TaskFormatError(paths.instruction, f"cannot read file ({exc})") from None
+    instruction = read_text(paths.instruction)
     if not instruction.strip():
         raise TaskFormatError(paths.instruction, "the instruction is empty")
     compose = [paths.environment_dir / n for n in ("docker-compose.yaml", "docker-compose.yml")]
@@ -152,12 +142,7 @@ def _refuse_sidecars(compose_file: Path) -> None:
     that declares any is refused with their names rather than failing its oracle obscurely."""
     if not compose_file.is_file():
         return
-    import yaml
-
-    try:
-        data = yaml.safe_load(compose_file.read_text(encoding="utf-8", errors="replace")) or {}
-    except yaml.YAMLError as exc:
-        raise TaskFormatError(compose_file, f"invalid YAML ({exc})".splitlines()[0]) from None
+    data = load_yaml_file(compose_file) or {}
     services = data.get("services") if isinstance(data, dict) else None
     extra = sorted(set(services) - {"main"}) if isinstance(services, dict) else []
     if extra:
@@ -169,19 +154,18 @@ def _refuse_sidecars(compose_file: Path) -> None:
         )
 
 
-def load_task(root: Path | str, *, tb1_cache: Path | None = None) -> Task:
-    """Load a task directory in either layout.
-
-    A Terminal-Bench 1 directory (``task.yaml``) is converted into a Harbor directory under
-    ``tb1_cache`` (default: a folder in the system temp dir) and loaded from there.
-    """
+def load_task(root: Path | str) -> Task:
+    """Load a Harbor task directory (one that does not exist, or a Terminal-Bench 1 directory,
+    is a :class:`TaskFormatError` that says so)."""
     root = Path(root)
     if not root.exists():
         raise TaskFormatError(root, "no such task directory")
     if TB1Paths(root).is_tb1_task() and not TaskPaths(root).config.is_file():
-        from factory.tasks.tb1 import convert_tb1_cached
-
-        return convert_tb1_cached(root, cache_dir=tb1_cache)
+        raise TaskFormatError(
+            TaskPaths(root).config,
+            "file is missing: this is a Terminal-Bench 1 task (task.yaml); `factory import` "
+            "converts it, and `factory validate` takes it as it is",
+        )
     return load_harbor_task(root)
 
 

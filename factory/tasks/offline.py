@@ -11,11 +11,17 @@ script's uv commands fetch is put in uv's cache at build time, and the verifier 
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from factory.errors import TaskFormatError
+from factory.inputs import MAX_CONFIG_BYTES, read_text
+from factory.tasks.config import EnvironmentConfig
+from factory.tasks.safety import link_escapes
 from factory.templating import render
 
 _INSTALLER_RE = re.compile(
@@ -125,15 +131,23 @@ def _requirements(args: list[str], requirement_root: Path | None) -> list[str]:
 
 
 def _read_requirements(path: str, root: Path | None) -> list[str]:
+    """Package specs of a requirements file in the tests folder. A file that is a link out of
+    that folder, or not a regular file, is never read (its content would be a host file's)."""
     if root is None:
         return []
     candidate = root / Path(path.replace("$TEST_DIR", "").replace("/tests/", "")).name
-    if not candidate.is_file():
+    if candidate.is_symlink() and link_escapes(candidate, Path(os.path.realpath(root))):
         return []
-    lines = candidate.read_text(errors="replace").splitlines()
+    try:
+        info = os.stat(candidate)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_CONFIG_BYTES:
+            return []
+        text = candidate.read_bytes().decode("utf-8", errors="replace")
+    except OSError:
+        return []
     return [
         ln.split("#")[0].strip()
-        for ln in lines
+        for ln in text.splitlines()
         if ln.split("#")[0].strip() and not ln.startswith("-")
     ]
 
@@ -350,3 +364,19 @@ def dockerfile_appendix(scan: ScriptScan, dockerfile: str) -> str:
 def with_build_time_installs(dockerfile: str, scan: ScriptScan) -> str:
     """The Dockerfile followed by the lines that install what ``scan`` found."""
     return dockerfile.rstrip("\n") + "\n" + dockerfile_appendix(scan, dockerfile)
+
+
+def undeclared_network_fetches(
+    environment: EnvironmentConfig, test_script: Path
+) -> ScriptScan | None:
+    """What ``tests/test.sh`` fetches at test time when the task declares no network at all
+    (neither ``network_mode`` nor ``allow_internet``), else None. Harbor gives such a task the
+    internet; factory runs it offline, so the two harnesses' verdicts differ."""
+    if environment.network_mode is not None or environment.allow_internet is not None:
+        return None
+    try:
+        text = read_text(test_script)  # bounded; never opens a FIFO
+    except TaskFormatError:
+        return None
+    scan = scan_test_script(text, name=test_script.name)
+    return scan if scan.needs_install else None

@@ -5,43 +5,36 @@ from __future__ import annotations
 from pathlib import Path
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from factory.progress import Bar
 from factory.validate.outcome import Outcome, TaskValidation, ValidationReport
 
 _STYLE = {Outcome.VALID: "green", Outcome.FLAKY: "yellow", Outcome.INFRA_ERROR: "magenta"}
 
 
-class ValidationProgress:
-    """A rich progress bar fed by the validator's callbacks (thread-safe: rich locks)."""
+class ValidationProgress(Bar):
+    """The progress bar fed by the validator's callbacks."""
 
     def __init__(self, total: int, console: Console) -> None:
-        self.progress = Progress(
-            TextColumn("[bold]validate"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            TextColumn("{task.description}"),
-            console=console,
-            transient=False,
-        )
-        self.bar = self.progress.add_task("", total=total)
-
-    def __enter__(self) -> ValidationProgress:
-        self.progress.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.progress.stop()
+        super().__init__("validate", console, total)
 
     def started(self, task_dir: Path) -> None:
-        self.progress.update(self.bar, description=f"[dim]{task_dir.name}")
+        self.describe(f"[dim]{task_dir.name}")
 
     def done(self, verdict: TaskValidation) -> None:
         style = _STYLE.get(verdict.outcome, "red")
-        self.progress.console.print(f"[{style}]{verdict.outcome.value:<24}[/] {verdict.id}")
-        self.progress.advance(self.bar)
+        self.say(f"[{style}]{verdict.outcome.value:<24}[/] {verdict.id}")
+        self.advance()
+
+    def flake_started(self, tasks: int) -> None:
+        self.say(f"flake runs: {tasks} valid tasks, perturbed nop + oracle pairs")
+        self.grow(tasks)
+
+    def flake_done(self, result) -> None:
+        """A :class:`factory.quality.flake.FlakeResult`."""
+        rate = "-" if result.flake_rate is None else f"{result.flake_rate:.2f}"
+        self.advance(description=f"[dim]flake {result.task_dir.name}: {rate}")
 
 
 def print_summary(report: ValidationReport, console: Console) -> None:

@@ -130,6 +130,7 @@ def run_probes(
     for name, script in scripts.items():
         with tempfile.TemporaryDirectory(prefix="factory-probe-") as tmp:
             solution = Path(tmp)
+            solution.chmod(0o755)  # uploaded as /solution: a task's [agent] user must enter it
             (solution / "solve.sh").write_text(script)
             (solution / "solve.sh").chmod(0o755)
             phase = run_phase(

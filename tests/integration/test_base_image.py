@@ -3,6 +3,7 @@ and pip, idempotent builds."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -78,10 +79,21 @@ def test_uv_runs_offline_from_a_cache_filled_at_build_time(runtime, tmp_path):
 
 def test_images_build_is_idempotent():
     result = subprocess.run(
-        [sys.executable, "-m", "factory", "images", "build"],
+        [sys.executable, "-m", "factory", "images", "build", "--json"],
         capture_output=True,
         text=True,
         timeout=600,
     )
     assert result.returncode == 0, result.stderr
     assert "factory/base:bookworm: up-to-date" in result.stderr
+    built = {i["name"]: i["status"] for i in json.loads(result.stdout)["images"]}
+    assert built["factory/base:bookworm"] == "up-to-date"
+    listed = subprocess.run(
+        [sys.executable, "-m", "factory", "images", "list", "--json"],
+        capture_output=True,
+        text=True,
+    )
+    data = json.loads(listed.stdout)
+    base = next(i for i in data["images"] if i["name"] == "factory/base:bookworm")
+    assert base["built"] is True and base["default"] is True
+    assert data["aliases"] and {"pattern", "targets"} == set(data["aliases"][0])

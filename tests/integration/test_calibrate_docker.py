@@ -56,24 +56,40 @@ def test_smollm2_on_two_example_tasks(tmp_path):
 
 class ScriptedEndpoint:
     """An OpenAI-compatible endpoint whose 'model' writes 42 when the task says 'answer 42'
-    and 7 otherwise, then says DONE."""
+    and 7 otherwise, then says DONE. Offered tools, it calls bash; else it writes a fenced
+    command. Every request body is kept."""
 
     def __init__(self) -> None:
-        self.requests = 0
+        self.bodies: list[dict] = []
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):  # noqa: N802
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                outer.requests += 1
+                outer.bodies.append(body)
                 messages = body["messages"]
-                if any(m["role"] == "assistant" for m in messages):
-                    text = "DONE"
-                else:
+                status, payload = reply("DONE")
+                if not any(m["role"] == "assistant" for m in messages):
                     answer = "42" if "answer 42" in messages[1]["content"] else "7"
-                    text = f"```bash\necho {answer} > /app/answer.txt\n```"
-                data = json.dumps(reply(text)[1]).encode()
-                self.send_response(200)
+                    command = f"echo {answer} > /app/answer.txt"
+                    if body.get("tools"):
+                        arguments = json.dumps({"command": command})
+                        payload["choices"][0]["message"] = {
+                            "role": "assistant",
+                            "content": None,
+                            "tool_calls": [
+                                {
+                                    "id": f"call-{len(outer.bodies)}",
+                                    "type": "function",
+                                    "function": {"name": "bash", "arguments": arguments},
+                                }
+                            ],
+                        }
+                        payload["choices"][0]["finish_reason"] = "tool_calls"
+                    else:
+                        payload["choices"][0]["message"]["content"] = f"```bash\n{command}\n```"
+                data = json.dumps(payload).encode()
+                self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
@@ -85,6 +101,19 @@ class ScriptedEndpoint:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         threading.Thread(target=self.server.serve_forever, args=(0.02,), daemon=True).start()
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    @property
+    def requests(self) -> int:
+        return len(self.bodies)
+
+    def acted_with_tools(self) -> bool:
+        """Every first turn was offered bash as a tool, and every call came back as a
+        ``role: tool`` message."""
+        first = [b for b in self.bodies if not any(m["role"] == "assistant" for m in b["messages"])]
+        later = [b for b in self.bodies if b not in first]
+        offered = all(b["tools"][0]["function"]["name"] == "bash" for b in first)
+        answered = all(b["messages"][-1]["role"] == "tool" for b in later)
+        return bool(first) and offered and answered
 
 
 @pytest.fixture
@@ -120,15 +149,49 @@ def test_endpoint_policy_retires_what_it_always_solves(tmp_path, endpoint):
         "2",
         "--jobs",
         "2",
+        "--json",
     )
-    assert "1 retired" in result.output
+    assert "retired solved: pass rate 1.00 (too-easy)" in result.stderr  # the progress log
+    summary = json.loads(result.stdout)
+    assert (summary["model"], summary["k"], summary["band"]) == ("scripted", 2, [0.1, 0.7])
+    actions = {t["key"]: (t["pass_rate"], t["action"]) for t in summary["tasks"]}
+    assert actions == {"solved": (1.0, "retired"), "unsolved": (0.0, "kept")}
     solved = load_task_config(suite / "retired" / "solved" / "task.toml").provenance
     assert (solved.pass_rate, solved.calibration_verdict) == (1.0, "too-easy")
     unsolved = load_task_config(suite / "unsolved" / "task.toml").provenance
     assert (unsolved.pass_rate, unsolved.calibration_verdict) == (0.0, "too-hard")
     assert endpoint.requests == 8  # 2 tasks x 2 episodes x (command, DONE)
+    assert endpoint.acted_with_tools()  # an endpoint acts with native tool calls by default
     note = json.loads((suite / "retired" / "solved" / "retirement.json").read_text())
     assert note["model"] == "scripted" and note["episodes"] == 2
+
+
+@pytest.mark.parametrize("action_format", ["tools", "fenced"])
+def test_eval_of_an_endpoint_policy(tmp_path, endpoint, action_format):
+    suite = tmp_path / "suite"
+    answer_task(suite, "solved", "answer 42")
+    answer_task(suite, "unsolved", "the answer to everything")
+    out = tmp_path / "eval"
+    args = ["eval", suite, "--model", "scripted", "--base-url", endpoint.url, "--split", "all"]
+    if action_format == "fenced":
+        args += ["--action-format", "fenced"]
+    result = invoke(*args, "--k", "2", "--out", out, "--json")
+    summary = json.loads(result.stdout)
+    assert (summary["model"], summary["split"], summary["k"]) == ("scripted", "all", 2)
+    assert (summary["tasks"], summary["episodes"], summary["infra_failures"]) == (2, 4, 0)
+    assert summary["pass_at_1"] == 0.5 and summary["pass_at_2"] == 0.5
+    assert json.loads((out / "eval.json").read_text())["pass_at_1"] == 0.5
+    assert len((out / "transcript.jsonl").read_text().splitlines()) == 4
+    assert "eval" in result.stderr  # the progress bar, on stderr
+    assert f"{action_format} actions" in " ".join(result.stderr.split())
+    assert endpoint.requests == 8
+    if action_format == "tools":  # the default for an endpoint
+        assert endpoint.acted_with_tools()
+    else:
+        assert not any(body.get("tools") for body in endpoint.bodies)
+    record = json.loads((out / "transcript.jsonl").read_text().splitlines()[0])
+    calls = [m for m in record["messages"] if m.get("tool_calls")]
+    assert bool(calls) == (action_format == "tools")
 
 
 TAXONOMY = """suite: thin

@@ -86,15 +86,38 @@ def test_generate_a_suite_and_resume(tmp_path, runtime):
     # every generated task is certified again by a plain `factory validate`
     report = Validator(runtime, tmp_path / "val", jobs=2).run(discover_task_dirs([out / "tasks"]))
     assert {t.outcome for t in report.tasks} == {Outcome.VALID}
-    # a rerun finds the journal and does nothing
+    # a rerun finds the journal and does nothing; --json: the manifest on stdout
     started = time.monotonic()
-    again = run_generate(tmp_path, 2, out)
+    again = run_generate(tmp_path, 2, out, "--json")
     assert again.returncode == 0 and time.monotonic() - started < 20
     assert json.loads((out / "suite.json").read_text())["tasks"] == manifest["tasks"]
+    printed = json.loads(again.stdout)
+    assert printed["path"] == str(out) and printed["tasks"] == manifest["tasks"]
     shown = subprocess.run(
         [sys.executable, "-m", "factory", "suite", "show", str(out)], capture_output=True, text=True
     )
     assert "terminal/files/perms" in shown.stdout
+    shown = subprocess.run(
+        [sys.executable, "-m", "factory", "suite", "show", str(out), "--json"],
+        capture_output=True,
+        text=True,
+    )
+    assert json.loads(shown.stdout)["coverage"] == manifest["coverage"]
+
+
+def test_families_try_json(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "factory", "families", "try", "file-permissions", "-d", "easy",
+         "--out", str(tmp_path), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    (trial,) = json.loads(done.stdout)["trials"]
+    assert trial["outcome"] == "valid" and trial["verifier_strength"] is not None
+    assert {p["kind"] for p in trial["probes"]} >= {"cheat"}
+    assert (tmp_path / "validation" / "logs" / Path(trial["path"]).name / "build.log").is_file()
 
 
 def test_kill_then_rerun_never_duplicates(tmp_path):
@@ -125,9 +148,14 @@ def test_kill_then_rerun_never_duplicates(tmp_path):
     result = run_generate(tmp_path, 4, out)
     assert result.returncode == 0, result.stderr[-2000:]
     ids = sorted(p.name for p in (out / "tasks").iterdir())
-    assert ids == [f"files-perms-00{i}" for i in range(4)]
+    journal = [json.loads(p.read_text()) for p in sorted((out / "results").glob("*.json"))]
+    assert ids == [r["id"] for r in journal if r["status"] == "accepted"] and len(ids) == 4
+    # a rejected candidate is a near-duplicate of an earlier, kept one (settled in order)
+    for r in journal:
+        if r["status"] != "accepted":
+            assert r["outcome"] == "duplicate" and r["duplicate_of"] in ids, r
+            assert r["duplicate_of"] < r["id"], r
     assert list((out / "candidates").iterdir()) == []
-    assert len(list((out / "results").glob("*.json"))) == 4
     api = DockerRuntime("probe").api
     labels = [f"{LABEL_MANAGED}=1", f"factory.pid={proc.pid}"]
     assert api.containers(all=True, filters={"label": labels}) == []

@@ -3,6 +3,7 @@ first, the image of a running container kept. Only this test's run is touched (-
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from pathlib import Path
@@ -65,6 +66,9 @@ def test_prune_keeps_the_most_recent(runtime, three_images):
     dry = runner.invoke(app, [*args, "--dry-run"])
     assert dry.exit_code == 0, dry.output
     assert "would remove 2" in dry.output
+    plan = json.loads(runner.invoke(app, [*args, "--dry-run", "--json"]).stdout)
+    assert plan["dry_run"] and len(plan["removed"]) == 2
+    assert plan["total_after"] <= plan["limit"] < plan["total_before"]
     assert all(runtime.image_exists(ref) for _t, ref in three_images.values())
 
     done = runner.invoke(app, args)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -86,7 +87,10 @@ def test_kill9_leftovers_are_collected_by_gc(tmp_path):
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(timeout=30)
     assert _containers_of(proc.pid), "kill -9 leaves containers (that is what gc is for)"
-    gc = subprocess.run([sys.executable, "-m", "factory", "gc"], capture_output=True, text=True)
+    gc = subprocess.run(
+        [sys.executable, "-m", "factory", "gc", "--json"], capture_output=True, text=True
+    )
     assert gc.returncode == 0, gc.stderr
     assert _containers_of(proc.pid) == []
     assert "removed" in gc.stderr
+    assert len(json.loads(gc.stdout)["containers"]) >= 2

@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from fixtures.llama_server import llama_server
 
+from factory.tasks.model import load_task_config
+
 pytestmark = [pytest.mark.docker, pytest.mark.llm]
 
 TAXONOMY = """
@@ -45,9 +47,11 @@ def llm_server():
         yield url
 
 
-def generate(tmp_path: Path, url: str, out: Path) -> subprocess.CompletedProcess:
+def generate(
+    tmp_path: Path, url: str, out: Path, text: str = TAXONOMY
+) -> subprocess.CompletedProcess:
     taxonomy = tmp_path / "taxonomy.yaml"
-    taxonomy.write_text(TAXONOMY)
+    taxonomy.write_text(text)
     return subprocess.run(
         [
             sys.executable,
@@ -88,6 +92,7 @@ KNOWN = {
     "weak_verifier",
     "duplicate",
     "unparseable",
+    "bad_content",
     "generation_error",
 }
 
@@ -116,3 +121,50 @@ def test_pipeline_survives_a_tiny_real_model(tmp_path, llm_server):
     rerun = [json.loads(p.read_text()) for p in sorted((out / "results").glob("*.json"))]
     assert sum(r["llm"]["calls"] for r in rerun) == 0
     assert sum(r["llm"]["cached_calls"] for r in rerun) >= 4
+
+
+HYBRID = """
+suite: hybrid-e2e
+seed: 5
+defaults:
+  quota: 1
+  attempts_per_task: 3
+  difficulty: {easy: 1}
+domains:
+  - name: terminal
+    categories:
+      - name: logs
+        skills:
+          - name: access-logs
+            description: answer questions about a web access log
+            generator: log-report
+            params: {mode: scenario}
+"""
+
+
+def test_a_hybrid_task_certifies_with_the_tiny_model(tmp_path, llm_server):
+    """Hybrid mode: SmolLM2 writes only the bounded content (names, scenario, persona); the
+    family builds and certifies the task, and the provenance says what the model wrote."""
+    out = tmp_path / "hybrid"
+    result = generate(tmp_path, llm_server, out, HYBRID)
+    assert result.returncode == 0, result.stderr[-3000:]
+    results = [json.loads(p.read_text()) for p in sorted((out / "results").glob("*.json"))]
+    assert results and all(r["outcome"] != "unparseable" for r in results), results
+    valid = [r for r in results if r["outcome"] == "valid"]
+    assert len(valid) == 1
+    record = valid[0]
+    assert (record["generator"], record["model"]) == ("log-report", "smollm2")
+    assert record["prompt_version"].startswith("scenario_v1")
+    assert record["llm"]["completion_tokens"] > 0
+    provenance = load_task_config(out / record["path"] / "task.toml").provenance
+    assert (provenance.mode, provenance.model) == ("scenario", "smollm2")
+    assert provenance.slots == ["scenario", "persona", "app", "services"]
+    content = provenance.content
+    log_text = "".join(
+        p.read_text(errors="replace")
+        for p in (out / record["path"] / "environment").rglob("*")
+        if p.is_file()
+    )
+    assert any(service in log_text for service in content["services"])
+    instruction = (out / record["path"] / "instruction.md").read_text()
+    assert instruction.startswith(f"Context: {content['scenario']}.")

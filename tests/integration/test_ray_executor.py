@@ -85,7 +85,7 @@ def test_validate_on_a_two_node_cluster_matches_local(ray_cluster, runtime, tmp_
     assert {t["path"]: t["outcome"] for t in report["tasks"]} == expected
     assert report["summary"] == local.summary
 
-    from factory.distributed.validate import node_of
+    from factory.distributed.ray_executor import node_of
     from factory.validate.outcome import TaskValidation
 
     verdicts = [TaskValidation.model_validate(t) for t in report["tasks"]]

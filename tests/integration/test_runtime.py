@@ -7,7 +7,14 @@ import time
 import pytest
 
 from factory.errors import CancelledError
-from factory.runtime import LABEL_MANAGED, LABEL_RUN, LABEL_TASK, ContainerSpec
+from factory.runtime import (
+    FACTORY_NETWORK,
+    HARNESS_MOUNT,
+    LABEL_MANAGED,
+    LABEL_RUN,
+    LABEL_TASK,
+    ContainerSpec,
+)
 
 pytestmark = pytest.mark.docker
 BASE = "factory/base:bookworm"
@@ -24,7 +31,9 @@ def test_container_is_sandboxed(runtime):
         assert host["NanoCpus"] == 1_000_000_000
         assert host["PidsLimit"] == 64
         assert "no-new-privileges" in host["SecurityOpt"]
-        assert not info["Mounts"]
+        # the only mount is factory's harness toolkit, read-only (verifier isolation)
+        mounts = [(m["Destination"], m["RW"]) for m in info["Mounts"]]
+        assert mounts == [(HARNESS_MOUNT, False)]
         labels = info["Config"]["Labels"]
         assert labels[LABEL_MANAGED] == "1"
         assert labels[LABEL_RUN] == runtime.run_id
@@ -35,8 +44,13 @@ def test_container_is_sandboxed(runtime):
 
 
 def test_network_only_when_allowed(runtime):
+    """A container that may use the network gets factory's filtered bridge, never the default
+    one (tests/integration/test_sandbox_docker.py checks what the filter blocks)."""
     with runtime.start(ContainerSpec(image=BASE, network=True)) as box:
-        assert runtime.api.inspect_container(box.id)["HostConfig"]["NetworkMode"] == "bridge"
+        mode = runtime.api.inspect_container(box.id)["HostConfig"]["NetworkMode"]
+        assert mode == runtime.container_network()
+        assert mode in (FACTORY_NETWORK, "none")
+        assert mode != "bridge"
 
 
 def test_pids_limit_is_enforced(runtime):

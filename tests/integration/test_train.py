@@ -118,3 +118,31 @@ def test_real_generation_step(tmp_path):
         json.loads(line)["messages"][2]["content"].startswith("```bash")
         for line in transcripts[0].read_text().splitlines()
     )
+
+
+def test_train_and_eval_commands_json(tmp_path):
+    """`factory train` and `factory eval` (a local model) through the trainer's plugin."""
+    import yaml
+    from typer.testing import CliRunner
+
+    from factory.cli import app
+
+    suite = four_task_suite(tmp_path / "suite")
+    config = tmp_path / "train.yaml"
+    config.write_text(yaml.safe_dump({**CONFIG, "steps": 1, "max_resample": 0}))
+
+    def document(*args) -> dict:
+        result = CliRunner().invoke(app, [str(a) for a in args])
+        assert result.exit_code == 0, (result.stderr, result.exception)
+        return json.loads(result.stdout)
+
+    run = document("train", suite, "--config", config, "--out", tmp_path / "run", "--json")
+    assert run["run"] == str(tmp_path / "run") and run["steps"] == 1
+    assert run["metrics"][0]["step"] == 1 and run["metrics"][0]["episodes"] == 4
+    summary = document(
+        "eval", suite, "--config", config, "--split", "all", "--k", "1", "--out",
+        tmp_path / "eval", "--json",
+    )  # fmt: skip
+    assert summary["k"] == 1 and summary["episodes"] == 4 and summary["tokens_per_sec"] > 0
+    assert summary["model"] == "SmolLM2-135M-Instruct"
+    assert (tmp_path / "eval" / "eval.json").is_file()

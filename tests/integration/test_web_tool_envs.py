@@ -183,24 +183,42 @@ def test_mcp_endpoint_and_reset(runtime, tmp_path):
         solve = (trial.path / "solution" / "solve.sh").read_text()
         box.exec(["bash", "-c", solve], timeout_sec=60)
         initial = json.loads((trial.path / "environment" / "state.json").read_text())
-        state = _exec_json(
-            box,
-            "import urllib.request,sys; sys.stdout.write(urllib.request."
-            "urlopen('http://127.0.0.1:8000/state').read().decode())",
-        )
+        state = _admin(box, "state")
         assert state["state"] != initial and state["log"]
-        _exec_json(
-            box,
-            "import urllib.request,sys; sys.stdout.write(urllib.request.urlopen("
-            "urllib.request.Request('http://127.0.0.1:8000/reset', data=b'{}'))"
-            ".read().decode())",
+        # The agent's user reaches neither reset nor state: not on the port, not on the socket.
+        refused = box.exec(
+            ["python3", "-c", AGENT_RESETS], timeout_sec=30, user=task.config.agent.user
         )
-        state = _exec_json(
-            box,
-            "import urllib.request,sys; sys.stdout.write(urllib.request."
-            "urlopen('http://127.0.0.1:8000/state').read().decode())",
-        )
+        assert refused.output.split() == ["404", "404", "PermissionError"], refused.output
+        assert _admin(box, "reset") == {"ok": True}
+        state = _admin(box, "state")
         assert state == {"state": initial, "log": []}
+
+
+AGENT_RESETS = """
+import socket, urllib.error, urllib.request
+for path, data in (("/reset", b"{}"), ("/state", None)):
+    try:
+        urllib.request.urlopen(urllib.request.Request("http://127.0.0.1:8000" + path, data=data))
+        print("served")
+    except urllib.error.HTTPError as exc:
+        print(exc.code)
+try:
+    socket.socket(socket.AF_UNIX).connect("/run/toolenv/admin.sock")
+    print("connected")
+except OSError as exc:
+    print(type(exc).__name__)
+"""
+
+
+def _admin(box, command: str) -> dict:
+    """The tool server's admin socket, as root (the verifier's and the reset's way in)."""
+    result = box.exec(
+        ["sh", "-c", f"PYTHONPATH=/opt/toolenv python3 -m toolenv.admin {command}"],
+        timeout_sec=30,
+    )
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)
 
 
 def test_web_reset_restores_the_pristine_database(runtime, tmp_path):
@@ -209,7 +227,11 @@ def test_web_reset_restores_the_pristine_database(runtime, tmp_path):
         box.wait_ready()
         solve = (trial.path / "solution" / "solve.sh").read_text()
         assert box.exec(["bash", "-c", solve], timeout_sec=60).exit_code == 0
-        count = "sqlite3 /srv/app/data/app.db 'SELECT COUNT(*) FROM orders'"
+        # python's sqlite3 module: the faithful python stand-in has no sqlite3 CLI
+        count = (
+            "python3 -c \"import sqlite3; print(sqlite3.connect('/srv/app/data/app.db')"
+            ".execute('SELECT COUNT(*) FROM orders').fetchone()[0])\""
+        )
         assert box.exec(["sh", "-c", count], timeout_sec=10).output.strip() == "1"
         assert box.exec(["sh", "/opt/webkit/reset.sh"], timeout_sec=30).exit_code == 0
         assert box.exec(["sh", "-c", count], timeout_sec=10).output.strip() == "0"

@@ -49,7 +49,8 @@ def test_normalize(ref, normalized):
     [
         ("ghcr.io/laude-institute/t-bench/python-3-13:20250620", "factory/base:bookworm"),
         ("ghcr.io/laude-institute/t-bench/ubuntu-24-04:latest", "factory/base:bookworm"),
-        ("python:3.13-slim-bookworm", "factory/python:bookworm"),
+        ("python:3.13-slim-bookworm", "factory/python:trixie"),
+        ("python:3.12-slim-bookworm", "factory/python:bookworm"),
         ("docker.io/library/python:3.11", "factory/python:bookworm"),
         ("python:3.12", "factory/python:trixie"),
         ("ubuntu:24.04", "factory/base:bookworm"),
@@ -67,7 +68,7 @@ def test_resolve(table, ref, target):
     [
         ("ghcr.io/laude-institute/t-bench/python-3-13:20250620", "factory/base:trixie"),
         ("ghcr.io/laude-institute/t-bench/ubuntu-24-04:latest", "factory/base:trixie"),
-        ("python:3.13-slim-bookworm", "factory/python:bookworm"),
+        ("python:3.13-slim-bookworm", "factory/python:trixie"),
         ("python:3.12", "factory/python:trixie"),
         ("python:3", "factory/python:trixie"),
         ("python:3.11-slim", "factory/python:bookworm"),

@@ -15,7 +15,7 @@ import pytest
 
 from factory.errors import BfclDataError
 from factory.importers import bfcl
-from factory.importers import bfcl_runtime as rt
+from factory.toolenv import bfcl_runtime as rt
 
 #: Calls that always change some instance's public state in the base category's ground truth.
 MUTATING = {"mkdir", "touch", "mv", "cp", "post_tweet", "send_message", "create_ticket"}

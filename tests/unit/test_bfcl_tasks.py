@@ -1,4 +1,4 @@
-"""`factory tasks import-bfcl`: BFCL multi-turn base entries -> Harbor tool tasks (no Docker).
+"""`factory import --format bfcl`: BFCL multi-turn base entries -> Harbor tool tasks (no Docker).
 
 The tests that read BFCL's data need a ``bfcl_eval-*.whl`` ($FACTORY_BFCL_WHEEL or
 ~/.cache/factory/wheels/) and are skipped without one, as in test_bfcl_import.py.
@@ -12,6 +12,7 @@ import json
 import shlex
 import sys
 import threading
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,9 +25,9 @@ from factory.toolenv.bfcl_backend import BfclBackend
 from factory.toolenv.core import Domain, Environment
 
 from factory.importers import bfcl, bfcl_tasks
-from factory.importers import bfcl_runtime as rt
 from factory.importers.bfcl_tasks import BfclSkip, named_arguments
 from factory.tasks.model import load_harbor_task
+from factory.toolenv import bfcl_runtime as rt
 from factory.toolenv import server
 
 # --------------------------------------------------------------------------- helpers
@@ -181,8 +182,10 @@ def test_server_serves_a_bfcl_backend(tmp_path: Path) -> None:
         state = http(base, "/state")
         assert state["state"]["TwitterAPI"]["posts"] == ["first", "y"]
         assert [e["tool"] for e in state["log"]] == ["post", "count"]
-        http(base, "/reset", {})
-        assert http(base, "/state")["log"] == []
+        with pytest.raises(urllib.error.HTTPError) as refused:  # control: admin socket only
+            http(base, "/reset", {})
+        assert refused.value.code == 404
+        assert len(http(base, "/state")["log"]) == 2
 
 
 def test_server_still_serves_a_domain(tmp_path: Path) -> None:
@@ -382,29 +385,19 @@ def test_verifier_passes_the_solution_and_fails_doing_nothing(
             del sys.modules[name]
 
 
-def test_cli_imports_by_id(src: bfcl.BfclSource, tmp_path: Path) -> None:
+@pytest.mark.parametrize("spelling", ["import", "tasks import-bfcl"])
+def test_cli_imports_by_id(src: bfcl.BfclSource, tmp_path: Path, spelling: str) -> None:
     from typer.testing import CliRunner
 
     from factory.cli import app
 
-    result = CliRunner().invoke(
-        app,
-        [
-            "tasks",
-            "import-bfcl",
-            "--source",
-            str(src.package_dir),
-            "--out",
-            str(tmp_path),
-            "--ids",
-            "5",
-            "6,7",
-            "--limit",
-            "2",
-        ],
-    )
+    if spelling == "import":
+        args = ["import", str(src.package_dir), "--format", "bfcl", "--ids", "5", "--ids", "6,7"]
+    else:  # the old spelling, a hidden alias
+        args = ["tasks", "import-bfcl", "--source", str(src.package_dir), "--ids", "5", "6,7"]
+    result = CliRunner().invoke(app, [*args, "--out", str(tmp_path), "--limit", "2"])
     assert result.exit_code == 0, result.output
-    assert "2 imported, 0 skipped" in result.output
+    assert "2 tasks into" in result.output and "(2 from bfcl)" in result.output
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         ".bfcl-import.json",
         "bfcl-multi-turn-base-5",

@@ -212,7 +212,7 @@ def accept(root, taxonomy, backend, leaf, difficulty, attempt) -> CandidateResul
     return result
 
 
-class ScriptedEstimator:
+class ScriptedRunner:
     """Rewards per task from a table (default: a pattern by the task's name)."""
 
     model_name = "scripted"
@@ -223,7 +223,7 @@ class ScriptedEstimator:
         self.default = default
         self.measured: list[str] = []
 
-    def estimate(self, runtime, jobs, k, log_dir, on_task) -> None:
+    def run(self, site, jobs, k, log_dir, on_task) -> None:
         for job in jobs:
             self.measured.append(job.key)
             pattern = list(self.rewards.get(job.key, self.default))
@@ -256,9 +256,9 @@ def no_images(monkeypatch):
     monkeypatch.setattr(Calibrator, "_build", build)
 
 
-def calibrator(suite: Path, estimator, **options) -> Calibrator:
+def calibrator(suite: Path, runner, **options) -> Calibrator:
     defaults = dict(k=4, band=Band(0.25, 0.75))
-    return Calibrator(suite, estimator, DockerRuntime("unit-calibrate"), **{**defaults, **options})
+    return Calibrator(suite, runner, DockerRuntime("unit-calibrate"), **{**defaults, **options})
 
 
 B0, B1, B2 = "shell-basics-000", "shell-basics-001", "shell-basics-002"
@@ -275,10 +275,10 @@ RATES = {
 
 def test_calibration_stamps_retires_and_rebuilds_the_manifest(tmp_path, no_images):
     suite = make_suite(tmp_path / "suite")
-    estimator = ScriptedEstimator(RATES)
-    summary = calibrator(suite, estimator).run()
+    runner = ScriptedRunner(RATES)
+    summary = calibrator(suite, runner).run()
 
-    assert sorted(estimator.measured) == sorted(RATES)
+    assert sorted(runner.measured) == sorted(RATES)
     by_key = {t.key: t for t in summary.tasks}
     assert (by_key[B0].verdict, by_key[B0].action) == (TOO_EASY, RETIRED)
     assert (by_key[B2].verdict, by_key[B2].action) == (TOO_HARD, KEPT)
@@ -321,22 +321,22 @@ def test_calibration_stamps_retires_and_rebuilds_the_manifest(tmp_path, no_image
 
 def test_a_rerun_resumes_from_the_journal(tmp_path, no_images):
     suite = make_suite(tmp_path / "suite")
-    calibrator(suite, ScriptedEstimator(RATES)).run()
-    again = ScriptedEstimator(RATES)
+    calibrator(suite, ScriptedRunner(RATES)).run()
+    again = ScriptedRunner(RATES)
     summary = calibrator(suite, again, band=Band(0.0, 0.5)).run()  # another band: free
     assert again.measured == []
     assert all(t.cached for t in summary.tasks) and len(summary.tasks) == 5  # B0 is retired
     assert {t.key for t in summary.retired} == {W1}  # 0.75 > 0.5 now
     # another k, or a changed task, is measured again
     (suite / "tasks" / W0 / "instruction.md").write_text("changed\n")
-    third = ScriptedEstimator(RATES)
+    third = ScriptedRunner(RATES)
     calibrator(suite, third).run()
     assert third.measured == [W0]
-    fourth = ScriptedEstimator(RATES)
+    fourth = ScriptedRunner(RATES)
     calibrator(suite, fourth, k=2).run()
     assert len(fourth.measured) == 4
     # the same model sampled otherwise (another temperature, prefix, turns) is another policy
-    fifth = ScriptedEstimator(RATES)
+    fifth = ScriptedRunner(RATES)
     fifth.fingerprint = "settings-2"
     calibrator(suite, fifth, k=2).run()
     assert len(fifth.measured) == 4
@@ -345,8 +345,8 @@ def test_a_rerun_resumes_from_the_journal(tmp_path, no_images):
 def test_a_task_lost_to_the_engine_is_retried(tmp_path, no_images, monkeypatch):
     suite = make_suite(tmp_path / "suite")
 
-    class Flaky(ScriptedEstimator):
-        def estimate(self, runtime, jobs, k, log_dir, on_task):
+    class Flaky(ScriptedRunner):
+        def run(self, site, jobs, k, log_dir, on_task):
             for job in jobs:
                 self.measured.append(job.key)
                 on_task(job, [EpisodeResult(job.task.id, None, 0, "engine")] * k, 0.0)
@@ -354,7 +354,7 @@ def test_a_task_lost_to_the_engine_is_retried(tmp_path, no_images, monkeypatch):
     summary = calibrator(suite, Flaky({})).run()
     assert all(t.action == "error" and t.pass_rate is None for t in summary.tasks)
     assert len(list((suite / "tasks").iterdir())) == 6  # nothing retired on no evidence
-    retry = ScriptedEstimator(RATES)
+    retry = ScriptedRunner(RATES)
     calibrator(suite, retry).run()
     assert len(retry.measured) == 6
 
@@ -364,14 +364,14 @@ def test_retire_too_hard_and_plain_folders(tmp_path, no_images):
     for name in ("easy", "ok", "hard"):
         write_task(plain, name)
     rates = {"easy": [1.0], "ok": [1.0, 0.0], "hard": [0.0]}
-    summary = calibrator(plain, ScriptedEstimator(rates), retire_too_hard=True).run()
+    summary = calibrator(plain, ScriptedRunner(rates), retire_too_hard=True).run()
     assert {t.key for t in summary.retired} == {"easy", "hard"}
     assert sorted(p.name for p in (plain / "retired").iterdir()) == ["easy", "hard"]
     assert [p.name for p in plain.iterdir() if (p / "task.toml").is_file()] == ["ok"]
-    rerun = calibrator(plain, ScriptedEstimator(rates)).run()  # retired/ is not a task
+    rerun = calibrator(plain, ScriptedRunner(rates)).run()  # retired/ is not a task
     assert [t.key for t in rerun.tasks] == ["ok"] and rerun.tasks[0].cached
     with pytest.raises(FactoryError, match="generated suite"):
-        calibrator(plain, ScriptedEstimator(rates), regenerate=True)
+        calibrator(plain, ScriptedRunner(rates), regenerate=True)
 
 
 # --- regeneration ---------------------------------------------------------------------------
@@ -395,7 +395,8 @@ def test_thin_leaves_and_their_direction():
 
 @pytest.fixture
 def offline_candidates(monkeypatch):
-    """SuiteGenerator._candidate without containers: render, accept, journal."""
+    """SuiteGenerator._candidate without containers: render, accept, journal (so settling
+    has nothing left to do)."""
     made = []
 
     def candidate(self, leaf, plan, attempt):
@@ -405,6 +406,7 @@ def offline_candidates(monkeypatch):
         return result
 
     monkeypatch.setattr(SuiteGenerator, "_candidate", candidate)
+    monkeypatch.setattr(SuiteGenerator, "_settle", lambda self, result: result)  # journalled
     return made
 
 
@@ -416,8 +418,8 @@ def test_regenerate_refills_a_thin_leaf_with_harder_tasks(tmp_path, no_images, o
     rates["shell-basics-006"] = [1.0, 0.0]
     rates["shell-basics-007"] = [1.0]
     rates["shell-basics-008"] = [0.0, 1.0]
-    estimator = ScriptedEstimator(rates)
-    summary = calibrator(suite, estimator, regenerate=True, rounds=2, jobs=1).run()
+    runner = ScriptedRunner(rates)
+    summary = calibrator(suite, runner, regenerate=True, rounds=2, jobs=1).run()
 
     made = [r.id for r in summary.regenerated]
     assert made == ["shell-basics-006", "shell-basics-007", "shell-basics-008"]

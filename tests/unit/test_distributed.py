@@ -16,7 +16,7 @@ import pytest
 import factory.distributed as distributed
 from factory.distributed import ExecutorKind, executor_options
 from factory.distributed.payload import TaskPayload, pack_logs, relocate, unpack_logs
-from factory.distributed.validate import node_note, node_of
+from factory.distributed.ray_executor import node_note, node_of
 from factory.errors import CancelledError, FactoryError
 from factory.tasks.hashing import hash_tree
 from factory.validate.outcome import Outcome, TaskValidation
@@ -65,7 +65,7 @@ def test_cli_says_how_to_install_ray(tmp_path):
 def test_importing_factory_does_not_import_ray():
     code = (
         "import sys, factory, factory.cli, factory.distributed, factory.distributed.cluster, "
-        "factory.distributed.validate, factory.distributed.generate, "
+        "factory.distributed.ray_executor, factory.distributed.worker, "
         "factory.distributed.episodes, factory.distributed.localcluster; "
         "print('ray' in sys.modules)"
     )
@@ -191,21 +191,25 @@ class FakeCluster:
     """Stands in for a Ray cluster: answers like a node, from a scratch folder of its own."""
 
     slots = 2
+    run_id = "run-x"
 
     def __init__(self, scratch: Path) -> None:
         self.scratch = scratch
         self.calls: list[str] = []
         self.cancelled = False
 
-    def call(self, fn, payload, run_id, repeats, prestart):
-        from factory.distributed.worker import validate_on_node
+    def call(self, fn, work, payload, run_id, build_network):
+        from factory.distributed.worker import run_on_node
+        from factory.validate.checker import check_task
 
-        assert fn is validate_on_node and repeats == 2 and run_id == "run-x"
+        assert fn is run_on_node and work.fn is check_task and run_id == "run-x"
+        assert build_network == "filtered"  # the driver's choice reaches every node
+        assert work.kwargs["repeats"] == 2
         self.calls.append(payload.name)  # list.append is atomic; the pool calls from threads
         unit = uuid.uuid4().hex
         task_dir = payload.materialize(self.scratch / "task" / unit)
         assert (task_dir / "task.toml").is_file()
-        logs = self.scratch / "out" / unit / "logs" / "node-id"
+        logs = self.scratch / "out" / unit / "logs"
         (logs / "nop-1").mkdir(parents=True)
         (logs / "nop-1" / "test.log").write_text("from the node\n")
         verdict = TaskValidation(
@@ -219,7 +223,7 @@ class FakeCluster:
             notes=["built on the node"],
         )
         return {
-            "verdict": verdict.model_dump_json(),
+            "result": verdict.model_dump_json(),
             "logs": pack_logs(logs),
             "log_root": str(logs),
             "task_dir": str(task_dir),
@@ -233,14 +237,16 @@ class FakeCluster:
 def test_ray_validator_bookkeeping_matches_the_local_validator(tmp_path):
     import json
 
-    from factory.distributed.validate import RayValidator
+    from factory.distributed.ray_executor import RayExecutor
     from factory.runtime import DockerRuntime
     from factory.tasks.model import discover_task_dirs, load_task
+    from factory.validate.validator import Validator
 
     dirs = discover_task_dirs([EXAMPLES / "tasks"])[:2]
     cluster = FakeCluster(tmp_path / "node")
     out = tmp_path / "out"
-    validator = RayValidator(DockerRuntime("run-x"), out, cluster, repeats=2)
+    ray = RayExecutor(cluster, DockerRuntime("run-x"))
+    validator = Validator(ray.runtime, out, repeats=2, executor=ray)
     assert validator.jobs == 4  # 2 slots + 2 queued
     report = validator.run(dirs + dirs[:1])  # the same task twice: unique ids, as locally
     assert sorted(cluster.calls) == sorted([d.name for d in dirs] + [dirs[0].name])
@@ -260,5 +266,26 @@ def test_ray_validator_bookkeeping_matches_the_local_validator(tmp_path):
 
     # Resume: certified with the same content hash -> nothing goes to the cluster.
     again = FakeCluster(tmp_path / "node2")
-    report = RayValidator(DockerRuntime("run-x"), out, again, repeats=2).run(dirs)
+    ray = RayExecutor(again, DockerRuntime("run-x"))
+    report = Validator(ray.runtime, out, repeats=2, executor=ray).run(dirs)
     assert again.calls == [] and all(t.resumed for t in report.tasks)
+
+
+def test_an_interrupted_ray_run_cancels_the_cluster(tmp_path):
+    from factory.distributed.ray_executor import RayExecutor
+    from factory.runtime import DockerRuntime
+    from factory.tasks.model import discover_task_dirs
+    from factory.validate.validator import Validator
+
+    class Interrupted(FakeCluster):
+        def call(self, *args):
+            raise KeyboardInterrupt
+
+    cluster = Interrupted(tmp_path / "node")
+    ray = RayExecutor(cluster, DockerRuntime("run-x"))
+    validator = Validator(ray.runtime, tmp_path / "out", executor=ray)
+    with pytest.raises(KeyboardInterrupt):
+        validator.validate(discover_task_dirs([EXAMPLES / "tasks"])[0])
+        validator.cancel()  # what Validator.run does when its wait is interrupted
+    validator.cancel()
+    assert cluster.cancelled

@@ -11,6 +11,7 @@ from factory.generate.render import Origin, render_family
 from factory.generate.taxonomy import Difficulty, Domain
 from factory.quality.dedup import signature, similarity
 from factory.quality.leaks import find_leaks
+from factory.quality.structure import named_traps
 
 FAMILIES = registry.names()
 CASES = [(name, d) for name in FAMILIES for d in Difficulty]
@@ -49,6 +50,9 @@ def test_family_contract(name, difficulty, tmp_path):
     # the instruction gives nothing away, and the image cannot contain solution or tests
     assert find_leaks(spec.write(tmp_path / "task"), spec.secrets) == []
     assert spec.config.environment.network_enabled is False, f"{name}: tasks run offline"
+    # unannounced traps stay unannounced, and the fault combination reaches the provenance
+    assert named_traps(spec.instruction, [(t.name, t.tells) for t in spec.traps]) == []
+    assert spec.config.provenance.faults == list(spec.faults)
 
 
 @pytest.mark.parametrize("name", FAMILIES)

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import json
 import random
-import shlex
 
 import pytest
 from factory.toolenv.core import Environment, load_domain
 
 from factory.families import registry
+from factory.families.tool.toolfamily import script_calls
 from factory.vocabulary import Difficulty
 
 FAMILY = registry.get("tool-airline")
@@ -20,16 +20,6 @@ DOMAIN = load_domain("airline")
 
 def draft(difficulty: Difficulty, seed: int):
     return FAMILY.draft(random.Random(seed), difficulty, {})
-
-
-def calls_of(script: str) -> list[tuple[str, dict]]:
-    """The tool calls of a solve.sh (lines `tool call NAME 'ARGS'`)."""
-    calls = []
-    for line in script.splitlines():
-        if line.startswith("tool call "):
-            _, _, name, arguments = shlex.split(line)
-            calls.append((name, json.loads(arguments)))
-    return calls
 
 
 def play(state: dict, calls: list[tuple[str, dict]]) -> tuple[dict, list[dict]]:
@@ -59,28 +49,34 @@ def test_every_near_miss_ends_elsewhere_or_breaks_the_policy(difficulty, seed):
     expected = json.loads(d.files["tests/expected_state.json"])
     assert d.mutations
     for name, script in d.mutations.items():
-        final, results = play(initial, calls_of(script))
+        final, results = play(initial, script_calls(script))
         broke_policy = any(r.get("violation") for r in results)
         assert final != expected or broke_policy, name
     traps = [n for n in d.mutations if n.startswith("breaks-policy")]
     for name in traps:
-        _, results = play(initial, calls_of(d.mutations[name]))
+        _, results = play(initial, script_calls(d.mutations[name]))
         assert any(r.get("violation") for r in results), name
 
 
-def test_difficulty_sets_chain_length_and_traps():
+def test_difficulty_sets_chain_length_and_trap_counts():
+    """Task-shaped requests: longer chains with difficulty; no trap at easy, up to one at
+    medium, up to three at hard, and the count varies (not always exactly one)."""
     chains = {level: [] for level in Difficulty}
+    counts = {level: [] for level in Difficulty}
     for level in Difficulty:
         for seed in range(1, 13):
-            d = draft(level, seed)
+            d = FAMILY.draft(random.Random(seed), level, {"shape": "task"})
             chains[level].append(len(d.context["calls"]))
             traps = [n for n in d.mutations if n.startswith("breaks-policy")]
-            assert bool(traps) == (level is Difficulty.HARD), (level, seed)
-            assert ("policy-trap" in d.tags) == (level is Difficulty.HARD)
+            counts[level].append(len(traps))
+            assert ("policy-trap" in d.tags) == bool(traps)
 
     def mean(values: list[int]) -> float:
         return sum(values) / len(values)
 
+    assert set(counts[Difficulty.EASY]) == {0}
+    assert set(counts[Difficulty.MEDIUM]) == {0, 1}
+    assert max(counts[Difficulty.HARD]) <= 3 and len(set(counts[Difficulty.HARD])) >= 3
     assert mean(chains[Difficulty.EASY]) < mean(chains[Difficulty.MEDIUM])
     assert mean(chains[Difficulty.MEDIUM]) < mean(chains[Difficulty.HARD])
 

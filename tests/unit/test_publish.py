@@ -438,7 +438,7 @@ def test_cli_export_import_round_trip(suite, tmp_path):
     assert "exported 6 tasks (jsonl)" in done.stderr
     back = factory("import", str(tmp_path / "x"), "--out", str(tmp_path / "y"))
     assert back.returncode == 0, back.stderr
-    assert "6 tasks from a jsonl export" in back.stderr
+    assert "6 tasks into" in back.stderr and "(6 from jsonl)" in back.stderr
     bad = factory("export", str(suite), "--format", "xml", "--out", str(tmp_path / "z"))
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
 

@@ -135,6 +135,26 @@ def test_a_verifier_that_installs_while_offline_is_a_fidelity_finding(tmp_path):
     assert lint_task(other) == []
 
 
+def test_a_verifier_that_fetches_without_a_declared_network_is_named(tmp_path):
+    script = "apt-get install -y curl\ncurl -LsSf https://astral.sh/uv/0.9.5/install.sh | sh\n"
+    script += "uvx -w pytest==8.4.1 pytest /tests\n"
+    undeclared = GOOD_TOML.replace('network_mode = "public"', "")
+    root = make_task(tmp_path / "t", toml=undeclared, test_sh=script)
+    found = [f for f in lint_task(root) if f.rule is LintRule.UNDECLARED_NETWORK_INSTALL]
+    assert len(found) == 1 and found[0].source is LintSource.FIDELITY
+    assert "curl, pytest==8.4.1" in found[0].message and "factory import" in found[0].message
+    # declared either way, the finding goes (public: it works in both; offline: another rule)
+    for declared in (
+        GOOD_TOML,
+        undeclared.replace("[environment]", "[environment]\nallow_internet = true"),
+    ):
+        other = make_task(tmp_path / str(len(declared)), toml=declared, test_sh=script)
+        assert LintRule.UNDECLARED_NETWORK_INSTALL not in {f.rule for f in lint_task(other)}
+    # a hermetic script in the same task is fine
+    quiet = make_task(tmp_path / "q", toml=undeclared)
+    assert LintRule.UNDECLARED_NETWORK_INSTALL not in {f.rule for f in lint_task(quiet)}
+
+
 def test_config_findings_name_the_field(tmp_path):
     toml = """\
 schema_version = "1.1"

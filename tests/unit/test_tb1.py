@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 
 from factory.errors import TaskFormatError
-from factory.tasks.importer import import_task
+from factory.importers.layouts import import_task, load_any_task
+from factory.importers.tb1 import convert_tb1
 from factory.tasks.model import load_task
-from factory.tasks.tb1 import convert_tb1
 
 TB1 = Path(__file__).resolve().parents[2] / "examples" / "tb1"
 
@@ -52,12 +52,17 @@ def test_convert_descriptions_and_solution_yaml(tmp_path):
     assert task.config.verifier.timeout_sec == 120.0
 
 
-def test_load_task_converts_tb1_on_the_fly(tmp_path):
-    task = load_task(TB1 / "count-error-lines", tb1_cache=tmp_path)
+def test_load_any_task_converts_tb1_on_the_fly(tmp_path):
+    task = load_any_task(TB1 / "count-error-lines", tb1_cache=tmp_path)
     assert task.source_layout == "terminal-bench-1"
     assert task.original_path == TB1 / "count-error-lines"
-    again = load_task(TB1 / "count-error-lines", tb1_cache=tmp_path)
+    again = load_any_task(TB1 / "count-error-lines", tb1_cache=tmp_path)
     assert again.root == task.root and again.content_hash == task.content_hash
+
+
+def test_the_task_model_knows_only_harbor(tmp_path):
+    with pytest.raises(TaskFormatError, match="Terminal-Bench 1 task.*factory import"):
+        load_task(TB1 / "count-error-lines")
 
 
 def _copy(tmp_path: Path, name: str = "count-error-lines") -> Path:

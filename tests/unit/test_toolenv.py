@@ -4,14 +4,24 @@ violations, OpenAI and MCP surfaces, reset."""
 from __future__ import annotations
 
 import json
+import os
 import random
 import threading
+import urllib.error
 import urllib.request
+from contextlib import contextmanager
 from http.server import ThreadingHTTPServer
 
 import pytest
+from factory.toolenv.admin import admin_request
 from factory.toolenv.core import Environment, load_domain
-from factory.toolenv.server import DomainBackend, ToolService, make_handler
+from factory.toolenv.server import (
+    DomainBackend,
+    ToolService,
+    UnixHttpServer,
+    make_admin_handler,
+    make_handler,
+)
 
 from factory.families import registry
 from factory.generate.taxonomy import Difficulty
@@ -135,12 +145,53 @@ def test_mcp_surface(server):
     assert _get(server + "/state")["log"][-1]["tool"] == "teleport"  # still on the record
 
 
-def test_reset_restores_initial_state(server, calendar_state):
-    me = calendar_state["acting_user"]
-    mine = [e for e in calendar_state["events"] if e["organizer"] == me]
-    args = {"title": "t", "attendees": [], "date": "2027-03-03", "start": "09:00", "end": "10:00"}
-    assert _post(server + "/call", {"name": "create_event", "arguments": args})[1]["ok"]
-    assert len(_get(server + "/state")["state"]["events"]) == len(calendar_state["events"]) + 1
-    _post(server + "/reset", {})
-    assert _get(server + "/state") == {"state": calendar_state, "log": []}
-    assert mine == [e for e in calendar_state["events"] if e["organizer"] == me]
+def test_reset_restores_initial_state(tmp_path, calendar_state):
+    """Reset and the verifier's view are served on the admin socket only; the agent's port
+    refuses both (a reset there would wipe the record of a forbidden call)."""
+    with admin_served(tmp_path, calendar_state) as (port, sock):
+        me = calendar_state["acting_user"]
+        args = {
+            "title": "t",
+            "attendees": [],
+            "date": "2027-03-03",
+            "start": "09:00",
+            "end": "10:00",
+        }
+        assert _post(port + "/call", {"name": "create_event", "arguments": args})[1]["ok"]
+        for path, body in (("/reset", {}), ("/state", None)):
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                _post(port + path, body) if body is not None else _get(port + path)
+            assert refused.value.code == 404
+            assert "admin socket" in refused.value.read().decode()
+        state = admin_request("GET", "/state", sock)
+        assert len(state["state"]["events"]) == len(calendar_state["events"]) + 1
+        assert admin_request("POST", "/reset", sock) == {"ok": True}
+        assert admin_request("GET", "/state", sock) == {"state": calendar_state, "log": []}
+        assert admin_request("GET", "/health", sock)["ok"]
+        with pytest.raises(OSError, match="HTTP 404"):
+            admin_request("POST", "/teleport", sock)
+        assert oct(os.stat(sock).st_mode & 0o777) == "0o600"
+        mine = [e for e in calendar_state["events"] if e["organizer"] == me]
+        assert mine == [
+            e
+            for e in admin_request("GET", "/state", sock)["state"]["events"]
+            if e["organizer"] == me
+        ]
+
+
+@contextmanager
+def admin_served(tmp_path, state):
+    """The calendar server as the task containers run it: the agent's port, which serves no
+    control endpoint, and the admin socket (owner-only) for state and reset."""
+    service = ToolService(DomainBackend(Environment(load_domain("calendar"), state)), None, None)
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(service, serve_state=False))
+    sock = str(tmp_path / "admin.sock")
+    admin = UnixHttpServer(sock, make_admin_handler(service))
+    for srv in (httpd, admin):
+        threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}", sock
+    finally:
+        for srv in (httpd, admin):
+            srv.shutdown()
+            srv.server_close()

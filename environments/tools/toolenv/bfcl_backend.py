@@ -27,10 +27,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-try:  # in a task container the runtime is copied next to this module
-    from . import bfcl_runtime as rt
-except ImportError:  # pragma: no cover - on the host it lives with the importer
-    from factory.importers import bfcl_runtime as rt
+from . import bfcl_runtime as rt  # its neighbour, on the host and in a task container
 
 DEFAULT_POLICY = (
     "These tools operate simulated systems ({classes}). Their state exists only behind the tools: "

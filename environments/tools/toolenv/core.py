@@ -6,6 +6,10 @@ agent, and policy rules. A rule looks at a call before it runs and returns a mes
 the call breaks the policy; the call is still refused (error to the agent) and the violation is
 logged, so a verifier can fail a task whose agent tried a forbidden action.
 
+A domain may also name the reasons for which a request goes to a human colleague
+(``handovers``): it then serves ``transfer_to_human(reason, summary)``, which records the reason
+in the state (``state["handovers"]``), and its policy lists the reasons.
+
 Everything here is deterministic: no clocks, no randomness. "Today" is part of the state.
 """
 
@@ -67,14 +71,42 @@ Rule = Callable[[JSON, str, JSON], "str | None"]
 """(state, tool name, arguments) -> a violation message, or None when the call is allowed."""
 
 
+HANDOVER_TOOL = "transfer_to_human"
+
+
 @dataclass
 class Domain:
     name: str
     title: str
     policy: str
-    """The policy document the agent must follow (markdown)."""
+    """The policy document the agent must follow (markdown); with ``handovers``, it ends with
+    a section that lists them."""
     tools: dict[str, Tool] = field(default_factory=dict)
     rules: list[Rule] = field(default_factory=list)
+    handovers: dict[str, str] = field(default_factory=dict)
+    """Reasons to hand a request over to a human: code -> when it applies (policy words)."""
+
+    def __post_init__(self) -> None:
+        if self.handovers:
+            self.policy = self.policy.rstrip() + "\n\n" + handover_section(self.handovers)
+            self._add_handover_tool()
+
+    def _add_handover_tool(self) -> None:
+        reasons = sorted(self.handovers)
+
+        @self.tool(
+            "Hand the request over to a human colleague, for one of the reasons the policy "
+            "lists; a summary of what the customer needs goes with it.",
+            {
+                "reason": {"type": "string", "enum": reasons},
+                "summary": {"type": "string", "description": "what the colleague should know"},
+            },
+            mutates=True,
+        )
+        def transfer_to_human(state: JSON, reason: str, summary: str) -> JSON:
+            require(bool(summary.strip()), "give the colleague a summary of the request")
+            state.setdefault("handovers", []).append({"reason": reason})
+            return {"transferred": True, "reason": reason, "ticket": len(state["handovers"])}
 
     def tool(
         self,
@@ -96,6 +128,8 @@ class Domain:
                 "additionalProperties": False,
             }
             self.tools[fn.__name__] = Tool(fn.__name__, description, schema, fn, mutates)
+            if HANDOVER_TOOL in self.tools:  # listed last: the domain's own tools come first
+                self.tools[HANDOVER_TOOL] = self.tools.pop(HANDOVER_TOOL)
             return fn
 
         return wrap
@@ -279,6 +313,18 @@ class Environment:
 
     def violations(self) -> list[JSON]:
         return [e for e in self.log if "violation" in e]
+
+
+def handover_section(handovers: dict[str, str]) -> str:
+    """The policy section that lists the reasons to hand a request over to a human."""
+    lines = "\n".join(f"- `{code}`: {text}" for code, text in sorted(handovers.items()))
+    return (
+        "# Handing over to a human\n\n"
+        f"Some requests only a human colleague may handle. When a request, or a part of it, is "
+        f"one of these, call `{HANDOVER_TOOL}` once with its reason and a short summary, and do "
+        "not handle that part yourself (the rest of the request is still yours):\n\n"
+        f"{lines}\n\nNever hand over for any other reason.\n"
+    )
 
 
 def load_domain(name: str) -> Domain:

@@ -12,11 +12,21 @@ Endpoints (all JSON):
                              or ``initialize`` -> a session (2024-11-05 .. 2025-11-25);
                              ``tools/list``, ``tools/call`` (and ``ping`` in a session).
 * ``DELETE /mcp``            end the session named by ``Mcp-Session-Id``.
+
+Control endpoints are never on the TCP port, which the agent can reach: with
+``--admin-socket PATH`` they are served on a unix socket there (the server runs as its own user
+and creates the socket inside a folder only that user and root can enter):
+
 * ``GET /state``             the verifier's view: current state and the call log.
 * ``POST /reset``            back to the initial state with an empty log (one rollout -> next).
+* ``GET /health``            as above.
+
+Without ``--admin-socket`` (imported BFCL tasks) ``GET /state`` is also answered on the TCP
+port and there is no reset.
 
 Every call is appended to ``--log`` (JSONL) and the state is written to ``--state-out`` after
-each change, so a crash or a restart never loses what the agent did.
+each change, so a crash or a restart never loses what the agent did; a verifier (root) reads
+those two files, which only the server's user can write.
 
 What answers the calls is a :class:`Backend`: by default a :class:`~.core.Domain` bound to a JSON
 state (``--domain NAME --state FILE``, the tool families); ``--backend bfcl --config FILE`` serves
@@ -29,6 +39,7 @@ import argparse
 import base64
 import json
 import os
+import socketserver
 import threading
 import urllib.parse
 import uuid
@@ -416,34 +427,44 @@ def _header_mismatch(headers: Mapping[str, str], message: dict, version: str) ->
     return None
 
 
-def make_handler(service: ToolService) -> type[BaseHTTPRequestHandler]:
+class JsonHandler(BaseHTTPRequestHandler):
+    """JSON replies, no request logging (the call log is the record)."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib name
+        return
+
+    def _send(self, status: int, body: Any = None, headers: dict | None = None) -> None:
+        data = b"" if body is None else json.dumps(body, sort_keys=True).encode()
+        self.send_response(status)
+        if body is not None:
+            self.send_header("Content-Type", "application/json")
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _reply(self, reply: HttpReply) -> None:
+        self._send(reply.status, reply.body, reply.headers)
+
+    def _raw(self) -> bytes:
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length else b""
+
+
+ADMIN_ONLY = "is a control endpoint: it is served only on the server's admin socket"
+
+
+def make_handler(service: ToolService, *, serve_state: bool = True) -> type[JsonHandler]:
+    """The handler of the agent-facing port. ``serve_state``: also answer ``GET /state`` (only
+    for servers without an admin socket); ``/reset`` is never served here."""
     mcp = McpEndpoint(service)
 
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
+    class Handler(JsonHandler):
         endpoint = mcp
         """The MCP side (its open sessions), for whoever holds the handler class."""
-
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib name
-            return
-
-        def _send(self, status: int, body: Any = None, headers: dict | None = None) -> None:
-            data = b"" if body is None else json.dumps(body, sort_keys=True).encode()
-            self.send_response(status)
-            if body is not None:
-                self.send_header("Content-Type", "application/json")
-            for key, value in (headers or {}).items():
-                self.send_header(key, value)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def _reply(self, reply: HttpReply) -> None:
-            self._send(reply.status, reply.body, reply.headers)
-
-        def _raw(self) -> bytes:
-            length = int(self.headers.get("Content-Length") or 0)
-            return self.rfile.read(length) if length else b""
 
         def do_GET(self) -> None:  # noqa: N802 - http.server API
             backend = service.backend
@@ -453,8 +474,10 @@ def make_handler(service: ToolService) -> type[BaseHTTPRequestHandler]:
                 self._send(200, {"tools": backend.openai_tools()})
             elif self.path == "/policy":
                 self._send(200, {"policy": backend.policy})
-            elif self.path == "/state":
+            elif self.path == "/state" and serve_state:
                 self._send(200, service.snapshot())
+            elif self.path == "/state":
+                self._send(404, {"error": f"{self.path} {ADMIN_ONLY}"})
             elif self.path == "/mcp":
                 text = "no server-initiated stream here: POST requests, DELETE ends a session"
                 self._send(405, {"error": text}, {"Allow": "POST, DELETE"})
@@ -486,12 +509,53 @@ def make_handler(service: ToolService) -> type[BaseHTTPRequestHandler]:
                     return
                 self._send(200, service.call(str(body["name"]), body.get("arguments", {})))
             elif self.path == "/reset":
-                service.reset()
-                self._send(200, {"ok": True})
+                self._send(404, {"ok": False, "error": f"{self.path} {ADMIN_ONLY}"})
             else:
                 self._send(404, {"error": f"no such endpoint: {self.path}"})
 
     return Handler
+
+
+def make_admin_handler(service: ToolService) -> type[JsonHandler]:
+    """The handler of the admin socket: the verifier's view and the reset."""
+
+    class AdminHandler(JsonHandler):
+        def address_string(self) -> str:  # a unix socket peer has no host
+            return "admin"
+
+        def do_GET(self) -> None:  # noqa: N802 - http.server API
+            if self.path == "/health":
+                self._send(200, {"ok": True, "domain": service.backend.name})
+            elif self.path == "/state":
+                self._send(200, service.snapshot())
+            else:
+                self._send(404, {"error": f"no such admin endpoint: {self.path}"})
+
+        def do_POST(self) -> None:  # noqa: N802 - http.server API
+            self._raw()
+            if self.path == "/reset":
+                service.reset()
+                self._send(200, {"ok": True})
+            else:
+                self._send(404, {"error": f"no such admin endpoint: {self.path}"})
+
+    return AdminHandler
+
+
+class UnixHttpServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    """HTTP on a unix socket, readable and writable by its owner only."""
+
+    daemon_threads = True
+
+    def server_bind(self) -> None:
+        path = Path(self.server_address)
+        if path.is_socket():
+            path.unlink()  # left by an earlier run of this server
+        old = os.umask(0o177)
+        try:
+            super().server_bind()
+        finally:
+            os.umask(old)
 
 
 def make_backend(
@@ -512,11 +576,36 @@ def make_backend(
     raise SystemExit(f"server: unknown backend {backend!r} (domain or bfcl)")
 
 
-def serve(backend: Backend, port: int, log: Path | None, state_out: Path | None) -> None:
+def serve(
+    backend: Backend,
+    port: int,
+    log: Path | None,
+    state_out: Path | None,
+    admin_socket: Path | None = None,
+) -> None:
     service = ToolService(backend, log, state_out)
-    server = ThreadingHTTPServer(("127.0.0.1", port), make_handler(service))
+    if admin_socket is not None:
+        admin = UnixHttpServer(str(admin_socket), make_admin_handler(service))
+        threading.Thread(target=admin.serve_forever, name="admin", daemon=True).start()
+    handler = make_handler(service, serve_state=admin_socket is None)
+    server = ThreadingHTTPServer(("127.0.0.1", port), handler)
     server.daemon_threads = True
     server.serve_forever()
+
+
+def drop_privileges(user: str) -> None:
+    """Become ``user`` (from root), with only its own group; a no-op when already ``user``."""
+    import pwd
+
+    entry = pwd.getpwnam(user)
+    if os.geteuid() == entry.pw_uid:
+        return
+    if os.geteuid() != 0:
+        raise SystemExit(f"server: --user {user} needs to be started as root")
+    os.setgroups([])
+    os.setgid(entry.pw_gid)
+    os.setuid(entry.pw_uid)
+    os.environ["HOME"] = entry.pw_dir
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -528,9 +617,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--log", type=Path, help="append every call here (JSONL)")
     parser.add_argument("--state-out", type=Path, help="write the current state here")
+    parser.add_argument(
+        "--admin-socket", type=Path, help="serve /state and /reset on this unix socket only"
+    )
+    parser.add_argument("--user", help="started as root: run as this user from the start")
     args = parser.parse_args(argv)
+    if args.user:
+        drop_privileges(args.user)
     backend = make_backend(args.backend, domain=args.domain, state=args.state, config=args.config)
-    serve(backend, args.port, args.log, args.state_out)
+    serve(backend, args.port, args.log, args.state_out, args.admin_socket)
 
 
 if __name__ == "__main__":

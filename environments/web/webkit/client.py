@@ -4,12 +4,13 @@ cookie jar, CSRF token extraction, form posts. Stdlib only."""
 from __future__ import annotations
 
 import http.cookiejar
+import os
 import re
 import urllib.error
 import urllib.parse
 import urllib.request
 
-ORIGIN = "http://127.0.0.1:8000"
+ORIGIN = os.environ.get("WEBAPP_ORIGIN", "http://127.0.0.1:8000")
 _CSRF = re.compile(r'name="csrf_token" value="([0-9a-f]+)"')
 
 

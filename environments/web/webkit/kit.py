@@ -285,10 +285,30 @@ class WebApp:
 
     # --- running --------------------------------------------------------------------------
     def main(self) -> None:
+        """``--init``: create the database (build time); else serve, as ``--user NAME`` when
+        given (started as root, the app then runs as that user: its data folder is that
+        user's alone)."""
         if "--init" in sys.argv:
             self.init_db(Path(sys.argv[0]).resolve().parent / "seed.json")
             return
+        if "--user" in sys.argv[:-1]:
+            drop_privileges(sys.argv[sys.argv.index("--user") + 1])
         self.app.run(host="127.0.0.1", port=PORT, threaded=True, use_reloader=False)
+
+
+def drop_privileges(user: str) -> None:
+    """Become ``user`` (from root), with only its own group; a no-op when already ``user``."""
+    import pwd
+
+    entry = pwd.getpwnam(user)
+    if os.geteuid() == entry.pw_uid:
+        return
+    if os.geteuid() != 0:
+        raise SystemExit(f"webkit: --user {user} needs to be started as root")
+    os.setgroups([])
+    os.setgid(entry.pw_gid)
+    os.setuid(entry.pw_uid)
+    os.environ["HOME"] = entry.pw_dir
 
 
 def _next_suffix() -> str:

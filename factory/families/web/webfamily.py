@@ -6,6 +6,11 @@ draws the app's seed data and a goal from the seed, and checks the goal in the a
 The app starts with the container (entrypoint) and ``[environment.healthcheck]`` holds phases and
 episodes until it answers. Tasks need several steps through the app: sign in, navigate, search,
 page through lists, fill forms, recover from validation errors.
+
+The app runs as its own user (``webapp``), whose data folder (the database and its audit trail)
+the agent's user (``agent``) cannot enter: the agent can only change the data through the app.
+A family may add cheat probes in ``templates/cheats/`` (e.g. forging a record straight into the
+database) that certification runs and that must score 0.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from typing import Any
 
 from factory.families.base import Draft, Family
 from factory.resources import web_apps_dir, webkit_dir
-from factory.vocabulary import Difficulty, Domain
+from factory.vocabulary import AGENT_USER, Difficulty, Domain
 
 WEB_PORT = 8000
 WEBENV_DIR = webkit_dir()
@@ -81,6 +86,7 @@ class WebFamily(Family):
             files=files,
             secrets=scenario.secrets,
             outputs=["/srv/app/data/app.db"],
+            agent_user=AGENT_USER,  # the app runs as its own user (dockerfile_web.j2)
             healthcheck=dict(HEALTHCHECK),
             memory_mb=768,
             agent_timeout_sec=600.0,

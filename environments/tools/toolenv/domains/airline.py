@@ -78,7 +78,16 @@ in US dollars.
     At most one certificate per reservation.
 """
 
-DOMAIN = Domain("airline", "Airline Reservations", POLICY)
+HANDOVERS = {
+    "baggage_claim": "a checked bag was lost, damaged or arrived late (the baggage desk "
+    "handles every claim)",
+    "special_assistance": "a traveller needs a wheelchair, medical equipment or other "
+    "assistance at the airport or on board",
+    "group_travel": "a trip for more than five travellers (group bookings are quoted by the "
+    "group desk)",
+}
+
+DOMAIN = Domain("airline", "Airline Reservations", POLICY, handovers=HANDOVERS)
 
 _DATE = {"type": "string", "description": "ISO date, YYYY-MM-DD"}
 _ID = {"type": "string"}

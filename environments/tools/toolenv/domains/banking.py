@@ -41,7 +41,13 @@ You are the bank's support agent and act for the customer who writes to you.
    an id. Amounts are in US dollars.
 """
 
-DOMAIN = Domain("banking", "Retail Banking", POLICY)
+HANDOVERS = {
+    "loan_request": "the customer asks for a loan, a mortgage or a higher overdraft",
+    "bereavement": "the customer tells you an account holder has died",
+    "account_closure": "the customer wants to close an account for good",
+}
+
+DOMAIN = Domain("banking", "Retail Banking", POLICY, handovers=HANDOVERS)
 
 _ID = {"type": "string"}
 _AMOUNT = {"type": "number", "description": "US dollars, e.g. 125.50"}

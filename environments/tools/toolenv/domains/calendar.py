@@ -15,7 +15,12 @@ POLICY = """\
 4. Look people up with `find_user`; never guess a user id.
 """
 
-DOMAIN = Domain("calendar", "Calendar & Scheduling", POLICY)
+HANDOVERS = {
+    "facilities": "a meeting room's equipment is broken, or the room needs cleaning or repairs",
+    "visitor_access": "guests from outside the company need visitor badges to enter the building",
+}
+
+DOMAIN = Domain("calendar", "Calendar & Scheduling", POLICY, handovers=HANDOVERS)
 
 _TIME = {"type": "string", "description": "24-hour time, HH:MM"}
 _DATE = {"type": "string", "description": "ISO date, YYYY-MM-DD"}

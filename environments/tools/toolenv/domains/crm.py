@@ -25,7 +25,13 @@ POLICY = """\
    tools; never guess an id.
 """
 
-DOMAIN = Domain("crm", "Sales CRM", POLICY)
+HANDOVERS = {
+    "privacy_request": "a contact asks for a copy of the personal data we hold on them, or for "
+    "it to be erased (the privacy team answers these)",
+    "billing_dispute": "a customer disputes an invoice or asks for money back",
+}
+
+DOMAIN = Domain("crm", "Sales CRM", POLICY, handovers=HANDOVERS)
 
 STAGES = ["lead", "qualified", "proposal", "negotiation", "closed-won", "closed-lost"]
 OPEN = STAGES[:4]

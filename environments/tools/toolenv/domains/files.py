@@ -24,7 +24,13 @@ POLICY = """\
 6. Look people, files and folders up with the tools; never guess an id.
 """
 
-DOMAIN = Domain("files", "Cloud Drive", POLICY)
+HANDOVERS = {
+    "purged_file": "a file must come back that is no longer in the trash (deleted for good: "
+    "only IT can restore it from backups)",
+    "leaver_files": "someone wants the files of a colleague who has left the company",
+}
+
+DOMAIN = Domain("files", "Cloud Drive", POLICY, handovers=HANDOVERS)
 
 _ID = {"type": "string"}
 

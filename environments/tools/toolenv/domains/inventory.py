@@ -37,7 +37,13 @@ You handle customer requests for an online store through its order-management to
    deliveries; never use it to serve a customer's request.
 """
 
-DOMAIN = Domain("inventory", "Store Orders & Inventory", POLICY)
+HANDOVERS = {
+    "damaged_delivery": "goods arrived damaged (a claim with the carrier)",
+    "wholesale_quote": "a price for 100 or more units of one product (wholesale is quoted by "
+    "the sales team)",
+}
+
+DOMAIN = Domain("inventory", "Store Orders & Inventory", POLICY, handovers=HANDOVERS)
 
 _ID = {"type": "string"}
 _QTY = {"type": "integer", "description": "units, at least 1"}

@@ -29,9 +29,16 @@ CREATE TABLE order_items (
 );
 """
 
-web = WebApp("Shop", schema=SCHEMA, per_page=8, nav=[
-    ("Products", "/products"), ("Cart", "/cart"), ("My orders", "/orders"),
-])
+web = WebApp(
+    "Shop",
+    schema=SCHEMA,
+    per_page=8,
+    nav=[
+        ("Products", "/products"),
+        ("Cart", "/cart"),
+        ("My orders", "/orders"),
+    ],
+)
 app = web.app
 
 
@@ -42,7 +49,9 @@ def money(cents: int) -> str:
 def cart_lines(user_id: int) -> list:
     return web.query(
         "SELECT p.*, c.qty FROM cart_items c JOIN products p ON p.id = c.product_id "
-        "WHERE c.user_id = ? ORDER BY p.name", (user_id,))
+        "WHERE c.user_id = ? ORDER BY p.name",
+        (user_id,),
+    )
 
 
 def totals(user_id: int) -> tuple[int, int, str | None]:
@@ -73,11 +82,13 @@ def products():
         sql += " AND category = ?"
         args.append(category)
     rows, pager = web.paginate(sql + " ORDER BY name", tuple(args))
-    categories = [r["category"] for r in web.query(
-        "SELECT DISTINCT category FROM products ORDER BY category")]
+    categories = [
+        r["category"] for r in web.query("SELECT DISTINCT category FROM products ORDER BY category")
+    ]
     options = "".join(
         f'<option value="{esc(c)}"{" selected" if c == category else ""}>{esc(c)}</option>'
-        for c in categories)
+        for c in categories
+    )
     body = (
         '<form method="get" action="/products"><label for="q">Search</label> '
         f'<input id="q" name="q" value="{esc(q)}"> <label for="category">Category</label> '
@@ -86,7 +97,9 @@ def products():
         "<th>Price</th><th>Stock</th></tr>"
         + "".join(
             f'<tr><td><a href="/products/{r["id"]}">{esc(r["name"])}</a></td><td>{esc(r["sku"])}'
-            f'</td><td>{money(r["price_cents"])}</td><td>{r["stock"]}</td></tr>' for r in rows)
+            f"</td><td>{money(r['price_cents'])}</td><td>{r['stock']}</td></tr>"
+            for r in rows
+        )
         + f"</table>{pager}"
     )
     return web.page("Products", body)
@@ -121,16 +134,25 @@ def cart_add():
     if row is None or qty < 1:
         web.flash("Choose a product and a quantity of at least 1.", "error")
         return redirect(f"/products/{product_id}")
-    have = web.one("SELECT qty FROM cart_items WHERE user_id = ? AND product_id = ?",
-                   (user["id"], product_id))
+    have = web.one(
+        "SELECT qty FROM cart_items WHERE user_id = ? AND product_id = ?", (user["id"], product_id)
+    )
     total = qty + (have["qty"] if have else 0)
     if total > row["stock"]:
         web.flash(f"Only {row['stock']} of {row['name']} in stock.", "error")
         return redirect(f"/products/{product_id}")
-    web.change("cart_add", [(
-        "INSERT INTO cart_items (user_id, product_id, qty) VALUES (?, ?, ?) "
-        "ON CONFLICT (user_id, product_id) DO UPDATE SET qty = excluded.qty",
-        (user["id"], product_id, total))], product_id=product_id, qty=total)
+    web.change(
+        "cart_add",
+        [
+            (
+                "INSERT INTO cart_items (user_id, product_id, qty) VALUES (?, ?, ?) "
+                "ON CONFLICT (user_id, product_id) DO UPDATE SET qty = excluded.qty",
+                (user["id"], product_id, total),
+            )
+        ],
+        product_id=product_id,
+        qty=total,
+    )
     web.flash(f"Added {qty} x {row['name']} to your cart.")
     return redirect("/cart")
 
@@ -142,7 +164,7 @@ def cart():
     lines = cart_lines(user["id"])
     subtotal, discount, code = totals(user["id"])
     rows = "".join(
-        f'<tr><td>{esc(line["name"])}</td><td>{money(line["price_cents"])}</td><td>'
+        f"<tr><td>{esc(line['name'])}</td><td>{money(line['price_cents'])}</td><td>"
         f'<form method="post" action="/cart/update">{web.csrf_field()}'
         f'<input type="hidden" name="product_id" value="{line["id"]}">'
         f'<label for="qty-{line["id"]}">Qty of {esc(line["name"])}</label> '
@@ -151,10 +173,15 @@ def cart():
         f'<form method="post" action="/cart/remove">{web.csrf_field()}'
         f'<input type="hidden" name="product_id" value="{line["id"]}">'
         f'<button type="submit">Remove {esc(line["name"])}</button></form></td></tr>'
-        for line in lines)
+        for line in lines
+    )
     body = (
-        ("<table><tr><th>Product</th><th>Price</th><th>Quantity</th><th></th></tr>"
-         f"{rows}</table>" if lines else "<p>Your cart is empty.</p>")
+        (
+            "<table><tr><th>Product</th><th>Price</th><th>Quantity</th><th></th></tr>"
+            f"{rows}</table>"
+            if lines
+            else "<p>Your cart is empty.</p>"
+        )
         + f"<p>Subtotal: {money(subtotal)}</p>"
         + (f"<p>Coupon {esc(code)}: -{money(discount)}</p>" if code else "")
         + f"<p>Total: {money(subtotal - discount)}</p>"
@@ -181,12 +208,28 @@ def cart_update():
     elif qty > row["stock"]:
         web.flash(f"Only {row['stock']} of {row['name']} in stock.", "error")
     elif qty == 0:
-        web.change("cart_remove", [("DELETE FROM cart_items WHERE user_id = ? AND product_id = ?",
-                                    (user["id"], product_id))], product_id=product_id)
+        web.change(
+            "cart_remove",
+            [
+                (
+                    "DELETE FROM cart_items WHERE user_id = ? AND product_id = ?",
+                    (user["id"], product_id),
+                )
+            ],
+            product_id=product_id,
+        )
     else:
-        web.change("cart_update", [(
-            "UPDATE cart_items SET qty = ? WHERE user_id = ? AND product_id = ?",
-            (qty, user["id"], product_id))], product_id=product_id, qty=qty)
+        web.change(
+            "cart_update",
+            [
+                (
+                    "UPDATE cart_items SET qty = ? WHERE user_id = ? AND product_id = ?",
+                    (qty, user["id"], product_id),
+                )
+            ],
+            product_id=product_id,
+            qty=qty,
+        )
         web.flash(f"{row['name']}: quantity {qty}.")
     return redirect("/cart")
 
@@ -196,8 +239,11 @@ def cart_update():
 def cart_remove():
     user = web.current_user()
     product_id = int(request.form.get("product_id", "0") or 0)
-    web.change("cart_remove", [("DELETE FROM cart_items WHERE user_id = ? AND product_id = ?",
-                                (user["id"], product_id))], product_id=product_id)
+    web.change(
+        "cart_remove",
+        [("DELETE FROM cart_items WHERE user_id = ? AND product_id = ?", (user["id"], product_id))],
+        product_id=product_id,
+    )
     web.flash("Removed from your cart.")
     return redirect("/cart")
 
@@ -212,13 +258,22 @@ def cart_coupon():
     if coupon is None:
         web.flash(f"Coupon {code or '(empty)'} does not exist or has expired.", "error")
     elif subtotal < coupon["min_total_cents"]:
-        web.flash(f"Coupon {code} needs a subtotal of at least "
-                  f"{money(coupon['min_total_cents'])}.", "error")
+        web.flash(
+            f"Coupon {code} needs a subtotal of at least {money(coupon['min_total_cents'])}.",
+            "error",
+        )
     else:
-        web.change("coupon_apply", [(
-            "INSERT INTO cart_coupons (user_id, code) VALUES (?, ?) "
-            "ON CONFLICT (user_id) DO UPDATE SET code = excluded.code", (user["id"], code))],
-            code=code)
+        web.change(
+            "coupon_apply",
+            [
+                (
+                    "INSERT INTO cart_coupons (user_id, code) VALUES (?, ?) "
+                    "ON CONFLICT (user_id) DO UPDATE SET code = excluded.code",
+                    (user["id"], code),
+                )
+            ],
+            code=code,
+        )
         web.flash(f"Coupon {code} applied: {coupon['percent']}% off.")
     return redirect("/cart")
 
@@ -251,14 +306,28 @@ def checkout():
                     "INSERT INTO orders (user_id, status, subtotal_cents, discount_cents, "
                     "total_cents, coupon_code, ship_name, ship_street, ship_city, ship_zip) "
                     "VALUES (?, 'placed', ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (user["id"], subtotal, discount, subtotal - discount, code,
-                     form["name"].strip(), form["street"].strip(), form["city"].strip(), zip_code))
+                    (
+                        user["id"],
+                        subtotal,
+                        discount,
+                        subtotal - discount,
+                        code,
+                        form["name"].strip(),
+                        form["street"].strip(),
+                        form["city"].strip(),
+                        zip_code,
+                    ),
+                )
                 order_id = cursor.lastrowid
                 for line in lines:
-                    db.execute("INSERT INTO order_items VALUES (?, ?, ?, ?)",
-                               (order_id, line["id"], line["qty"], line["price_cents"]))
-                    db.execute("UPDATE products SET stock = stock - ? WHERE id = ?",
-                               (line["qty"], line["id"]))
+                    db.execute(
+                        "INSERT INTO order_items VALUES (?, ?, ?, ?)",
+                        (order_id, line["id"], line["qty"], line["price_cents"]),
+                    )
+                    db.execute(
+                        "UPDATE products SET stock = stock - ? WHERE id = ?",
+                        (line["qty"], line["id"]),
+                    )
                 db.execute("DELETE FROM cart_items WHERE user_id = ?", (user["id"],))
                 db.execute("DELETE FROM cart_coupons WHERE user_id = ?", (user["id"],))
                 web.audit("place_order", order_id=order_id, total_cents=subtotal - discount)
@@ -268,12 +337,18 @@ def checkout():
     fields = "".join(
         f'<label for="{f}">{label}</label> <input id="{f}" name="{f}" '
         f'value="{esc(form.get(f, ""))}"><br>'
-        for f, label in (("name", "Full name"), ("street", "Street"), ("city", "City"),
-                         ("zip", "ZIP code")))
+        for f, label in (
+            ("name", "Full name"),
+            ("street", "Street"),
+            ("city", "City"),
+            ("zip", "ZIP code"),
+        )
+    )
     body = (
         "".join(f'<p class="flash error">{esc(e)}</p>' for e in errors)
         + f"<p>{len(lines)} product(s), total {money(subtotal - discount)}"
-        + (f" with coupon {esc(code)}" if code else "") + "</p>"
+        + (f" with coupon {esc(code)}" if code else "")
+        + "</p>"
         + f'<form method="post" action="/checkout">{web.csrf_field()}{fields}'
         '<button type="submit">Place order</button></form>'
     )
@@ -284,11 +359,18 @@ def checkout():
 @web.login_required
 def orders():
     user = web.current_user()
-    rows, pager = web.paginate("SELECT * FROM orders WHERE user_id = ? ORDER BY id DESC",
-                               (user["id"],))
-    body = "<ul>" + "".join(
-        f'<li><a href="/orders/{r["id"]}">Order #{r["id"]}</a> - {esc(r["status"])} - '
-        f'{money(r["total_cents"])}</li>' for r in rows) + f"</ul>{pager}"
+    rows, pager = web.paginate(
+        "SELECT * FROM orders WHERE user_id = ? ORDER BY id DESC", (user["id"],)
+    )
+    body = (
+        "<ul>"
+        + "".join(
+            f'<li><a href="/orders/{r["id"]}">Order #{r["id"]}</a> - {esc(r["status"])} - '
+            f"{money(r['total_cents'])}</li>"
+            for r in rows
+        )
+        + f"</ul>{pager}"
+    )
     return web.page("My orders", body)
 
 
@@ -299,13 +381,20 @@ def order(order_id: int):
     row = web.one("SELECT * FROM orders WHERE id = ? AND user_id = ?", (order_id, user["id"]))
     if row is None:
         return web.page("Not found", "<p>No such order.</p>", status=404)
-    items = web.query("SELECT p.name, i.qty, i.price_cents FROM order_items i JOIN products p "
-                      "ON p.id = i.product_id WHERE i.order_id = ?", (order_id,))
+    items = web.query(
+        "SELECT p.name, i.qty, i.price_cents FROM order_items i JOIN products p "
+        "ON p.id = i.product_id WHERE i.order_id = ?",
+        (order_id,),
+    )
     body = (
-        "<ul>" + "".join(f"<li>{i['qty']} x {esc(i['name'])} at {money(i['price_cents'])}</li>"
-                         for i in items) + "</ul>"
+        "<ul>"
+        + "".join(
+            f"<li>{i['qty']} x {esc(i['name'])} at {money(i['price_cents'])}</li>" for i in items
+        )
+        + "</ul>"
         + f"<p>Status: {esc(row['status'])}. Total {money(row['total_cents'])}"
-        + (f" (coupon {esc(row['coupon_code'])})" if row["coupon_code"] else "") + "</p>"
+        + (f" (coupon {esc(row['coupon_code'])})" if row["coupon_code"] else "")
+        + "</p>"
         + f"<p>Ship to: {esc(row['ship_name'])}, {esc(row['ship_street'])}, "
         f"{esc(row['ship_city'])} {esc(row['ship_zip'])}</p>"
     )

@@ -6,7 +6,10 @@ import posixpath
 from collections.abc import Mapping
 from typing import Any
 
+from pydantic import Field
+
 from factory.families.base import Draft, Family, register
+from factory.families.slots import Slots, Word
 from factory.families.terminal.seed_tree import (
     DAY,
     EPOCH_2022,
@@ -97,6 +100,19 @@ LANDINGS = ["/etc/cron.d", "/usr/local/bin", "/root", "/etc/profile.d", "/var/sp
 SRC_EXCLUDE_SUFFIXES = ["~", ".log", ".tmp", ".swp", ".bak", ".orig"]
 
 
+class ArchiveSlots(Slots):
+    """A project whose files travel as archives: the project's name (also its Python
+    package's) and the top-level folders of its exports."""
+
+    project: Word = Field(description="the project's name, one word", examples=["tidewater"])
+    folders: list[Word] = Field(
+        min_length=6,
+        max_length=8,
+        description="one-word names of the top-level folders of its exports",
+        examples=[["charts", "permits", "rosters", "manifests", "invoices", "surveys"]],
+    )
+
+
 @register
 class Archives(Family):
     """Two kinds of archive chores, picked by the seed.
@@ -114,6 +130,7 @@ class Archives(Family):
     name = "archives"
     title = "Extract selected members from an archive, or build a release tarball, to spec"
     category = "archives"
+    slots = ArchiveSlots
 
     def draft(self, rng, difficulty: Difficulty, params: Mapping[str, Any]) -> Draft:
         if rng.random() < 0.5:
@@ -125,7 +142,7 @@ class Archives(Family):
     def _extract(self, rng, difficulty: Difficulty) -> Draft:
         level = difficulty.value
         hard = difficulty is Difficulty.HARD
-        proj = rng.choice(PROJECTS)
+        proj = self.filled("project", None) or rng.choice(PROJECTS)
         fmt = rng.choice(
             ["tar.gz", "zip"] if level == "easy" else ["tar.gz", "tgz", "tar.xz", "tar.bz2", "zip"]
         )
@@ -141,7 +158,7 @@ class Archives(Family):
                 f"/home/{rng.choice(USERS)}/{proj}-picked",
             ]
         )
-        tops = rng.sample(TOPS, {"easy": 4, "medium": 5, "hard": 6}[level])
+        tops = rng.sample(self.filled("folders", TOPS), {"easy": 4, "medium": 5, "hard": 6}[level])
         n_rules = 1 if level == "easy" else 2
         rules = [[d, e] for d, e in zip(tops[:n_rules], rng.sample(EXTS, n_rules), strict=True)]
         members: dict[str, Entry] = {}
@@ -282,7 +299,7 @@ class Archives(Family):
     def _create(self, rng, difficulty: Difficulty) -> Draft:
         level = difficulty.value
         hard = difficulty is Difficulty.HARD
-        proj = rng.choice(PROJECTS)
+        proj = self.filled("project", None) or rng.choice(PROJECTS)
         pkg = proj
         user = rng.choice(USERS)
         ver = f"{rng.randint(0, 4)}.{rng.randint(0, 20)}.{rng.randint(0, 9)}"

@@ -10,7 +10,10 @@ import random
 from collections.abc import Mapping
 from typing import Any
 
+from pydantic import Field
+
 from factory.families.base import Draft, Family, register
+from factory.families.slots import Slots, Slug, Word
 from factory.vocabulary import Difficulty
 
 FOLDERS = ["/srv/downloads", "/data/mirror", "/opt/releases", "/home/user/incoming"]
@@ -28,8 +31,8 @@ LEVELS = {
 }
 
 
-def _content(rng: random.Random) -> bytes:
-    lines = [" ".join(rng.choices(WORDS, k=rng.randint(4, 12))) for _ in range(rng.randint(5, 60))]
+def _content(rng: random.Random, words: list[str]) -> bytes:
+    lines = [" ".join(rng.choices(words, k=rng.randint(4, 12))) for _ in range(rng.randint(5, 60))]
     return ("\n".join(lines) + "\n").encode()
 
 
@@ -37,6 +40,24 @@ def _corrupt(rng: random.Random, data: bytes) -> bytes:
     """The same size with one byte changed (a bit rot the size alone does not show)."""
     at = rng.randrange(len(data) - 1)
     return data[:at] + bytes([data[at] ^ 0x20 or 0x21]) + data[at + 1 :]
+
+
+class ChecksumSlots(Slots):
+    """A folder of downloaded files: what the files are (the first part of each file name)
+    and the words their text is made of."""
+
+    stems: list[Slug] = Field(
+        min_length=6,
+        max_length=8,
+        description="what the downloaded files are, one short name each",
+        examples=[["tide-chart", "buoy-data", "harbour-map", "crew-list", "manifest", "permit"]],
+    )
+    words: list[Word] = Field(
+        min_length=8,
+        max_length=10,
+        description="words the files' text is made of",
+        examples=[["anchor", "quay", "pilot", "ebb", "swell", "hull", "mooring", "cargo"]],
+    )
 
 
 @register
@@ -50,19 +71,21 @@ class ChecksumVerify(Family):
     name = "checksum-verify"
     title = "Find the downloads that do not match their published SHA256 checksums"
     category = "file-integrity"
+    slots = ChecksumSlots
 
     def draft(self, rng: random.Random, difficulty: Difficulty, params: Mapping[str, Any]) -> Draft:
         level = LEVELS[difficulty]
         folder = rng.choice(FOLDERS)
+        stems, words = self.filled("stems", STEMS), self.filled("words", WORDS)
         names: list[str] = []
         while len(names) < level["files"] + level["extra"]:
-            name = f"{rng.choice(STEMS)}-{rng.choice(TAGS)}-{rng.randint(1, 40)}.{rng.choice(EXTS)}"
+            name = f"{rng.choice(stems)}-{rng.choice(TAGS)}-{rng.randint(1, 40)}.{rng.choice(EXTS)}"
             if level["subdirs"] and rng.random() < 0.4:
                 name = f"{rng.choice(SUBDIRS)}/{name}"
             if name not in names:
                 names.append(name)
         listed = names[: level["files"]]  # the rest are files the list does not name
-        content = {name: _content(rng) for name in names}
+        content = {name: _content(rng, words) for name in names}
         bad = rng.sample(listed, level["bad"] + level["missing"])
         missing, corrupted = bad[: level["missing"]], bad[level["missing"] :]
         manifest = ""

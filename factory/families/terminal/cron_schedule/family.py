@@ -7,8 +7,11 @@ import random
 from collections.abc import Mapping
 from typing import Any
 
+from pydantic import Field
+
 from factory.families.base import Draft, Family, register
 from factory.families.names import MONTH_NAMES
+from factory.families.slots import Slots, Slug
 from factory.families.terminal.shipped import fill, read
 from factory.families.terminal.words import APPS
 from factory.vocabulary import Difficulty
@@ -198,6 +201,13 @@ def _crontab_text(
     return "\n".join(body) + ("\n" if newline else "")
 
 
+class CronSlots(Slots):
+    """An application whose maintenance jobs run from cron: its name (its scripts live in
+    /opt/<app>/bin and its cron file is /etc/cron.d/<app>)."""
+
+    app: Slug = Field(description="the application's short name", examples=["tide-board"])
+
+
 @register
 class CronSchedule(Family):
     """Write crontab entries (/etc/cron.d and a user's crontab) that run given commands on
@@ -210,9 +220,10 @@ class CronSchedule(Family):
     name = "cron-schedule"
     title = "Write or repair crontab entries from schedules described in words"
     category = "scheduling"
+    slots = CronSlots
 
     def draft(self, rng: random.Random, difficulty: Difficulty, params: Mapping[str, Any]) -> Draft:
-        app = rng.choice(APPS)
+        app = self.filled("app", None) or rng.choice(APPS)
         appu = app.upper().replace("-", "_")
         level = difficulty.value
         bindir = f"/opt/{app}/bin"

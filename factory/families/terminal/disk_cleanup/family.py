@@ -7,7 +7,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from pydantic import Field
+
 from factory.families.base import Draft, Family, register
+from factory.families.slots import Slots, Slug, Word
 from factory.families.terminal.seed_tree import (
     DAY,
     EPOCH_2022,
@@ -48,6 +51,19 @@ def _version_key(name: str) -> tuple[int, ...]:
     return tuple(int(x) for x in re.search(r"(\d+)\.(\d+)\.(\d+)$", name).groups())
 
 
+class CleanupSlots(Slots):
+    """An application's data folder that has grown too large: the application's name and
+    what the files it stores are called."""
+
+    app: Slug = Field(description="the application's short name", examples=["ferry-desk"])
+    file_words: list[Word] = Field(
+        min_length=6,
+        max_length=8,
+        description="one-word names of the files it stores (uploads, databases)",
+        examples=[["ticket", "timetable", "manifest", "receipt", "route", "crew"]],
+    )
+
+
 @register
 class DiskCleanup(Family):
     """A service tree over its disk budget: old releases, core dumps, rotated logs and cache
@@ -60,11 +76,13 @@ class DiskCleanup(Family):
     name = "disk-cleanup"
     title = "Free disk space under a budget while honouring protection rules"
     category = "system-administration"
+    slots = CleanupSlots
 
     def draft(self, rng, difficulty: Difficulty, params: Mapping[str, Any]) -> Draft:
         level = difficulty.value
         hard = difficulty is Difficulty.HARD
-        app = rng.choice(CLEAN_APPS)
+        app = self.filled("app", None) or rng.choice(CLEAN_APPS)
+        fwords = self.filled("file_words", FWORDS)
         root = f"{rng.choice(['/srv', '/var/lib', '/opt'])}/{app}"
         keep_list = rng.choice(
             [f"/etc/{app}/cleanup.keep", f"/etc/{app}/keep.list", f"/root/{app}-keep.txt"]
@@ -150,7 +168,7 @@ class DiskCleanup(Family):
         for rel in rng.sample(CORE_LOOKALIKES, 2):
             add(rel, _blob(rng, rng.randint(500, 6000)), old_time())
         add(f"etc/{app}.yaml", words_text(rng, 6, WORDS).encode(), old_time())
-        add(f"data/{rng.choice(FWORDS)}.db", _blob(rng, rng.randint(8000, 30000)), now - 3600)
+        add(f"data/{rng.choice(fwords)}.db", _blob(rng, rng.randint(8000, 30000)), now - 3600)
 
         # logs
         rotated = []
@@ -190,7 +208,7 @@ class DiskCleanup(Family):
         for i, data in enumerate(contents):
             copies = rng.choice([1, 2, 3]) if i > 1 else rng.choice([2, 3])
             for _ in range(copies):
-                rel = f"uploads/{rng.choice(subdirs)}/{rng.choice(FWORDS)}-{rng.randint(100, 999)}.{rng.choice(['pdf', 'png', 'jpg', 'docx'])}"
+                rel = f"uploads/{rng.choice(subdirs)}/{rng.choice(fwords)}-{rng.randint(100, 999)}.{rng.choice(['pdf', 'png', 'jpg', 'docx'])}"
                 if rel not in nodes:
                     uploads.append(rel)
                     add(rel, data, now - rng.randint(1, 90) * DAY)

@@ -6,7 +6,10 @@ import random
 from collections.abc import Mapping
 from typing import Any
 
+from pydantic import Field, field_validator
+
 from factory.families.base import Draft, Family, register
+from factory.families.slots import Slots, Slug, Word, not_system_account
 from factory.vocabulary import Difficulty
 
 APPS = [
@@ -33,6 +36,27 @@ DATA_WORDS = ["users", "orders", "events", "sessions", "reports", "invoices", "m
 WRONG_MODES = ["777", "666", "644", "755", "700", "600", "775", "664"]
 
 
+class PermissionSlots(Slots):
+    """A deployed application's tree under /srv: the application's name, the service account
+    that runs it and the kinds of data files it keeps."""
+
+    app: Slug = Field(description="the application's short name", examples=["tide-tables"])
+    user: Slug = Field(
+        description="the service account that runs it (a new login name)", examples=["tidebot"]
+    )
+    data_words: list[Word] = Field(
+        min_length=7,
+        max_length=8,
+        description="one-word names of the data files it keeps",
+        examples=[["tides", "berths", "vessels", "pilots", "cargo", "manifests", "crews"]],
+    )
+
+    @field_validator("user")
+    @classmethod
+    def _new_account(cls, value: str) -> str:
+        return not_system_account(value)
+
+
 @register
 class FilePermissions(Family):
     """Tree under /srv/<app> with wrong modes/owners; the policy in the instruction says what
@@ -42,10 +66,12 @@ class FilePermissions(Family):
     name = "file-permissions"
     title = "Fix ownership and modes of a deployment tree to match a policy"
     category = "file-management"
+    slots = PermissionSlots
 
     def draft(self, rng: random.Random, difficulty: Difficulty, params: Mapping[str, Any]) -> Draft:
-        app = rng.choice(APPS)
-        user = rng.choice(USERS)
+        app = self.filled("app", None) or rng.choice(APPS)
+        user = self.filled("user", None) or rng.choice(USERS)
+        data_words = self.filled("data_words", DATA_WORDS)
         group = rng.choice([user, f"{user}-grp", "appgroup", "staff-app"])
         root = f"/srv/{app}"
         script_mode, config_mode, data_mode = (
@@ -58,9 +84,9 @@ class FilePermissions(Family):
         configs = [
             f"etc/{w}.{rng.choice(['conf', 'ini', 'yaml'])}" for w in rng.sample(CONF_WORDS, n)
         ]
-        data = [f"data/{w}-{rng.randint(2019, 2026)}.csv" for w in rng.sample(DATA_WORDS, n)]
+        data = [f"data/{w}-{rng.randint(2019, 2026)}.csv" for w in rng.sample(data_words, n)]
         if difficulty is Difficulty.HARD:
-            data.append(f"data/{rng.choice(DATA_WORDS)} export final.csv")
+            data.append(f"data/{rng.choice(data_words)} export final.csv")
             configs.append(f"etc/.{rng.choice(CONF_WORDS)}.local")
         rules = [
             {"kind": "directory", "glob": "every directory", "mode": dir_mode},

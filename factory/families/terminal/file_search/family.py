@@ -7,7 +7,10 @@ import posixpath
 from collections.abc import Mapping
 from typing import Any
 
+from pydantic import Field, field_validator
+
 from factory.families.base import Draft, Family, register
+from factory.families.slots import Slots, Slug, Word, not_system_account
 from factory.families.terminal.seed_tree import (
     DAY,
     EPOCH_2022,
@@ -75,6 +78,30 @@ def _sized(rng, size: int, marker: str | None) -> bytes:
     return body[:size]
 
 
+class SearchSlots(Slots):
+    """A shared folder of a team's files: the share's name, the people who own files in it
+    (their login names) and what the files are called."""
+
+    share: Slug = Field(description="the shared folder's name", examples=["harbour-docs"])
+    users: list[Slug] = Field(
+        min_length=3,
+        max_length=5,
+        description="login names of the people who own files there",
+        examples=[["marta", "oskar", "ilse"]],
+    )
+    file_words: list[Word] = Field(
+        min_length=6,
+        max_length=8,
+        description="one-word names for the files",
+        examples=[["timetable", "permit", "manifest", "invoice", "roster", "chart"]],
+    )
+
+    @field_validator("users")
+    @classmethod
+    def _new_accounts(cls, value: list[str]) -> list[str]:
+        return [not_system_account(user) for user in value]
+
+
 @register
 class FileSearch(Family):
     """Find regular files by criteria in a generated tree, list them (relative, sorted),
@@ -87,13 +114,15 @@ class FileSearch(Family):
     name = "file-search"
     title = "Find files by name, size, time, owner and content; list, copy or move them"
     category = "file-management"
+    slots = SearchSlots
 
     def draft(self, rng, difficulty: Difficulty, params: Mapping[str, Any]) -> Draft:
         level = difficulty.value
         hard = difficulty is Difficulty.HARD
-        share = rng.choice(SHARES)
+        share = self.filled("share", None) or rng.choice(SHARES)
+        fwords = self.filled("file_words", FWORDS)
         root = f"{rng.choice(SEARCH_BASES)}/{share}"
-        users = rng.sample(USERS, 3)
+        users = rng.sample(self.filled("users", USERS), 3)
         uids = {u: 2100 + i for i, u in enumerate(users)}
         ext = rng.choice(SEARCH_EXTS)
         min_k = rng.randint(4, 20)
@@ -126,7 +155,7 @@ class FileSearch(Family):
             if weird:
                 return f"{rng.choice(WEIRD)}.{e}"
             tail = rng.choice(["", f"-{rng.randint(1, 99)}", f"_{rng.choice(DIR_WORDS)}", "-v2"])
-            return f"{rng.choice(FWORDS)}{tail}.{e}"
+            return f"{rng.choice(fwords)}{tail}.{e}"
 
         def where() -> str:
             return rng.choice(dirs + [""])
@@ -144,6 +173,13 @@ class FileSearch(Family):
         def add(rel: str, size: int, mtime: int, user: str, mark: str | None = None) -> str:
             rel = rel.lstrip("/")
             if rel in files or any(rel.startswith(d + "/") for d in files):
+                parent = posixpath.dirname(rel)
+                if parent in files:  # a file already has the name this folder needs
+                    parent = f"{posixpath.dirname(parent)}/{rng.randint(100, 999)}-{posixpath.basename(parent)}"
+                    rel = f"{parent}/{posixpath.basename(rel)}".lstrip("/")
+                else:
+                    rel = f"{parent}/{rng.randint(100, 999)}-{posixpath.basename(rel)}".lstrip("/")
+            elif any(d.startswith(rel + "/") for d in files):  # a folder has this file's name
                 rel = f"{posixpath.dirname(rel)}/{rng.randint(100, 999)}-{posixpath.basename(rel)}".lstrip(
                     "/"
                 )
@@ -182,8 +218,8 @@ class FileSearch(Family):
         match(size=lo - 1)
         match(f"{where()}/{name()}.{rng.choice(['bak', 'old', 'orig'])}")
         match(f"{where()}/{name(e=ext.upper())}")
-        match(f"{where()}/{rng.choice(FWORDS)}_{ext}")
-        match(f"{where()}/{rng.choice(FWORDS)}.{ext}/{rng.choice(FWORDS)}.txt")
+        match(f"{where()}/{rng.choice(fwords)}_{ext}")
+        match(f"{where()}/{rng.choice(fwords)}.{ext}/{rng.choice(fwords)}.txt")
         if hi:
             match(size=hi)
             match(size=hi + rng.randint(1, 3000))

@@ -11,7 +11,10 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from pydantic import Field
+
 from factory.families.base import Draft, Family, register
+from factory.families.slots import Slots, Slug
 from factory.families.terminal.knobs import pick
 from factory.families.terminal.text_tasks import (
     AGENT_TIMEOUT,
@@ -29,6 +32,7 @@ from .logs import (
     LR_APPS,
     LR_FORMATS,
     LR_RESOURCES,
+    LR_SERVICES,
     LR_STATUS,
     LR_ZONES,
     Req,
@@ -335,6 +339,21 @@ def _lr_spec(q: dict[str, Any]) -> dict[str, Any]:
     return spec
 
 
+class LogSlots(Slots):
+    """The setting of a web front end's access log: the front end's name and the names of
+    the backend services it forwards requests to."""
+
+    app: Slug = Field(
+        description="the name of the front-end proxy that writes the log", examples=["edge-proxy"]
+    )
+    services: list[Slug] = Field(
+        min_length=6,
+        max_length=8,
+        description="short names of the backend services behind it",
+        examples=[["billing", "auth", "catalog", "search", "media", "orders"]],
+    )
+
+
 @register
 class LogReport(Family):
     """A generated service/access log in one of four formats. Easy: one count or sum with a
@@ -345,16 +364,17 @@ class LogReport(Family):
     name = "log-report"
     title = "Answer questions about a service access log and write an exact report"
     category = "log-analysis"
+    slots = LogSlots
 
     def draft(self, rng: random.Random, difficulty: Difficulty, params: Mapping[str, Any]) -> Draft:
         level = difficulty
         fmt = rng.choice(LR_FORMATS)
-        app = rng.choice(LR_APPS)
+        app = self.filled("app", None) or rng.choice(LR_APPS)
         zone = rng.choice(LR_ZONES)
         base = rng.choice(["access.log", "requests.log", f"{app}.log", "http.log"])
         outdir = rng.choice(OUT_DIRS)
         for _ in range(60):
-            w = draw_world(rng, level)
+            w = draw_world(rng, level, self.filled("services", LR_SERVICES))
             reqs = [
                 draw_request(rng, w)
                 for _ in range(pick(rng, level, (120, 220), (260, 420), (650, 950)))

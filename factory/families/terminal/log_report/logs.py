@@ -188,8 +188,8 @@ def _lr_endpoint(rng: random.Random, res: str) -> str:
     )
 
 
-def draw_world(rng: random.Random, level: Difficulty) -> World:
-    services = rng.sample(LR_SERVICES, pick(rng, level, (3, 4), (4, 5), (5, 6)))
+def draw_world(rng: random.Random, level: Difficulty, names: list[str] = LR_SERVICES) -> World:
+    services = rng.sample(names, pick(rng, level, (3, 4), (4, 5), (5, 6)))
     offs = rng.sample(LR_OFFSETS, len(services))
     if sum(1 for o in offs if o) < 2:
         offs[0], offs[1] = 120, -300

@@ -8,7 +8,10 @@ import random
 from collections.abc import Mapping
 from typing import Any
 
-from factory.families.base import Draft, Family, register
+from pydantic import Field
+
+from factory.families.base import Draft, Family, Trap, register
+from factory.families.slots import Slots, Word
 from factory.families.terminal.shipped import fill, read
 from factory.families.terminal.words import APPS
 from factory.vocabulary import Difficulty
@@ -31,6 +34,15 @@ PM_CHANNELS = ["primary", "bulk", "digest", "urgent", "batch", "outbound"]
 PM_USERS = ["svc", "appsvc", "runner", "daemon-app", "opsbot", "worker"]
 PM_OLD_USERS = ["legacy", "olddeploy", "deploy1", "tmpops", "migrator", "contractor"]
 PM_NEW_USERS = ["release", "deploy2", "current", "prod", "rollout", "stable"]
+PM_GRAMMAR = ["spin", "lock", "owner", "orphan", "zombie", "guard", "hup"]
+"""The faults a stack can have; ``hard`` composes four to six of them."""
+PM_TRAPS = {
+    "spin": Trap("ignores SIGTERM", ("SIGTERM", "SIGKILL", "kill -9", "really gone", "ignores")),
+    "guard": Trap(
+        "a supervisor restarts it", ("come back", "respawn", "supervisor", "restarts it")
+    ),
+    "lock": Trap("the holder's files are not listed by fuser", ("/proc/locks", "fuser")),
+}
 PM_HUP_SETTINGS = {
     "max_entries": ["1024", "2048", "4096", "8192", "16384"],
     "ttl_seconds": ["30", "60", "120", "300", "900"],
@@ -47,6 +59,19 @@ def _pm_program(kind: str, **values: Any) -> str:
     )
 
 
+class ProcessSlots(Slots):
+    """A small running stack of daemons: the application's name (its programs are called
+    <app>-worker, <app>-indexer...) and the queues its workers take jobs from."""
+
+    app: Word = Field(description="the application's name, one word", examples=["tidewatch"])
+    queues: list[Word] = Field(
+        min_length=3,
+        max_length=6,
+        description="one-word names of the job queues its workers serve",
+        examples=[["berths", "manifests", "permits"]],
+    )
+
+
 @register
 class ProcessManagement(Family):
     """Processes started by an ENTRYPOINT script; the agent stops the misbehaving ones (found by
@@ -57,9 +82,10 @@ class ProcessManagement(Family):
     name = "process-management"
     title = "Find and stop the misbehaving processes of a running stack, leave the rest alone"
     category = "process-management"
+    slots = ProcessSlots
 
     def draft(self, rng: random.Random, difficulty: Difficulty, params: Mapping[str, Any]) -> Draft:
-        app = rng.choice(APPS)
+        app = self.filled("app", None) or rng.choice(APPS)
         appu = app.upper()
         base = f"/opt/{app}"
         bindir = f"{base}/bin"
@@ -77,9 +103,12 @@ class ProcessManagement(Family):
         elif level == "medium":
             kinds = rng.sample(["spin", "lock", "owner", "orphan", "zombie"], 3)
         else:
-            kinds = ["guard", "hup", *rng.sample(["spin", "lock", "owner", "orphan", "zombie"], 2)]
+            kinds = rng.sample(PM_GRAMMAR, rng.randint(4, 6))
         rng.shuffle(kinds)
         stubborn = level != "easy"
+        # Hard: the lock holder runs as root or as the service user, whose open files root
+        # cannot list here: two ways to find it (fuser, or /proc/locks).
+        lock_as_root = level == "easy" or (level == "hard" and rng.random() < 0.5)
 
         programs: dict[str, str] = {}  # program name -> source
         launches: list[dict[str, Any]] = []  # entrypoint launches
@@ -118,7 +147,7 @@ class ProcessManagement(Family):
         # Workers: always there, always kept.
         wrole = rng.choice(PM_WORKER_ROLES)
         wpath = prog(wrole, "worker")
-        for queue in rng.sample(PM_QUEUES, rng.randint(2, 3)):
+        for queue in rng.sample(self.filled("queues", PM_QUEUES), rng.randint(2, 3)):
             argv = ["python3", wpath, "--queue", queue]
             launch(argv, user)
             keepers.append({"cmd": norm(argv), "user": user})
@@ -152,7 +181,7 @@ class ProcessManagement(Family):
                 holder = rng.randrange(len(jobs))
                 # Easy: run by root, so fuser finds the holder; otherwise by the service user,
                 # whose open files root cannot list here (no CAP_SYS_PTRACE): /proc/locks can.
-                lock_user = "root" if level == "easy" else user
+                lock_user = "root" if lock_as_root else user
                 lockdir = f"/var/lock/{app}"
                 lines = [f"# {app} {role} jobs"]
                 for i, (job, lk) in enumerate(zip(jobs, locks, strict=True)):
@@ -284,34 +313,49 @@ class ProcessManagement(Family):
                     "tag": hup_tag,
                 }
 
+        faults = sorted(kinds)
+        if "lock" in kinds:
+            faults[faults.index("lock")] = "lock-root" if lock_as_root else "lock-user"
+        traps = [PM_TRAPS[k] for k in sorted(kinds) if k in PM_TRAPS and stubborn]
         rng.shuffle(launches)
         report = f"/root/{rng.choice(['stopped', 'cleanup', 'killed', 'incident'])}-{app}.txt"
         files = {f"environment/bin/{name}": src for name, src in programs.items()}
         files.update(extra_files)
+        context = {
+            "app": app,
+            "appu": appu,
+            "base": base,
+            "bindir": bindir,
+            "state_dir": state_dir,
+            "updir": updir,
+            "user": user,
+            "users": sorted(users),
+            "programs": sorted(programs),
+            "launches": launches,
+            "ready_count": tag_count,
+            "keepers": keepers,
+            "targets": targets,
+            "tasks": tasks,
+            "kinds": kinds,
+            "report": report,
+            "stubborn": stubborn,
+            "level": level,
+            "etc_files": sorted(p.removeprefix("environment/etc/") for p in extra_files),
+            **ctx,
+        }
+        mutations = {}
+        if "hup" in kinds:
+            # The daemon's state file is the agent's to write: rewriting it is no reload.
+            mutations["forged-state"] = self.template("solution/solve.sh.j2").render(
+                **context, forge_state=True
+            )
         return Draft(
-            context={
-                "app": app,
-                "appu": appu,
-                "base": base,
-                "bindir": bindir,
-                "state_dir": state_dir,
-                "updir": updir,
-                "user": user,
-                "users": sorted(users),
-                "programs": sorted(programs),
-                "launches": launches,
-                "ready_count": tag_count,
-                "keepers": keepers,
-                "targets": targets,
-                "tasks": tasks,
-                "kinds": kinds,
-                "report": report,
-                "stubborn": stubborn,
-                "etc_files": sorted(p.removeprefix("environment/etc/") for p in extra_files),
-                **ctx,
-            },
+            context=context,
             files=files,
             secrets=[t for t in targets if " " in t],
             outputs=[report],
             tags=["processes", "signals", *kinds],
+            faults=faults,
+            traps=traps if level == "hard" else [],
+            mutations=mutations,
         )

@@ -7,10 +7,11 @@ import copy
 import difflib
 import hashlib
 import random
+import re
 from collections.abc import Mapping
 from typing import Any
 
-from factory.families.base import Draft, Family, register
+from factory.families.base import Draft, Family, Trap, register
 from factory.vocabulary import Difficulty
 
 from .kinds import KINDS, Case
@@ -116,6 +117,55 @@ def _run_case(
     return copy.deepcopy(args), local[fn](*args)
 
 
+PY_TRAPS = [
+    Trap(
+        "the failing test's function suffers from a bug in a helper of another module",
+        ("helper", "elsewhere", "another module", "only suffers"),
+    ),
+    Trap(
+        "bugs no visible test covers",
+        ("not every problem", "edge case", "edge cases", "not covered by"),
+    ),
+]
+
+
+def _edits(broken: Mapping[str, str], fixed: Mapping[str, str]) -> list[dict[str, Any]]:
+    """The fix as one small patch per changed place (what a person edits one after the other),
+    each with the lines to look at first."""
+    edits = []
+    for path in sorted(broken):
+        if broken[path] == fixed[path]:
+            continue
+        old, new = broken[path].splitlines(keepends=True), fixed[path].splitlines(keepends=True)
+        matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
+        for group in matcher.get_grouped_opcodes(1):
+            first, last = group[0][1], group[-1][2]
+            hunk = "".join(
+                difflib.unified_diff(
+                    old[first:last], new[group[0][3] : group[-1][4]], f"a/{path}", f"b/{path}"
+                )
+            )
+            # unified_diff numbers the excerpt from 1: move the hunk to where it is in the file
+            # once the edits before it are made (where the fixed file has it)
+            start = group[0][3] + 1
+            hunk = re.sub(
+                r"^@@ -1(,\d+)? \+1(,\d+)? @@",
+                lambda m, at=start: f"@@ -{at}{m.group(1) or ''} +{at}{m.group(2) or ''} @@",
+                hunk,
+                count=1,
+                flags=re.M,
+            )
+            edits.append(
+                {
+                    "path": path,
+                    "first": max(1, start - 2),
+                    "last": start + last - first + 2,
+                    "patch": hunk,
+                }
+            )
+    return edits
+
+
 @register
 class PythonBugfix(Family):
     """A small generated Python package in /app (five domains, twenty-two function kinds with
@@ -144,7 +194,7 @@ class PythonBugfix(Family):
             users = [k for k in front_kinds if KINDS[k].helper]
             shown = rng.choice(users)
             target = KINDS[shown].helper
-            bug = rng.choice(sorted(KINDS[target].bugs))
+            bug = rng.choice(sorted(set(KINDS[target].bugs) - set(KINDS[shown].hides)))
             case = KINDS[shown].reveal[target]
         else:
             target = rng.choice(plain)
@@ -162,6 +212,11 @@ class PythonBugfix(Family):
                 pool = [k for k in keys if KINDS[k].edges and k not in {shown, target}]
                 edge_kind = rng.choice(pool)
                 active.append((edge_kind, rng.choice(sorted(KINDS[edge_kind].edges))))
+        if level == "hard":
+            # and a bug of a third function that no visible test shows
+            taken = {shown, target, active[-1][0]}
+            third = rng.choice([k for k in plain if k not in taken])
+            active.append((third, rng.choice(sorted(KINDS[third].bugs))))
         module_of = {k: core for k in core_kinds} | {k: front for k in front_kinds}
 
         def module_text(mod: str, mod_keys: list[str], bugs: list[tuple[str, str]]) -> str:
@@ -232,8 +287,9 @@ class PythonBugfix(Family):
             for path in sorted(broken)
             if broken[path] != fixed[path]
         )
+        edits = _edits(broken, fixed)
         # near misses
-        others = [k for k in plain if k not in {target, shown} and k != active[-1][0]]
+        others = [k for k in plain if k not in {target, shown} | {k for k, _ in active}]
         other = rng.choice(others)
         collateral = sources([(other, rng.choice(sorted(KINDS[other].bugs)))])
         if level == "easy":
@@ -255,9 +311,7 @@ class PythonBugfix(Family):
             "easy": "",
             "medium": "Not every problem is covered by a failing test: check the functions against "
             "their docstrings, including the edge cases the docstrings describe.",
-            "hard": "Not every problem is covered by a failing test, and a failing test may point "
-            "at a function that only suffers from a problem elsewhere: check the functions "
-            "against their docstrings, including the edge cases they describe.",
+            "hard": "Users also report wrong results from functions that no test covers.",
         }[level]
         cases = []
         for k in keys:
@@ -283,6 +337,7 @@ class PythonBugfix(Family):
                 "visible_name": f"test_{pkg}.py",
                 "visible_sha": hashlib.sha256(visible.encode()).hexdigest(),
                 "patch": patch,
+                "edits": edits,
                 "note": what_kind,
                 "reference": "\n\n".join(
                     _resolve(
@@ -301,6 +356,7 @@ class PythonBugfix(Family):
                 "collateral": {p: t for p, t in collateral.items()},
                 "partial": {p: t for p, t in partial.items()},
                 "fixed": fixed,
+                "shown": shown,
                 "wrapper_module": f"{pkg}/{module_of[shown]}.py",
                 "wrapper": wrapper,
                 "seed": rng.randint(1, 10**6),
@@ -308,4 +364,6 @@ class PythonBugfix(Family):
             files=files,
             outputs=[f"/app/{path}" for path in changed],
             tags=["python", "debugging", "pytest"],
+            faults=sorted(f"{key}:{bug}" for key, bug in active),
+            traps=PY_TRAPS if level == "hard" else [],
         )

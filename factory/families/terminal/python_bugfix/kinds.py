@@ -62,6 +62,9 @@ class Kind(BaseModel):
     """Source of ``gen(rng)`` returning an argument tuple, for the hidden property checks."""
     helper: str = ""
     """For a user kind: the key of the kind it calls (in another module)."""
+    hides: tuple[str, ...] = ()
+    """For a user kind: bugs of its helper that cannot change its result (no call of it
+    reveals them), so a task that shows the helper's bug through this kind never gets them."""
     imports: str = ""
     """Import lines the kind's module needs."""
 
@@ -82,6 +85,12 @@ def load_kinds(folder: Path = KINDS_DIR) -> dict[str, Kind]:
     for kind in kinds.values():
         if kind.helper and kind.helper not in kinds:
             raise FactoryError(f"{folder / kind.key}.toml: helper: unknown kind '{kind.helper}'")
+        unknown = sorted(set(kind.hides) - set(kinds[kind.helper].bugs if kind.helper else ()))
+        if unknown:
+            raise FactoryError(
+                f"{folder / kind.key}.toml: hides: '{unknown[0]}' is not a bug of its helper "
+                f"'{kind.helper or '(none)'}'"
+            )
     return kinds
 
 

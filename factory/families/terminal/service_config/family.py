@@ -9,7 +9,10 @@ import random
 from collections.abc import Mapping
 from typing import Any
 
-from factory.families.base import Draft, Family, register
+from pydantic import Field
+
+from factory.families.base import Draft, Family, Trap, register
+from factory.families.slots import Slots, Slug, Word
 from factory.families.terminal.shipped import fill, read
 from factory.families.terminal.words import APPS
 from factory.vocabulary import Difficulty
@@ -19,12 +22,15 @@ from .settings import (
     SC_FAULTS,
     SC_FORMAT_DOC,
     SC_FORMATS,
+    SC_FRONT_FAULTS,
     SC_FRONT_ROLES,
     SC_HEALTH,
     SC_KEYS,
     SC_NOUNS,
     SC_ROLES,
     SC_SECTIONS,
+    SC_SYSTEM_FAULTS,
+    SC_TRAP_NAMES,
     SC_WORDS,
     _sc_render,
 )
@@ -61,6 +67,19 @@ def _typo(word: str, rng: random.Random) -> str:
     return word[:i] + word[i + 1] + word[i] + word[i + 2 :]
 
 
+class ServiceSlots(Slots):
+    """A small HTTP service (called <app>-<role>) that serves one kind of record: the
+    application's name and the kinds of records it could serve."""
+
+    app: Slug = Field(description="the application's short name", examples=["tide-board"])
+    nouns: list[Word] = Field(
+        min_length=3,
+        max_length=6,
+        description="one-word plural nouns for the records it serves",
+        examples=[["sailings", "berths", "tickets"]],
+    )
+
+
 @register
 class ServiceConfig(Family):
     """A small HTTP daemon shipped in the image (name, port, routes, config format and key
@@ -74,17 +93,18 @@ class ServiceConfig(Family):
     name = "service-config"
     title = "Repair the configuration of a small HTTP service (and its environment) to spec"
     category = "service-configuration"
+    slots = ServiceSlots
 
     def draft(self, rng: random.Random, difficulty: Difficulty, params: Mapping[str, Any]) -> Draft:
         level = difficulty.value
-        app = rng.choice(APPS)
+        app = self.filled("app", None) or rng.choice(APPS)
         role = rng.choice(SC_ROLES)
         svc = f"{app}-{role}"
         svcu = svc.upper().replace("-", "_")
         fmt = rng.choice(sorted(SC_FORMATS))
         ext = SC_FORMATS[fmt]
         config = f"/etc/{svc}/{svc}.{ext}"
-        noun = rng.choice(SC_NOUNS)
+        noun = rng.choice(self.filled("nouns", SC_NOUNS))
         health = rng.choice(SC_HEALTH)
         route = rng.choice([f"/api/v1/{noun}", f"/{noun}", f"/v2/{noun}", f"/api/{noun}/all"])
         port, wrong_port, port2, wrong_port2 = rng.sample(range(8100, 9900), 4)
@@ -129,8 +149,18 @@ class ServiceConfig(Family):
             "token_file": token_file,
             "log_file": log or None,
         }
-        n_faults = {"easy": 3, "medium": 3, "hard": 4}[level]
-        faults = rng.sample([*SC_FAULTS, "name"], n_faults)
+        # The fault grammar: faults of the configuration file, faults around the service
+        # (medium: one environment fault and the token's permissions, both announced; hard: two
+        # to four of them, unannounced) and, at hard, faults of a second service.
+        faults = rng.sample([*SC_FAULTS, "name"], rng.randint(2, 3) if level == "hard" else 3)
+        if level == "hard":
+            other_log_fault = rng.choice(["log-dir-missing", "log-dir-owner"])  # one at most
+            pool = [f for f in SC_SYSTEM_FAULTS if f != other_log_fault]
+            system = rng.sample(pool, rng.randint(2, 4))
+        elif level == "medium":
+            system = [rng.choice(["env-override", "env-config-path"]), "token-perms"]
+        else:
+            system = []
         bad = dict(good)
         if "port" in faults:
             bad["port"] = wrong_port
@@ -160,15 +190,11 @@ class ServiceConfig(Family):
             initial_config = "\n".join(lines)
         good_config = _sc_render(fmt, svc, values(**good))
 
-        env_faults: list[str] = []
+        env_faults = [f.removeprefix("env-").replace("-", "_") for f in system if "env-" in f]
         env_file = f"/etc/default/{svc}"
+        pidfile = f"/run/{svc}.pid"
         good_env = initial_env = None
         if level != "easy":
-            env_faults = (
-                ["override", "config_path"]
-                if level == "hard"
-                else [rng.choice(["override", "config_path"])]
-            )
             good_env = (
                 f"# environment of {svc}, loaded by /usr/local/bin/{svc}-run\n"
                 f"{svcu}_CONFIG={config}\nPYTHONDONTWRITEBYTECODE=1\n"
@@ -219,11 +245,14 @@ class ServiceConfig(Family):
                 SVC=svc,
                 ENVFILE=env_file,
                 USER=user,
+                PIDFILE=pidfile,
             )
             launchers.append(f"/usr/local/bin/{svc}-run")
 
         front = None
-        if level == "hard":
+        front_faults: list[str] = []
+        if level == "hard" and rng.random() < 0.6:
+            front_faults = rng.sample(SC_FRONT_FAULTS, rng.randint(1, 3))
             frole = rng.choice(SC_FRONT_ROLES)
             svc2 = f"{app}-{frole}"
             config2 = f"/etc/{svc2}/{svc2}.{ext}"
@@ -251,11 +280,14 @@ class ServiceConfig(Family):
                 "url": f"http://127.0.0.1:{port}",
                 "up_token_file": token_file,
             }
-            bad2 = dict(good2, url=f"http://127.0.0.1:{wrong_port}")
-            bad2["up_token_file"] = f"/etc/{svc2}/upstream.token"
-            if rng.random() < 0.5:
+            bad2 = dict(good2)
+            if "upstream-port" in front_faults:
+                bad2["url"] = f"http://127.0.0.1:{wrong_port}"
+            if "upstream-token" in front_faults:
+                bad2["up_token_file"] = f"/etc/{svc2}/upstream.token"
+            if "front-bind" in front_faults:
                 bad2["bind"] = "0.0.0.0"
-            else:
+            if "front-port" in front_faults:
                 bad2["port"] = wrong_port2
             files[f"environment/{svc2}/{svc2}.py"] = _sc_program(
                 read(__file__, "frontend.py.tmpl"),
@@ -310,42 +342,88 @@ class ServiceConfig(Family):
             ),
             "maintenance-on": _sc_render(fmt, svc, values(**dict(good, maintenance=True))),
             "wrong-port": _sc_render(fmt, svc, values(**dict(good, port=wrong_port))),
+            "copied-secret": _sc_render(
+                fmt, svc, values(**dict(good, token_file=f"/var/tmp/.{svc}-token"))
+            ),
         }
+        if level == "easy":
+            logdir_state = None
+        elif "log-dir-missing" in system:
+            logdir_state = "missing"
+        elif "log-dir-owner" in system:
+            logdir_state = "root"
+        else:
+            logdir_state = "ok"
+        all_faults = sorted(
+            [f.replace("_", "-") for f in faults] + system + [f for f in front_faults]
+        )
+        traps = []
+        if level == "hard":
+            tells = {
+                "env-override": ("environment file", env_file, f"{svcu}_PORT", "overrides"),
+                "env-config-path": ("environment file", env_file, f"{svcu}_CONFIG"),
+                "token-perms": ("must be able to read", "readable by", "permissions", "chmod"),
+                "log-dir-missing": ("create what is missing", "does not exist", "must own"),
+                "log-dir-owner": ("must own", "owner", "chown"),
+                "stale-pid": ("PID", "pid file", pidfile, "already running", "stale"),
+            }
+            traps = [Trap(SC_TRAP_NAMES[f], tells[f]) for f in system]
+        context = {
+            "app": app,
+            "svc": svc,
+            "svcu": svcu,
+            "fmt": fmt,
+            "config": config,
+            "noun": noun,
+            "health": health,
+            "route": route,
+            "port": port,
+            "name": name,
+            "data": data,
+            "items": items,
+            "token": token,
+            "token_file": token_file,
+            "user": user,
+            "logdir": logdir,
+            "log": log,
+            "level": level,
+            "env_file": env_file if level != "easy" else None,
+            "good_env": good_env,
+            "good_config": good_config,
+            "front": front,
+            "start": start,
+            "launchers": launchers,
+            "program": f"/opt/{svc}/{svc}.py",
+            "mutants": mutants,
+            "digests": digests,
+            "faults": faults,
+            "env_faults": env_faults,
+            "system": system,
+            "front_faults": front_faults,
+            "pidfile": pidfile if level != "easy" else None,
+            "logdir_state": logdir_state,
+            "copy": f"/var/tmp/.{svc}-token",
+        }
+        mutations = {
+            # The secret copied where the service can read it, the real file left root-only
+            # (found by hand, see issue 17): the copy is a leak wherever it lies.
+            "copied-secret": self.template("solution/solve.sh.j2").render(
+                **context, slip="copied-secret"
+            ),
+        }
+        if level == "hard":
+            # Everything but the first thing around the service that stands in the way.
+            mutations["one-fault-left"] = self.template("solution/solve.sh.j2").render(
+                **context, slip=system[0]
+            )
         return Draft(
-            context={
-                "app": app,
-                "svc": svc,
-                "svcu": svcu,
-                "fmt": fmt,
-                "config": config,
-                "noun": noun,
-                "health": health,
-                "route": route,
-                "port": port,
-                "name": name,
-                "data": data,
-                "items": items,
-                "token": token,
-                "token_file": token_file,
-                "user": user,
-                "logdir": logdir,
-                "log": log,
-                "level": level,
-                "env_file": env_file if level != "easy" else None,
-                "good_env": good_env,
-                "good_config": good_config,
-                "front": front,
-                "start": start,
-                "launchers": launchers,
-                "program": f"/opt/{svc}/{svc}.py",
-                "mutants": mutants,
-                "digests": digests,
-                "faults": faults,
-                "env_faults": env_faults,
-            },
+            context=context,
             files=files,
             secrets=[token],
             forbidden_strings=[],
             outputs=[config] + ([front["config"]] if front else []),
             tags=["http", "config", fmt] + (["privileges", "env-file"] if level != "easy" else []),
+            faults=all_faults,
+            traps=traps,
+            mutations=mutations,
         )

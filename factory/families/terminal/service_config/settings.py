@@ -62,6 +62,27 @@ SC_FORMAT_DOC = {
     "env": "an environment-style file: `SECTION_KEY=value` lines (no sections), `#` comments",
 }
 SC_FAULTS = ["port", "bind", "data", "maintenance", "no_auth", "typo"]
+"""Faults of the service's own configuration file (plus ``name``)."""
+SC_SYSTEM_FAULTS = [
+    "env-override",
+    "env-config-path",
+    "token-perms",
+    "log-dir-missing",
+    "log-dir-owner",
+    "stale-pid",
+]
+"""Faults around the service (medium and hard): what the launcher loads, the token file's
+permissions, the log directory, a PID file left behind."""
+SC_TRAP_NAMES = {
+    "env-override": "the environment file overrides the port",
+    "env-config-path": "the environment file points at another configuration file",
+    "token-perms": "the service user cannot read the token file",
+    "log-dir-missing": "the log directory does not exist",
+    "log-dir-owner": "the log directory belongs to root",
+    "stale-pid": "a PID file names a live process",
+}
+SC_FRONT_FAULTS = ["upstream-port", "upstream-token", "front-bind", "front-port"]
+"""Faults of the second service's configuration (hard, when there is one)."""
 
 SC_DOCS = {
     "bind": ("str", "address to listen on (default 0.0.0.0, all interfaces)"),

@@ -214,6 +214,14 @@ def csv_cases(rng: random.Random, level: int, spec: dict) -> list[dict]:
             {"a.csv": t5, "b c.csv": t6},
             why="custom delimiter, two files",
         )
+        cols7, body7, text7 = table(rows=6)
+        cols8, body8, _ = table(rows=5)
+        v0 = body7[0][cols7.index(k)]  # the first row of the file that follows
+        add(
+            [k + "=" + v0, "b c.csv", "a.csv"],
+            {"a.csv": text7, "b c.csv": _csv_text(cols8, body8, ",", False)},
+            why="a file without a final newline, then another file",
+        )
         add(
             ["-c", k + "=" + v, "a.csv", "-", "e.csv"],
             {"a.csv": _csv_text(cols5, body5, ",", True), "e.csv": ""},

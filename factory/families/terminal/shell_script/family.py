@@ -59,16 +59,25 @@ class ShellScript(Family):
         files = {}
         if kind == "csv-filter":
             files[f"environment/samples/{spec['sample_name']}"] = spec["sample"]
+        context = {
+            "kind": kind,
+            "tool": tool,
+            "path": path,
+            "spec": spec,
+            "cases": cases,
+            "level": level,
+            "workdir": f"/home/{team}" if folder != "/usr/local/bin" else "/root",
+        }
+        mutations = {}
+        if kind == "csv-filter" and level >= 2:
+            # Joins the inputs with `tail -n +2`: a file without a final newline glues its last
+            # row to the next file's first row (found by hand, see issue 17).
+            mutations["tail-join"] = self.template("solution/solve.sh.j2").render(
+                **context, bug="tail-join"
+            )
         return Draft(
-            context={
-                "kind": kind,
-                "tool": tool,
-                "path": path,
-                "spec": spec,
-                "cases": cases,
-                "level": level,
-                "workdir": f"/home/{team}" if folder != "/usr/local/bin" else "/root",
-            },
+            context=context,
+            mutations=mutations,
             files=files,
             outputs=[path],
             tags=["bash", kind],

@@ -15,10 +15,17 @@ from factory.toolenv.domains.airline import (
 from factory.families.base import register
 from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
-from factory.families.tool.toolfamily import Scenario, ToolFamily
+from factory.families.tool.toolfamily import (
+    Scenario,
+    Shape,
+    ToolFamily,
+    add_shape_parts,
+    refuse_all,
+)
 from factory.vocabulary import Difficulty
 
 from .data import AIRPORTS, BRANDS, TIMES, random_dob
+from .handovers import HANDOVERS
 from .plan import AirlinePlan
 from .reservations import plant_reservation
 from .traps import (
@@ -35,11 +42,15 @@ class AirlineRequests(ToolFamily):
     """Airline customer-service requests over a seeded schedule and customer base. Easy: one
     change to an existing reservation (add bags, fix a passenger's name, change cabin, cancel
     a fresh booking). Medium: book a new trip (airport, flight and payment method found by
-    lookup) plus one change. Hard: a booking, two more changes and a request the policy
-    forbids (cancelling a non-refundable trip, moving a basic economy flight, removing bags,
-    adding a passenger, or compensation the member is not entitled to)."""
+    lookup) plus one change. Hard: a booking and two more changes. Requests may add parts the
+    policy forbids (none at easy, up to one at medium, up to three at hard: cancelling a
+    non-refundable trip, moving a basic economy flight, removing bags, adding a passenger, or
+    compensation the member is not entitled to); a request may be one to refuse as a whole, or
+    include a part for a human colleague (a baggage claim, assistance at the airport, a group
+    trip)."""
 
     name = "tool-airline"
+    shapes = tuple(Shape)
     title = "Handle an airline customer's request with reservation tools under an airline policy"
     toolenv_domain = "airline"
 
@@ -159,11 +170,21 @@ class AirlineRequests(ToolFamily):
 
     # --- sampling ----------------------------------------------------------------------------
 
-    def sample(self, rng: random.Random, state: JSON, difficulty: Difficulty) -> Scenario:
+    def sample(
+        self, rng: random.Random, state: JSON, difficulty: Difficulty, shape: Shape = Shape.TASK
+    ) -> Scenario:
         me = rng.choice(state["users"])
         plan = AirlinePlan(rng, state, me)
-        if difficulty is Difficulty.EASY:
-            rng.choice([plan.add_bags, plan.fix_passenger, plan.change_cabin, plan.cancel_fresh])()
+        traps = [trap_cancel, trap_basic_flight, trap_remove_bags, trap_add_passenger]
+        if me["membership"] == "regular":
+            traps.append(trap_compensation)
+        if shape is Shape.REFUSAL:
+            refuse_all(plan, traps, difficulty)
+        elif difficulty is Difficulty.EASY:
+            if shape is not Shape.HANDOVER:
+                rng.choice(
+                    [plan.add_bags, plan.fix_passenger, plan.change_cabin, plan.cancel_fresh]
+                )()
         else:
             plan.book(round_trip=difficulty is Difficulty.HARD and rng.random() < 0.5)
             extras = [plan.add_bags, plan.fix_passenger, plan.change_cabin, plan.change_flight]
@@ -172,17 +193,9 @@ class AirlineRequests(ToolFamily):
                     extras.append(plan.compensate)
                 for extra in rng.sample(extras, 2):
                     extra()
-                traps = [
-                    trap_cancel,
-                    trap_basic_flight,
-                    trap_remove_bags,
-                    trap_add_passenger,
-                ]
-                if me["membership"] == "regular":
-                    traps.append(trap_compensation)
-                rng.choice(traps)(plan)
             else:
                 rng.choice(extras)()
+        add_shape_parts(plan, shape, difficulty, traps, HANDOVERS)
         greeting = rng.choice(
             [
                 f"Hi, this is {me['name']['first_name']} {me['name']['last_name']}, user id "

@@ -12,9 +12,17 @@ from factory.toolenv.domains.banking import DOMAIN
 from factory.families.base import register
 from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
-from factory.families.tool.toolfamily import Scenario, ToolFamily, shift_date
+from factory.families.tool.toolfamily import (
+    Scenario,
+    Shape,
+    ToolFamily,
+    add_shape_parts,
+    refuse_all,
+    shift_date,
+)
 from factory.vocabulary import Difficulty
 
+from .handovers import HANDOVERS
 from .plan import (
     BankingPlan,
     add_account,
@@ -40,11 +48,14 @@ class BankingRequests(ToolFamily):
     first (their date of birth and ZIP code are in the request). Easy: one change (freeze a
     lost card, move money between own accounts, unfreeze a found card). Medium: find the
     customer by name, then two changes among payments, new payees, disputes and transfers.
-    Hard: three changes plus one the policy forbids (over the daily limit, over the new-payee
-    cap, an old dispute, unfreezing a fraud block, moving money out of a frozen account, or
-    acting on a relative's card)."""
+    Hard: three changes. Requests may add parts the policy forbids (none at easy, up to one at
+    medium, up to three at hard: over the daily limit, over the new-payee cap, an old dispute,
+    unfreezing a fraud block, moving money out of a frozen account, acting on a relative's
+    card), be refused as a whole, or include a part for a human colleague (a loan, a
+    bereavement, closing an account)."""
 
     name = "tool-banking"
+    shapes = tuple(Shape)
     title = "Handle a bank customer's request with banking tools under a support policy"
     toolenv_domain = "banking"
 
@@ -107,11 +118,23 @@ class BankingRequests(ToolFamily):
                 add_payee(rng, state, customer)
         return state
 
-    def sample(self, rng: random.Random, state: JSON, difficulty: Difficulty) -> Scenario:
+    def sample(
+        self, rng: random.Random, state: JSON, difficulty: Difficulty, shape: Shape = Shape.TASK
+    ) -> Scenario:
         me = rng.choice(state["customers"])
         plan = BankingPlan(rng, state, me, lookup=difficulty is not Difficulty.EASY)
-        if difficulty is Difficulty.EASY:
-            rng.choice([plan.freeze_card, plan.transfer, plan.unfreeze_card])()
+        traps = [
+            trap_over_limit,
+            trap_old_dispute,
+            trap_fraud_card,
+            trap_frozen_account,
+            trap_relative_card,
+        ]
+        if shape is Shape.REFUSAL:
+            refuse_all(plan, traps, difficulty)
+        elif difficulty is Difficulty.EASY:
+            if shape is not Shape.HANDOVER:
+                rng.choice([plan.freeze_card, plan.transfer, plan.unfreeze_card])()
         else:
             pieces = [
                 plan.pay_payee,
@@ -125,17 +148,9 @@ class BankingRequests(ToolFamily):
             done = [first, *rng.sample(rest, 1 if difficulty is Difficulty.MEDIUM else 2)]
             for piece in done:
                 piece()
-            if difficulty is Difficulty.HARD:
-                traps = [
-                    trap_over_limit,
-                    trap_old_dispute,
-                    trap_fraud_card,
-                    trap_frozen_account,
-                    trap_relative_card,
-                ]
-                if plan.add_and_pay not in done:
-                    traps.append(trap_new_payee)
-                rng.choice(traps)(plan)
+            if plan.add_and_pay not in done:
+                traps.append(trap_new_payee)
+        add_shape_parts(plan, shape, difficulty, traps, HANDOVERS)
         request = " ".join([plan.intro(), *plan.parts])
         request += rng.choice(["", " Thanks!", " Thank you.", " Many thanks in advance."])
         return plan.scenario(DOMAIN, request, "banking")

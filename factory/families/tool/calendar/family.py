@@ -6,11 +6,13 @@ import datetime
 import random
 
 from factory.toolenv.core import JSON
+from pydantic import Field
 
 from factory.families.base import register
 from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
-from factory.families.tool.toolfamily import Call, Scenario, ToolFamily, draw_today
+from factory.families.slots import CapWord, Slots, text
+from factory.families.tool.toolfamily import Call, Scenario, Shape, ToolFamily, draw_today
 from factory.vocabulary import Difficulty
 
 ROOMS = ["Aurora", "Basalt", "Cedar", "Delta", "Ember", "Fjord", "Granite", "Harbor", "Iris"]
@@ -53,6 +55,24 @@ def _pretty(date: str) -> str:
     return f"{day.strftime('%A')} {day.strftime('%B')} {day.day}"
 
 
+class CalendarSlots(Slots):
+    """A company's shared calendar: the names of its meeting rooms and the topics of its
+    meetings."""
+
+    rooms: list[CapWord] = Field(
+        min_length=6,
+        max_length=9,
+        description="names of the meeting rooms, one capitalised word each",
+        examples=[["Anchor", "Buoy", "Compass", "Dock", "Galley", "Keel"]],
+    )
+    topics: list[text(r"^[a-z][a-z0-9]{1,11}( [a-z][a-z0-9]{1,11}){0,2}$")] = Field(  # type: ignore[valid-type]
+        min_length=4,
+        max_length=8,
+        description="topics of its meetings, one to three lowercase words each",
+        examples=[["tide planning", "crew rota", "hull inspection", "budget sync"]],
+    )
+
+
 @register
 class CalendarRequests(ToolFamily):
     """Scheduling requests over a seeded company calendar. Easy: book one meeting (look people
@@ -63,6 +83,7 @@ class CalendarRequests(ToolFamily):
     name = "tool-calendar"
     title = "Handle a scheduling request with calendar tools under a booking policy"
     toolenv_domain = "calendar"
+    slots = CalendarSlots
 
     def seed_state(self, rng: random.Random, difficulty: Difficulty) -> JSON:
         today = draw_today(rng)
@@ -78,7 +99,7 @@ class CalendarRequests(ToolFamily):
         ]
         rooms = [
             {"room_id": f"r-{i + 1}", "name": n, "capacity": rng.choice([2, 4, 6, 8, 12])}
-            for i, n in enumerate(rng.sample(ROOMS, 6))
+            for i, n in enumerate(rng.sample(self.filled("rooms", ROOMS), 6))
         ]
         events, next_id = [], rng.randrange(200, 900)
         for _ in range(rng.randint(10, 16)):
@@ -88,7 +109,7 @@ class CalendarRequests(ToolFamily):
             events.append(
                 {
                     "event_id": f"ev-{next_id}",
-                    "title": rng.choice(TOPICS).capitalize(),
+                    "title": rng.choice(self.filled("topics", TOPICS)).capitalize(),
                     "organizer": organizer,
                     "attendees": sorted(rng.sample(others, rng.randint(1, 3))),
                     "room_id": rng.choice(["", *[r["room_id"] for r in rooms]]),
@@ -107,7 +128,10 @@ class CalendarRequests(ToolFamily):
             "next_event": next_id,
         }
 
-    def sample(self, rng: random.Random, state: JSON, difficulty: Difficulty) -> Scenario:
+    def sample(
+        self, rng: random.Random, state: JSON, difficulty: Difficulty, shape: Shape = Shape.TASK
+    ) -> Scenario:
+        """Task-shaped requests only (:attr:`ToolFamily.shapes`)."""
         me = state["acting_user"]
         days = sorted(
             {e["date"] for e in state["events"]}
@@ -119,7 +143,7 @@ class CalendarRequests(ToolFamily):
         near: dict[str, list[Call]] = {}
         people = [u for u in state["users"] if u["user_id"] != me]
         if difficulty is not Difficulty.EASY:
-            mine = _own_event(rng, state, me, days)
+            mine = _own_event(rng, state, me, days, self.filled("topics", TOPICS))
             state["events"].append(mine)
             state["events"] = _drop_clashes(state["events"], keep=mine["event_id"])
             new_day = rng.choice([d for d in days if d != mine["date"]])
@@ -177,7 +201,7 @@ class CalendarRequests(ToolFamily):
                     break
             else:
                 raise AssertionError("calendar: no free room found")
-            title = rng.choice(TOPICS).capitalize()
+            title = rng.choice(self.filled("topics", TOPICS)).capitalize()
             calls += [Call("find_user", {"query": p["name"]}) for p in invited]
             calls.append(
                 Call(
@@ -223,12 +247,14 @@ class CalendarRequests(ToolFamily):
         )
 
 
-def _own_event(rng: random.Random, state: JSON, me: str, days: list[str]) -> JSON:
+def _own_event(
+    rng: random.Random, state: JSON, me: str, days: list[str], topics: list[str]
+) -> JSON:
     start, end = rng.choice(SLOTS)
     others = [u["user_id"] for u in state["users"] if u["user_id"] != me]
     event = {
         "event_id": f"ev-{state['next_event']}",
-        "title": rng.choice(TOPICS).capitalize(),
+        "title": rng.choice(topics).capitalize(),
         "organizer": me,
         "attendees": sorted(rng.sample(others, 2)),
         "room_id": "",

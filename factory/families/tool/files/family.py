@@ -9,7 +9,7 @@ from factory.toolenv.core import JSON
 from factory.families.base import register
 from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
-from factory.families.tool.toolfamily import Call, Scenario, ToolFamily, compose, draw_today
+from factory.families.tool.toolfamily import Call, Scenario, Shape, ToolFamily, compose, draw_today
 from factory.vocabulary import Difficulty
 
 from .data import BIG, COMPANIES, DEPTS, GIB, MIN_FREE, SUBFOLDERS, TAGS
@@ -127,7 +127,10 @@ class FileRequests(ToolFamily):
             d.add_file(rng.choice(d.subs), name=d.fresh_name(patterns=BIG), versions=1)
         return state
 
-    def sample(self, rng: random.Random, state: JSON, difficulty: Difficulty) -> Scenario:
+    def sample(
+        self, rng: random.Random, state: JSON, difficulty: Difficulty, shape: Shape = Shape.TASK
+    ) -> Scenario:
+        """Task-shaped requests only (:attr:`ToolFamily.shapes`)."""
         d = Drive(rng, state)
         if difficulty is Difficulty.EASY:
             parts = [rng.choice(SIMPLE)(d)]

@@ -12,10 +12,17 @@ from factory.toolenv.domains.inventory import DOMAIN
 from factory.families.base import register
 from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
-from factory.families.tool.toolfamily import Scenario, ToolFamily
+from factory.families.tool.toolfamily import (
+    Scenario,
+    Shape,
+    ToolFamily,
+    add_shape_parts,
+    refuse_all,
+)
 from factory.vocabulary import Difficulty
 
 from .data import ITEMS, WAREHOUSES
+from .handovers import HANDOVERS
 from .plan import InventoryPlan, add_order
 from .traps import (
     trap_cancel_shipped,
@@ -31,11 +38,14 @@ class InventoryRequests(ToolFamily):
     """Online-store requests over a seeded catalogue, stock per warehouse and order book.
     Easy: one change to an order the customer names (add a product, change a quantity,
     return damaged units, ship it). Medium: a new order (customer, home warehouse and SKUs
-    found by lookup) plus one change. Hard: a new order, two changes and one request the
-    policy forbids (overselling stock, cancelling a shipped order, a late return, a discount
-    over the cap, editing a shipped order)."""
+    found by lookup) plus one change. Hard: a new order and two changes. Requests may add parts
+    the policy forbids (none at easy, up to one at medium, up to three at hard: overselling
+    stock, cancelling a shipped order, a late return, a discount over the cap, editing a
+    shipped order), be refused as a whole, or include a part for a human colleague (goods
+    damaged in transit, a wholesale quote)."""
 
     name = "tool-inventory"
+    shapes = tuple(Shape)
     title = "Handle an online-store customer's request with order and inventory tools"
     toolenv_domain = "inventory"
 
@@ -85,11 +95,23 @@ class InventoryRequests(ToolFamily):
                 add_order(rng, state, customer, status, rng.randint(1, 3), age=rng.randint(2, 120))
         return state
 
-    def sample(self, rng: random.Random, state: JSON, difficulty: Difficulty) -> Scenario:
+    def sample(
+        self, rng: random.Random, state: JSON, difficulty: Difficulty, shape: Shape = Shape.TASK
+    ) -> Scenario:
         me = rng.choice(state["customers"])
         plan = InventoryPlan(rng, state, me)
-        if difficulty is Difficulty.EASY:
-            rng.choice([plan.add_product, plan.change_quantity, plan.return_items, plan.ship])()
+        traps = [
+            trap_oversell,
+            trap_cancel_shipped,
+            trap_late_return,
+            trap_discount,
+            trap_edit_shipped,
+        ]
+        if shape is Shape.REFUSAL:
+            refuse_all(plan, traps, difficulty)
+        elif difficulty is Difficulty.EASY:
+            if shape is not Shape.HANDOVER:
+                rng.choice([plan.add_product, plan.change_quantity, plan.return_items, plan.ship])()
         else:
             plan.create()
             pieces = [
@@ -102,16 +124,7 @@ class InventoryRequests(ToolFamily):
             ]
             for piece in rng.sample(pieces, 1 if difficulty is Difficulty.MEDIUM else 2):
                 piece()
-            if difficulty is Difficulty.HARD:
-                rng.choice(
-                    [
-                        trap_oversell,
-                        trap_cancel_shipped,
-                        trap_late_return,
-                        trap_discount,
-                        trap_edit_shipped,
-                    ]
-                )(plan)
+        add_shape_parts(plan, shape, difficulty, traps, HANDOVERS)
         request = " ".join([plan.intro(), *plan.parts])
         request += rng.choice(["", " Thanks!", " Thank you.", " Appreciate it."])
         return plan.scenario(DOMAIN, request, "orders")

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import random
 
+from pydantic import Field, field_validator
+
 from factory.families.base import register
 from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
+from factory.families.slots import Phrase, Slots
 from factory.families.web.webfamily import WebFamily, WebScenario, app_user
 from factory.vocabulary import Difficulty
 
@@ -121,6 +124,39 @@ def _typo(title: str, rng: random.Random) -> str:
     return " ".join(words)
 
 
+class BlogSlots(Slots):
+    """A blog about one theme: the subjects its posts are about (each post title is a
+    pattern such as "Ten Tips for <subject>" or "<subject> in Practice")."""
+
+    subjects: list[Phrase] = Field(
+        min_length=8,
+        max_length=10,
+        description="subjects of the blog's posts, one to four capitalised words each",
+        examples=[
+            [
+                "Harbour Tides",
+                "Ferry Timetables",
+                "Knot Tying",
+                "Sail Repair",
+                "Boat Painting",
+                "Lighthouse History",
+                "Coastal Birds",
+                "Fish Smoking",
+            ]
+        ],
+    )
+
+    @field_validator("subjects")
+    @classmethod
+    def _apart(cls, value: list[str]) -> list[str]:
+        texts = [*value, *(p.replace("{}", "") for p in PATTERNS)]
+        for subject in value:
+            inside = [t for t in texts if t != subject and subject.lower() in t.lower()]
+            if inside:
+                raise ValueError(f"'{subject}' is part of '{inside[0]}'; choose distinct subjects")
+        return value
+
+
 @register
 class WebBlog(WebFamily):
     """Run a blog's back office: easy fixes a draft's misspelt title and publishes it as an
@@ -133,6 +169,7 @@ class WebBlog(WebFamily):
     name = "web-blog"
     title = "Edit, tag, publish posts and moderate comments in a blog CMS"
     category = "web-cms"
+    slots = BlogSlots
 
     def scenario(self, rng: random.Random, difficulty: Difficulty) -> WebScenario:
         people = rng.sample([f"{f} {s}" for f in FIRST for s in LAST], 6)
@@ -143,7 +180,8 @@ class WebBlog(WebFamily):
         ]
         editor = users[rng.choice([1, 2])]
         author = users[rng.choice([3, 4, 5])]
-        titles = rng.sample([p.format(s) for p in PATTERNS for s in SUBJECTS], 26)
+        subjects = self.filled("subjects", SUBJECTS)
+        titles = rng.sample([p.format(s) for p in PATTERNS for s in subjects], 26)
         posts = []
         for i, title in enumerate(titles):
             status = rng.choice(["published", "published", "draft", "scheduled"])
@@ -166,7 +204,7 @@ class WebBlog(WebFamily):
                 post_tags.append({"post_id": post["id"], "tag_id": tag_id})
         # the target draft (and a sibling draft on the same subject, a plausible wrong pick)
         target = posts[rng.randrange(0, 8)]
-        subject = next(s for s in SUBJECTS if s in target["title"])
+        subject = next(s for s in subjects if s in target["title"])
         sibling_title = rng.choice(
             [p.format(subject) for p in PATTERNS if p.format(subject) not in titles]
         )
