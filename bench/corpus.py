@@ -31,8 +31,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from factory.importers.layouts import import_task  # noqa: E402
 from factory.runtime import DockerRuntime, new_run_id  # noqa: E402
-from factory.tasks.importer import import_task  # noqa: E402
 from factory.tasks.model import discover_task_dirs  # noqa: E402
 from factory.validate.validator import Validator  # noqa: E402
 

@@ -89,12 +89,8 @@ class Request:
 
 
 def _key(toolchain: Toolchain, version: str) -> tuple[str, ...]:
-    parts = version.split(".")
-    if toolchain is Toolchain.GO:
-        return tuple(parts[:2])
-    if toolchain is Toolchain.RUST:
-        return tuple(parts[:1])
-    return tuple(parts[:1])
+    """The part of a version that must match: major.minor for Go, the major otherwise."""
+    return tuple(version.split(".")[: 2 if toolchain is Toolchain.GO else 1])
 
 
 def _newest_first(version: str) -> tuple[int, ...]:
@@ -130,8 +126,7 @@ _NODE_DIST_RE = re.compile(r"nodejs\.org/dist/v?(\d+)[\d.]*/node-v?[\d.]+-linux-
 _NODESOURCE_RE = re.compile(r"deb\.nodesource\.com/(?:setup_|node_)(\d+|lts|current)\.x")
 _RUSTUP_RE = re.compile(r"sh\.rustup\.rs|rustup-init|static\.rust-lang\.org/rustup")
 _RUST_CHANNEL_RE = re.compile(r"--default-toolchain[= ](\S+)")
-_SDK_JAVA_RE = re.compile(r"\bsdk install java (\d+)[\w.-]*")
-_SDK_OTHER_RE = re.compile(r"\bsdk install (gradle|maven|kotlin|scala|sbt)\b\s*([\w.-]*)")
+_SDK_INSTALL_RE = re.compile(r"\bsdk install ([\w-]+)(?:[ \t]+([\w.-]+))?")
 _ADOPTIUM_RE = re.compile(
     r"adoptium/temurin(\d+)-binaries|api\.adoptium\.net/v3/binary/(?:latest|version)/(?:jdk-?)?(\d+)"
 )
@@ -161,8 +156,6 @@ def _request(segment: str) -> Request | None:
         if version not in ("stable", "beta") and numbered is None:
             return Request(Toolchain.RUST, f"rust-{version}", f"Rust {version} from rustup")
         return Request(Toolchain.RUST, numbered, f"Rust {version} from rustup")
-    if match := _SDK_JAVA_RE.search(segment):
-        return Request(Toolchain.JAVA, match.group(1), f"Java {match.group(1)} from SDKMAN")
     if match := _ADOPTIUM_RE.search(segment):
         major = match.group(1) or match.group(2)
         return Request(Toolchain.JAVA, major, f"Java {major} from Adoptium")
@@ -271,13 +264,8 @@ def _rewrite_segment(
             + _difference(request, version)
         )
         return offer.render(offer.install, version)
-    if match := _SDK_OTHER_RE.search(expanded):
-        tool, version = match.group(1), match.group(2)
-        if tool == "maven":
-            out.notes.append(f"Dockerfile line {line_no}: Maven from SDKMAN -> Debian's maven")
-            return "apt-get update && apt-get install -y --no-install-recommends maven"
-        out.missing.append(f"{tool.capitalize()} {version} from SDKMAN (no offline offer)")
-        return "false"
+    if _SDK_INSTALL_RE.search(expanded):
+        return _rewrite_sdkman(expanded, line_no, release, out)
     if _APT_REPO_RE.search(expanded):
         out.notes.append(
             f"Dockerfile line {line_no}: dropped `{' '.join(segment.split())[:70]}` (a "
@@ -296,6 +284,38 @@ def _rewrite_segment(
     if apt:
         return _rewrite_apt(apt.group(1), apt.group(2), line_no, stage, out)
     return segment
+
+
+def _rewrite_sdkman(segment: str, line_no: int, release: str, out: ToolchainRewrite) -> str:
+    """Every ``sdk install`` of a segment (often several inside one ``bash -c "..."``)."""
+    commands = []
+    for match in _SDK_INSTALL_RE.finditer(segment):
+        tool, version = match.group(1), match.group(2) or ""
+        if tool == "java":
+            major = re.match(r"\d+", version)
+            request = Request(
+                Toolchain.JAVA, major.group(0) if major else None, f"Java {version} from SDKMAN"
+            )
+            chosen = choose_offer(request, release)
+            if chosen is None:
+                out.missing.append(f"{request.how} (no offline offer for Debian {release})")
+                return "false"
+            offer, found = chosen
+            out.notes.append(
+                f"Dockerfile line {line_no}: {request.how} -> {offer.render(offer.source, found)}"
+                + _difference(request, found)
+            )
+            commands.append(offer.render(offer.install, found))
+        elif tool == "maven":
+            out.notes.append(
+                f"Dockerfile line {line_no}: Maven {version} from SDKMAN -> Debian {release}'s "
+                "maven (its own release)"
+            )
+            commands.append("apt-get update && apt-get install -y --no-install-recommends maven")
+        else:
+            out.missing.append(f"{f'{tool} {version}'.strip()} from SDKMAN (no offline offer)")
+            return "false"
+    return " && ".join(commands)
 
 
 def _rewrite_apt(head: str, rest: str, line_no: int, stage: _Stage, out: ToolchainRewrite) -> str:
