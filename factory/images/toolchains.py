@@ -254,16 +254,7 @@ def _rewrite_segment(
         target = _DOWNLOAD_TARGET_RE.search(expanded)
         if target and "|" not in expanded:
             stage.downloads.add(target.group(1).strip("'\""))
-        chosen = choose_offer(request, release)
-        if chosen is None:
-            out.missing.append(f"{request.how} (no offline offer for Debian {release})")
-            return "false"
-        offer, version = chosen
-        out.notes.append(
-            f"Dockerfile line {line_no}: {request.how} -> {offer.render(offer.source, version)}"
-            + _difference(request, version)
-        )
-        return offer.render(offer.install, version)
+        return _substitute(request, line_no, release, out)
     if _SDK_INSTALL_RE.search(expanded):
         return _rewrite_sdkman(expanded, line_no, release, out)
     if _APT_REPO_RE.search(expanded):
@@ -286,6 +277,21 @@ def _rewrite_segment(
     return segment
 
 
+def _substitute(request: Request, line_no: int, release: str, out: ToolchainRewrite) -> str:
+    """The install command of the offer for ``request`` (its note recorded), or ``false`` (a
+    build step that fails) with the request recorded as missing."""
+    chosen = choose_offer(request, release)
+    if chosen is None:
+        out.missing.append(f"{request.how} (no offline offer for Debian {release})")
+        return "false"
+    offer, version = chosen
+    out.notes.append(
+        f"Dockerfile line {line_no}: {request.how} -> {offer.render(offer.source, version)}"
+        + _difference(request, version)
+    )
+    return offer.render(offer.install, version)
+
+
 def _rewrite_sdkman(segment: str, line_no: int, release: str, out: ToolchainRewrite) -> str:
     """Every ``sdk install`` of a segment (often several inside one ``bash -c "..."``)."""
     commands = []
@@ -296,16 +302,10 @@ def _rewrite_sdkman(segment: str, line_no: int, release: str, out: ToolchainRewr
             request = Request(
                 Toolchain.JAVA, major.group(0) if major else None, f"Java {version} from SDKMAN"
             )
-            chosen = choose_offer(request, release)
-            if chosen is None:
-                out.missing.append(f"{request.how} (no offline offer for Debian {release})")
-                return "false"
-            offer, found = chosen
-            out.notes.append(
-                f"Dockerfile line {line_no}: {request.how} -> {offer.render(offer.source, found)}"
-                + _difference(request, found)
-            )
-            commands.append(offer.render(offer.install, found))
+            command = _substitute(request, line_no, release, out)
+            if command == "false":
+                return command
+            commands.append(command)
         elif tool == "maven":
             out.notes.append(
                 f"Dockerfile line {line_no}: Maven {version} from SDKMAN -> Debian {release}'s "

