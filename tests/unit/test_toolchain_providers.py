@@ -116,7 +116,7 @@ def test_sdkman_every_install_of_one_bash_c_is_handled() -> None:
             "RUN curl -L https://api.adoptium.net/v3/binary/latest/17/ga/linux/x64/jdk/hotspot/"
             "normal/eclipse -o jdk.tgz",
             "openjdk-17-jdk-headless",
-            "Java 17 from Adoptium -> Debian bookworm's openjdk-17-jdk 17.0.21",
+            "Java 17 from Adoptium -> Debian bookworm's openjdk-17-jdk 17.0.19",
         ),
     ],
 )
