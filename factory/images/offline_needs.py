@@ -16,6 +16,8 @@ from pathlib import Path
 DEBIAN_GRADLE = "4.4.1"
 """The only Gradle Debian packages (bookworm and trixie)."""
 _MAX_FILES = 20_000
+_MAX_READ = 1 << 20
+"""Bytes read of each manifest (a hostile one may be huge; the names are near the top)."""
 _GRADLE_URL_RE = re.compile(r"distributionUrl\s*=\s*\S*gradle-([\d.]+)-(?:bin|all)\.zip")
 _CARGO_SECTION_RE = re.compile(r"^\[(?:dev-|build-)?dependencies\]\s*$")
 _GO_REQUIRE_RE = re.compile(r"^\s*require\s*(?:\(|(\S+))", re.MULTILINE)
@@ -30,6 +32,18 @@ def _files(root: Path, name: str) -> list[Path]:
         if not {"node_modules", "target", "vendor", ".git"} & set(path.parts):
             found.append(path)
     return sorted(found)
+
+
+def _head(path: Path) -> str:
+    """The first ``_MAX_READ`` bytes of a manifest, as text ('' when it is not a regular file
+    or cannot be read)."""
+    if not path.is_file():  # a FIFO or a device would block or never end
+        return ""
+    try:
+        with path.open("rb") as handle:
+            return handle.read(_MAX_READ).decode("utf-8", errors="replace")
+    except OSError:
+        return ""
 
 
 def _cargo_dependencies(text: str) -> list[str]:
@@ -47,7 +61,7 @@ def _cargo_dependencies(text: str) -> list[str]:
 
 def _vendored_crates(root: Path) -> bool:
     for config in [*_files(root, "config.toml"), *_files(root, "config")]:
-        if config.parent.name == ".cargo" and "[source" in config.read_text(errors="replace"):
+        if config.parent.name == ".cargo" and "[source" in _head(config):
             return True
     return any(root.rglob("vendor/*/Cargo.toml"))
 
@@ -58,7 +72,7 @@ def test_time_downloads(environment: Path, scripts: str) -> list[str]:
     missing: list[str] = []
     if re.search(r"\bgradlew?\b", scripts):
         for props in _files(environment, "gradle-wrapper.properties"):
-            match = _GRADLE_URL_RE.search(props.read_text(errors="replace"))
+            match = _GRADLE_URL_RE.search(_head(props))
             if match and not any(environment.rglob(f"gradle-{match.group(1)}-*.zip")):
                 missing.append(
                     f"Gradle {match.group(1)} ({props.relative_to(environment)}: the wrapper "
@@ -68,7 +82,7 @@ def test_time_downloads(environment: Path, scripts: str) -> list[str]:
                 break
     if re.search(r"\bcargo\b", scripts) and not _vendored_crates(environment):
         for manifest in _files(environment, "Cargo.toml"):
-            crates = _cargo_dependencies(manifest.read_text(errors="replace"))
+            crates = _cargo_dependencies(_head(manifest))
             if crates:
                 missing.append(
                     f"crates {', '.join(crates)} ({manifest.relative_to(environment)}: crates.io "
@@ -78,7 +92,7 @@ def test_time_downloads(environment: Path, scripts: str) -> list[str]:
         for gomod in _files(environment, "go.mod"):
             if (gomod.parent / "vendor").is_dir():
                 continue
-            text = gomod.read_text(errors="replace")
+            text = _head(gomod)
             modules = [m.group(1) for m in _GO_REQUIRE_RE.finditer(text) if m.group(1)]
             modules += _GO_MODULE_RE.findall(text.split("require (", 1)[-1].split(")")[0]) * (
                 "require (" in text

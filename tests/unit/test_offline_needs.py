@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from factory.images.offline_needs import test_time_downloads as downloads
@@ -88,3 +89,10 @@ def test_googletest_clone_in_a_test_script_becomes_debians_sources() -> None:
     assert "github.com" not in scan.text
     assert "googletest" in scan.apt_packages
     assert any("Debian's googletest sources" in n and "version differs" in n for n in scan.notes)
+
+
+def test_a_fifo_manifest_is_not_opened(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "Cargo.toml")
+    _write(tmp_path, "sub/Cargo.toml", '[dependencies]\nrand = "0.8"\n')
+    (need,) = downloads(tmp_path, "cargo test")
+    assert need.startswith("crates rand (sub/Cargo.toml: ")
