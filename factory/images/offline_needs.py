@@ -68,8 +68,10 @@ def _vendored_crates(root: Path) -> bool:
 
 def test_time_downloads(environment: Path, scripts: str) -> list[str]:
     """Needs of the task in ``environment`` whose test/solution scripts (``scripts``, their
-    text) run a tool that downloads them."""
+    text) or the shell scripts of ``environment`` they call (DevEval's
+    ``unit_test_script.sh``) run a tool that downloads them."""
     missing: list[str] = []
+    scripts = "\n".join([scripts, *(_head(path) for path in _files(environment, "*.sh")[:50])])
     if re.search(r"\bgradlew?\b", scripts):
         for props in _files(environment, "gradle-wrapper.properties"):
             match = _GRADLE_URL_RE.search(_head(props))

@@ -96,3 +96,10 @@ def test_a_fifo_manifest_is_not_opened(tmp_path: Path) -> None:
     _write(tmp_path, "sub/Cargo.toml", '[dependencies]\nrand = "0.8"\n')
     (need,) = downloads(tmp_path, "cargo test")
     assert need.startswith("crates rand (sub/Cargo.toml: ")
+
+
+def test_a_script_of_the_environment_that_runs_gradle_counts(tmp_path: Path) -> None:
+    _write(tmp_path, "repo/gradle/wrapper/gradle-wrapper.properties", WRAPPER)
+    _write(tmp_path, "repo/unit_test_script.sh", "./gradlew test\n")
+    (need,) = downloads(tmp_path, "bash /app/repo/unit_test_script.sh\n")
+    assert need.startswith("Gradle 8.5 (repo/gradle/wrapper/gradle-wrapper.properties: ")
