@@ -1,12 +1,17 @@
-"""Trainer throughput, side by side with TRL's GRPOTrainer, in one run.
+"""Step time of the bundled trainer and of TRL's GRPOTrainer side by side, multi-turn, in one run.
 
     .venv/bin/python bench/train_throughput.py [--steps 3] [--rounds 2]
 
-Same single-turn config on both sides: SmolLM2-135M-Instruct on the CPU, 8 completions of
-64 tokens per step from one prompt, reward from the task's verifier in its own container
-(factory's SuiteReward for TRL, factory's harness for ours), one optimizer step. The two sides
-alternate round by round; medians are reported. Ours is also reported split into rollout
-(generation + containers) and update time.
+Identical settings on both sides, from one TrainConfig (TRL's through
+``factory_train.trl_env.grpo_config``): SmolLM2-135M-Instruct on the CPU, fp32 weights with bf16
+autocast, temperature 1.0, top-p 1.0, top-k 0, G = 4 episodes of each of 2 tasks per step, up
+to 2 turns of at most 48 new tokens, lr 1e-6, one optimizer step per step, no gradient
+checkpointing. The environment is the same on both sides: 4 generated shell-basics tasks (easy),
+each episode in a fresh container of its task, reward from its verifier. The policies act in
+their native formats: fenced ```` ```bash ```` blocks for the bundled trainer, tool calls
+(TRL's environment, which adds the tool schema to the prompt) for TRL, so prompt and reply
+lengths differ; tokens per step are printed beside the times. The sides alternate round by
+round; the first step of each run is warm-up and left out; medians are reported.
 """
 
 from __future__ import annotations
@@ -19,46 +24,36 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+EXAMPLE_CONFIG = REPO / "examples" / "train.yaml"
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "train"))
 
-from factory.agent.harness import HarnessConfig  # noqa: E402
-from factory.agent.suite import load_suite_tasks  # noqa: E402
 from factory.generate.taxonomy import Difficulty  # noqa: E402
 from factory.generate.trial import render_trial  # noqa: E402
 
-PREFIX = "```bash\n"
-COMPLETIONS, TOKENS = 8, 64
 
-
-def make_suite(root: Path, count: int) -> Path:
-    for seed in range(1, count + 1):
+def make_suite(root: Path) -> Path:
+    for seed in range(1, 5):
         render_trial("shell-basics", Difficulty.EASY, seed, root / "tasks")
     return root
 
 
-def run_ours(suite: Path, out: Path, steps: int, dtype: str) -> list[dict]:
-    from factory_train.config import TrainConfig
+def config(steps: int):
+    """examples/train.yaml with every step updating (TRL does) and no held-out split; the
+    sampling defaults (temperature 1.0, top-p 1.0, top-k 0) and precision (auto) unchanged."""
+    from factory_train.config import load_train_config
+
+    return load_train_config(
+        EXAMPLE_CONFIG, environment="docker", test_fraction=0.0, steps=steps, tasks_per_step=2,
+        learning_rate=1e-6, max_observation_chars=400, skip_zero_variance=False,
+        max_resample=0, checkpoint_every=10_000, eval_every=0, seed=0,
+    )  # fmt: skip
+
+
+def run_ours(suite: Path, out: Path, steps: int) -> list[dict]:
     from factory_train.trainer import Trainer
 
-    config = TrainConfig(
-        steps=steps,
-        tasks_per_step=1,
-        group_size=COMPLETIONS,
-        max_turns=1,
-        max_new_tokens=TOKENS,
-        split="task",
-        test_fraction=0.0,
-        max_resample=0,
-        skip_zero_variance=False,
-        learning_rate=1e-6,
-        micro_batch_size=COMPLETIONS,
-        checkpoint_every=10_000,
-        reply_prefix=PREFIX,
-        dtype=dtype,
-        concurrency=COMPLETIONS,
-    )
-    trainer = Trainer(suite, config, out, say=lambda _m: None)
+    trainer = Trainer(suite, config(steps), out, say=lambda _m: None)
     trainer.setup()
     try:
         return [trainer.train_step() for _ in range(steps)]
@@ -66,100 +61,84 @@ def run_ours(suite: Path, out: Path, steps: int, dtype: str) -> list[dict]:
         trainer.close()
 
 
-def run_trl(suite: Path, out: Path, steps: int, model_path: str, bf16: bool) -> list[float]:
-    from factory_train.trl_adapter import SuiteReward, suite_dataset
+def run_trl(suite: Path, out: Path, steps: int, model_path: Path) -> list[dict]:
+    from factory_train.trl_env import SuiteSource, grpo_config
     from transformers import TrainerCallback
-    from trl import GRPOConfig, GRPOTrainer
+    from trl import GRPOTrainer
 
-    reward = SuiteReward(
-        suite, harness=HarnessConfig(max_turns=1), reply_prefix=PREFIX, concurrency=COMPLETIONS
-    )
-    times: list[float] = []
+    settings = config(steps)
+    source = SuiteSource(suite, settings)
+    rows: list[dict] = []
 
     class Timer(TrainerCallback):
         def on_step_begin(self, args, state, control, **kwargs):
             self.started = time.perf_counter()
 
         def on_step_end(self, args, state, control, **kwargs):
-            times.append(time.perf_counter() - self.started)
+            rows.append({"step_sec": time.perf_counter() - self.started})
 
-    args = GRPOConfig(
-        output_dir=str(out),
-        use_cpu=True,
-        bf16=bf16,
-        num_generations=COMPLETIONS,
-        per_device_train_batch_size=COMPLETIONS,
-        max_completion_length=TOKENS,
-        max_steps=steps,
-        learning_rate=1e-6,
-        logging_steps=1,
-        report_to=[],
-        save_strategy="no",
-        temperature=1.0,
-        seed=0,
-    )
+        def on_log(self, args, state, control, logs=None, **kwargs):
+            if rows and logs and "completions/mean_length" in logs:
+                rows[-1]["tokens"] = logs["completions/mean_length"] * settings.group_size * 2
+
     trainer = GRPOTrainer(
-        model=model_path,
-        reward_funcs=reward,
-        args=args,
-        train_dataset=suite_dataset(reward, repeat=steps * 2),
-        callbacks=[Timer()],
+        model=str(model_path),
+        args=grpo_config(settings, out),
+        train_dataset=source.dataset(repeat=steps * 4),
+        processing_class=source.tokenizer(model_path),
+        environment_factory=source.environment,
+        callbacks=[Timer(), source.callback()],
     )
     try:
         trainer.train()
     finally:
-        reward.close()
-    return times
+        source.close()
+    return rows
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--precision", choices=["bf16", "fp32"], default="bf16")
     args = parser.parse_args()
 
     from factory_train.models import resolve_model
 
-    model_path = str(resolve_model("SmolLM2-135M-Instruct"))
-    ours, trl, rollout, update = [], [], [], []
+    model_path = resolve_model("SmolLM2-135M-Instruct")
+    ours, trl, ours_tokens, trl_tokens, rollout, update = [], [], [], [], [], []
     with tempfile.TemporaryDirectory() as tmp:
-        suite = make_suite(Path(tmp) / "suite", 8)
-        print(
-            f"suite: {len(load_suite_tasks(suite))} shell-basics tasks; "
-            f"{COMPLETIONS} completions x {TOKENS} tokens per step; {args.precision}",
-            flush=True,
-        )
+        suite = make_suite(Path(tmp) / "suite")
+        print(f"suite: 4 shell-basics tasks in containers; {args.steps} steps x "
+              f"{args.rounds} rounds per side", flush=True)  # fmt: skip
         for round_ in range(args.rounds):
-            rows = run_ours(
-                suite,
-                Path(tmp) / f"ours-{round_}",
-                args.steps,
-                "auto" if args.precision == "bf16" else "fp32",
-            )
+            rows = run_ours(suite, Path(tmp) / f"ours-{round_}", args.steps)
             steady = rows[1:] or rows  # the first step pays for warm-up
             ours += [r["step_sec"] for r in steady]
+            ours_tokens += [r["policy_tokens"] for r in steady]
             rollout += [r["rollout_sec"] for r in steady]
             update += [r["update_sec"] for r in steady]
-            trl_times = run_trl(
-                suite, Path(tmp) / f"trl-{round_}", args.steps, model_path, args.precision == "bf16"
-            )
-            trl += trl_times[1:] or trl_times
+            trl_rows = run_trl(suite, Path(tmp) / f"trl-{round_}", args.steps, model_path)
+            trl_steady = trl_rows[1:] or trl_rows
+            trl += [r["step_sec"] for r in trl_steady]
+            trl_tokens += [r.get("tokens", 0) for r in trl_steady]
             print(
                 f"round {round_ + 1}: ours {[round(r['step_sec'], 1) for r in rows]} s, "
-                f"TRL {[round(t, 1) for t in trl_times]} s",
+                f"TRL {[round(r['step_sec'], 1) for r in trl_rows]} s",
                 flush=True,
             )
     o, t = statistics.median(ours), statistics.median(trl)
-    r, u = statistics.median(rollout), statistics.median(update)
     print()
-    print(f"| measure (median of {len(ours)} steady steps per side) | factory | TRL GRPOTrainer |")
+    print(f"| measure (median of {len(ours)} steady steps per side) | bundled | TRL GRPOTrainer |")
     print("|---|---|---|")
     print(f"| step time | {o:.1f} s | {t:.1f} s |")
-    print(f"| episodes / minute | {60 * COMPLETIONS / o:.1f} | {60 * COMPLETIONS / t:.1f} |")
-    print(f"| share of step in rollout (generation + containers) | {r / o:.0%} | - |")
-    print(f"| share of step in the update | {u / o:.0%} | - |")
-    print(f"| TRL step / factory step | {t / o:.2f}x | |")
+    print(f"| episodes / minute | {60 * 8 / o:.1f} | {60 * 8 / t:.1f} |")
+    print(
+        f"| policy tokens per step | {statistics.median(ours_tokens):.0f} | "
+        f"{statistics.median(trl_tokens):.0f} |"
+    )
+    print(f"| bundled: rollout / update share | {statistics.median(rollout) / o:.0%} / "
+          f"{statistics.median(update) / o:.0%} | |")  # fmt: skip
+    print(f"| TRL step / bundled step | {t / o:.2f}x | |")
 
 
 if __name__ == "__main__":

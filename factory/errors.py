@@ -128,3 +128,7 @@ class BfclDataError(FactoryError):
     def __init__(self, what: str) -> None:
         self.what = what
         super().__init__(f"{what}; {self.HINT}")
+
+
+class TrainingError(FactoryError):
+    """A training run cannot go on (no learning signal, every episode failing)."""

@@ -8,7 +8,7 @@
 * :func:`evaluate_endpoint` — the same for a model behind an OpenAI-compatible endpoint, from a
   client and a harness (fenced commands or native tool calls, as ``HarnessConfig`` says).
 * :func:`evaluate_tasks` — the trainer's batched engine (``run(episodes, groups) -> (rollouts,
-  stats)``) on tasks whose images are built.
+  stats)``) on tasks prepared by an episode backend (:mod:`factory.agent.backends`).
 
 All share :func:`summarise`. Light to import (the CLI lists :class:`Split` in ``--help``);
 torch-free.
@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 from factory.errors import FactoryError
 
 if TYPE_CHECKING:
+    from factory.agent.backends import EpisodeBackend
     from factory.agent.harness import EpisodeResult, HarnessConfig
     from factory.agent.runners import EpisodeRunner, Job, PolicyConfig
     from factory.agent.suite import SuiteTask
@@ -59,28 +60,52 @@ class SuiteSplit:
 
     @classmethod
     def of(cls, config: PolicyConfig, which: Split | str = Split.TEST) -> SuiteSplit:
-        """The split a policy's settings file (``train.yaml``) describes."""
+        """The split a policy's settings file (``train.yaml``) describes (the held-out draw
+        seeded by ``split_seed``, else ``seed``)."""
         return cls(
-            which=Split(which),
+            which=_split(which),
             by=config.split,
             test_families=list(config.test_families),
             test_fraction=config.test_fraction,
-            seed=config.seed,
+            seed=config.seed if config.split_seed is None else config.split_seed,
         )
 
-    def tasks(self, suite: Path) -> list[SuiteTask]:
-        """The suite's tasks of this split."""
-        from factory.agent.suite import load_suite_tasks, split_suite
+    def parts(self, suite: Path) -> tuple[list[SuiteTask], list[SuiteTask]]:
+        """The suite's (training, held-out) tasks."""
+        from factory.agent.suite import load_suite_tasks
 
-        which = _split(self.which)
-        entries = load_suite_tasks(suite)
-        train, test = split_suite(
+        return self._divide(load_suite_tasks(suite))
+
+    def _divide(self, entries: list[SuiteTask]) -> tuple[list[SuiteTask], list[SuiteTask]]:
+        from factory.agent.suite import split_suite
+
+        return split_suite(
             entries,
             test_families=self.test_families,
             test_fraction=self.test_fraction,
             seed=self.seed,
             by=self.by,
         )
+
+    def tasks(self, suite: Path) -> list[SuiteTask]:
+        """The suite's tasks of this split. A test split that holds nothing out is an error
+        that says how to get one, never a silent pass@1 of 0 over no tasks."""
+        from factory.agent.suite import load_suite_tasks
+
+        which = _split(self.which)
+        entries = load_suite_tasks(suite)
+        train, test = self._divide(entries)
+        if which is Split.TEST and not test:
+            families = sorted({e.family for e in train})
+            how = (
+                "the suite has one family, so a split by family holds nothing out: pass a "
+                "config with `split: task` (e.g. -c examples/train.yaml, the one training used)"
+                if len(families) == 1 and self.by == "family"
+                else f"the split (by {self.by}, test_fraction {self.test_fraction}, "
+                f"test_families {self.test_families}) holds nothing out: pass the training "
+                "config"
+            )
+            raise FactoryError(f"{suite}: no held-out tasks to evaluate; {how}, or --split all")
         return {Split.TEST: test, Split.TRAIN: train, Split.ALL: entries}[which]
 
 
@@ -98,22 +123,42 @@ def pass_at_k(n: int, correct: int, k: int) -> float:
     return 1.0 - comb(n - correct, k) / comb(n, k)
 
 
-def summarise(
-    rewards: list[tuple[str, list[float | None]]], k: int, *, tokens_per_sec: float = 0.0
-) -> dict:
-    """The eval summary from (family, episode rewards) per task; a reward of None is an
-    episode lost to infrastructure, left out of the rates and counted."""
+@dataclass
+class TaskScore:
+    """One task's episodes, as the summary counts them."""
+
+    key: str
+    family: str
+    rewards: list[float | None]
+    """One per episode; None: an episode lost to infrastructure."""
+    policy_failures: int = 0
+    """Episodes whose own commands stopped or outlived their environment (they score 0)."""
+
+    @classmethod
+    def of(cls, key: str, family: str, results: list[EpisodeResult]) -> TaskScore:
+        return cls(
+            key, family, [r.reward for r in results], sum(1 for r in results if r.policy_error)
+        )
+
+
+def summarise(scores: list[TaskScore], k: int, *, tokens_per_sec: float = 0.0) -> dict:
+    """The eval summary from each task's episodes: pass@1 and pass@k per family and overall,
+    each task's pass rate (``per_task``), episodes lost to infrastructure (left out of the
+    rates) and episodes the policy broke (scored 0) counted."""
     families: dict[str, dict[str, list[float]]] = defaultdict(lambda: {"p1": [], "pk": []})
-    infra = episodes = 0
-    for family, task_rewards in rewards:
-        episodes += len(task_rewards)
-        healthy = [r for r in task_rewards if r is not None]
-        infra += len(task_rewards) - len(healthy)
+    per_task: dict[str, float] = {}
+    infra = episodes = policy = 0
+    for score in scores:
+        episodes += len(score.rewards)
+        policy += score.policy_failures
+        healthy = [r for r in score.rewards if r is not None]
+        infra += len(score.rewards) - len(healthy)
         if not healthy:
             continue
         correct = sum(1 for r in healthy if r >= 1)
-        families[family]["p1"].append(correct / len(healthy))
-        families[family]["pk"].append(pass_at_k(len(healthy), correct, min(k, len(healthy))))
+        per_task[score.key] = correct / len(healthy)
+        families[score.family]["p1"].append(correct / len(healthy))
+        families[score.family]["pk"].append(pass_at_k(len(healthy), correct, min(k, len(healthy))))
     by_family = {
         name: {"tasks": len(v["p1"]), "pass_at_1": _mean(v["p1"]), f"pass_at_{k}": _mean(v["pk"])}
         for name, v in sorted(families.items())
@@ -125,9 +170,11 @@ def summarise(
         "tasks": len(all_p1),
         "episodes": episodes,
         "infra_failures": infra,
+        "policy_failures": policy,
         "pass_at_1": _mean(all_p1),
         f"pass_at_{k}": _mean(all_pk),
         "families": by_family,
+        "per_task": per_task,
         "tokens_per_sec": tokens_per_sec,
     }
 
@@ -153,21 +200,21 @@ def evaluate_suite(
     on_start(len(tasks))
     keys = _unique_keys([entry.task.id for entry in tasks])
     family = {key: entry.family for key, entry in zip(keys, tasks, strict=True)}
-    rewards: dict[str, list[float | None]] = {}
+    scores: dict[str, TaskScore] = {}
     site = executor.episode_site()
     try:
         jobs = []
         images = site.images([entry.task for entry in tasks])
         for key, entry, image in zip(keys, tasks, images, strict=True):
             if isinstance(image, FactoryError):  # no environment: every episode is lost
-                rewards[key] = [None] * k
-                on_task(key, rewards[key])
+                scores[key] = TaskScore(key, entry.family, [None] * k)
+                on_task(key, scores[key].rewards)
             else:
                 jobs.append(Job(key, entry.task, image))
 
         def done(job: Job, results: list[EpisodeResult], _seconds: float) -> None:
-            rewards[job.key] = [r.reward for r in results]
-            on_task(job.key, rewards[job.key])
+            scores[job.key] = TaskScore.of(job.key, family[job.key], results)
+            on_task(job.key, scores[job.key].rewards)
 
         if jobs:
             runner.run(site, jobs, k, lambda _key: out, done)
@@ -178,7 +225,7 @@ def evaluate_suite(
         site.close()
     stats = runner.stats
     summary = summarise(
-        [(family[key], rewards.get(key, [])) for key in keys],
+        [scores.get(key, TaskScore(key, family[key], [])) for key in keys],
         k,
         tokens_per_sec=stats.get("generated_tokens", 0) / max(stats.get("generate_sec", 0), 1e-9),
     )
@@ -242,28 +289,27 @@ def evaluate_endpoint(
 
 def evaluate_tasks(
     engine,
-    runtime,
+    backend: EpisodeBackend,
     tasks: list[SuiteTask],
-    images: dict[str, str],
     harness: HarnessConfig,
     *,
     k: int,
     log_dir: Path,
 ) -> dict:
-    """Run ``k`` episodes of every task with a batched engine and summarise per family."""
-    from factory.agent.harness import Episode
-
+    """Run ``k`` episodes of every task (prepared by ``backend``) with a batched engine and
+    summarise per family (see :func:`summarise`)."""
     episodes, owners = [], []
     for index, entry in enumerate(tasks):
         for _ in range(k):
-            episodes.append(Episode(runtime, entry.task, images[entry.task.id], harness, log_dir))
+            episodes.append(backend.episode(entry, harness, log_dir))
             owners.append(index)
     rollouts, stats = engine.run(episodes, owners) if episodes else ([], {})
-    per_task: dict[int, list[float | None]] = defaultdict(list)
+    results: dict[int, list[EpisodeResult]] = defaultdict(list)
     for rollout in rollouts:
-        per_task[rollout.group].append(rollout.episode.reward)
+        results[rollout.group].append(rollout.episode)
+    keys = _unique_keys([entry.task.id for entry in tasks])
     summary = summarise(
-        [(tasks[index].family, rewards) for index, rewards in per_task.items()],
+        [TaskScore.of(keys[i], tasks[i].family, found) for i, found in results.items()],
         k,
         tokens_per_sec=stats.get("generated_tokens", 0) / max(stats.get("generate_sec", 0), 1e-9),
     )

@@ -6,8 +6,11 @@ and evaluation; torch-free.
 An :class:`Episode` is a small state machine so a trainer can drive many at once:
 ``start()`` (fresh container), then ``observe(reply)`` per policy turn (runs the commands,
 returns the observation), until ``done``; then ``finish()`` runs the verifier and removes the
-container. Infrastructure failures (the container died, the engine failed) are recorded as
-``infra_error`` — such episodes are dropped by training, not scored 0.
+container. Infrastructure failures (the container did not start, the engine failed) are
+recorded as ``infra_error`` — such episodes are dropped by training, not scored 0. A container
+that stopped after the policy's first command was issued (it killed PID 1, ran the container
+out of memory) or a command that hung past its kill timeout is the policy's failure:
+``policy_error`` is set and the episode scores 0, so such behaviour is penalised.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import json
 import shlex
 import time
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 from factory.agent.actions import Action, ActionFormat, ToolCall, parse_action
@@ -76,6 +80,8 @@ class EpisodeResult:
     """None when the episode failed for infrastructure reasons."""
     turns: int
     infra_error: str | None = None
+    policy_error: str | None = None
+    """The policy's command stopped the environment (reward 0, not an infra failure)."""
     verifier: PhaseResult | None = None
     transcript: list[dict] = field(default_factory=list)
     seconds: float = 0.0
@@ -115,6 +121,9 @@ class Episode:
         self.turns: list[Turn] = []
         self.done = False
         self.infra_error: str | None = None
+        self.policy_error: str | None = None
+        self._acted_at: float | None = None
+        """Wall-clock time the policy's first command was issued."""
         self.toolbox: Toolbox | None = None
         """Tool-call format: the tools offered (bash and the task's MCP servers' tools)."""
         self._started = time.monotonic()
@@ -194,24 +203,28 @@ class Episode:
         self.done = True
         verdict = PhaseResult(kind=PhaseKind.ORACLE, repeat=1)
         try:
-            if self.box is not None and not self.infra_error:
+            if self.box is not None and not self.infra_error and not self.policy_error:
                 log_dir = self.log_dir or Path("/tmp")
                 log_dir.mkdir(parents=True, exist_ok=True)
                 try:
                     verify(self.task, self.box, verdict, log_dir, baseline=self.baseline)
                 except FactoryError as exc:
-                    self._fail(f"verifier: {exc}")
+                    if self._policy_stopped_it():
+                        self._lose(f"a command stopped the container (verifier: {exc})")
+                    else:
+                        self._fail(f"verifier: {exc}")
         finally:
             if self.box is not None:
                 self.box.close()
         reward = None if self.infra_error else (verdict.reward or 0.0)
-        if verdict.timed_out:
+        if verdict.timed_out or self.policy_error:
             reward = 0.0
         result = EpisodeResult(
             task_id=self.task.id,
             reward=reward,
             turns=len(self.turns),
             infra_error=self.infra_error,
+            policy_error=self.policy_error,
             verifier=verdict,
             transcript=list(self.messages),
             seconds=time.monotonic() - self._started,
@@ -225,13 +238,22 @@ class Episode:
         self.infra_error = self.infra_error or message
         self.done = True
 
+    def _policy_stopped_it(self) -> bool:
+        """The container is down and stopped after the policy's first command was issued."""
+        if self._acted_at is None or self.box is None:
+            return False
+        return _stopped_since(self.box.state(), self._acted_at)
+
+    def _lose(self, message: str) -> None:
+        """The policy's command cost the environment: the episode ends and scores 0."""
+        self.policy_error = self.policy_error or message
+        self.done = True
+
     def _call(self, call: ToolCall) -> str:
         """Run one tool call; its result as the policy sees it."""
         if call.error:
             return f"error: {call.error}"
-        if self.box is None or self.infra_error:
-            return "error: no environment"
-        if call.name == "bash":
+        if call.name == "bash":  # through _run, which subclasses without a container replace
             command = call.arguments.get("command")
             if not isinstance(command, str) or set(call.arguments) != {"command"}:
                 return 'error: bash takes one argument, a string: {"command": "ls"}'
@@ -240,6 +262,9 @@ class Episode:
         if route is None:
             offered = ", ".join((self.toolbox or Toolbox()).names)
             return f"error: unknown tool {call.name!r}; the tools are: {offered}"
+        if self.box is None or self.infra_error:
+            return "error: no environment"
+        self._acted_at = self._acted_at or time.time()
         try:
             result = call_server_tool(
                 self.box,
@@ -249,6 +274,9 @@ class Episode:
                 timeout=self.config.command_timeout_sec,
             )
         except ContainerDiedError as exc:
+            if self._policy_stopped_it():
+                self._lose(f"a tool call stopped the container ({exc})")
+                return "error: the tool call stopped the environment"
             self._fail(str(exc))
             return f"error: the environment failed ({exc})"
         return truncate(result, self.config.max_observation_chars)
@@ -262,6 +290,7 @@ class Episode:
         for command in action.commands:
             limit = self.config.command_timeout_sec
             wrapped = f"timeout -k 2 {limit:g} bash -c {shlex.quote(command)}"
+            self._acted_at = self._acted_at or time.time()
             try:
                 result = self.box.exec(
                     ["bash", "-c", wrapped],
@@ -271,11 +300,17 @@ class Episode:
                     what="agent command",
                 )
             except ContainerDiedError as exc:
+                if self._policy_stopped_it():
+                    self._lose(f"a command stopped the container ({exc})")
+                    return "error: the command stopped the environment"
                 self._fail(str(exc))
                 return f"error: the environment failed ({exc})"
             if result.timed_out:
-                self._fail("a command outlived its timeout and the container was killed")
+                self._lose("a command outlived its timeout and the container was killed")
                 return "error: the command hung and the environment was lost"
+            if (result.exit_code is None or result.exit_code >= 126) and self._policy_stopped_it():
+                self._lose(f"a command stopped the container (exit code {result.exit_code})")
+                return "error: the command stopped the environment"
             note = ""
             if result.exit_code == 124:
                 note = f"\n[command timed out after {limit:g}s]"
@@ -292,11 +327,28 @@ class Episode:
             "reward": result.reward,
             "turns": result.turns,
             "infra_error": result.infra_error,
+            "policy_error": result.policy_error,
             "seconds": round(result.seconds, 3),
             "messages": result.transcript,
         }
         with (self.log_dir / "transcript.jsonl").open("a", encoding="utf-8") as handle:
             handle.write(json.dumps(record) + "\n")
+
+
+def _stopped_since(state: dict, issued: float) -> bool:
+    """Whether the engine reports the container stopped at or after ``issued`` (a wall-clock
+    time, the same clock as the engine's on this host). An engine that cannot say (it is down,
+    the container was removed) or a container that was already gone before then is not the
+    policy's doing: no slack before ``issued`` (a stop 0.09 s before the command was issued
+    was once read as the command's)."""
+    if not state or state.get("Running", True):
+        return False
+    finished = str(state.get("FinishedAt") or "")
+    try:
+        when = datetime.fromisoformat(finished[:26].rstrip("Z") + "+00:00").timestamp()
+    except ValueError:
+        return False
+    return when >= issued
 
 
 class ReplyPolicy:

@@ -45,9 +45,13 @@ class PolicyConfig(Protocol):
     command_timeout_sec: float
     max_observation_chars: int
     action_format: str
+    environment: str
+    """Where a local model's episodes run: ``docker`` or ``in-process`` (tool tasks only)."""
     split: str
     test_families: list[str]
     test_fraction: float
+    split_seed: int | None
+    """Seed of the held-out draw (None: ``seed``)."""
 
 
 @dataclass

@@ -16,6 +16,7 @@ import typer
 from rich.console import Console
 
 from factory.distributed import ExecutorKind, executor_options
+from factory.errors import FactoryError
 from factory.executor import DEFAULT_JOBS, Executor
 from factory.runtime import BuildNetwork
 
@@ -114,21 +115,33 @@ def job(
     build_network: BuildNetwork = BuildNetwork.FILTERED,
     progress: Any = None,
     hint: str = "removing this run's containers",
+    in_process: bool = False,
 ) -> Iterator[Executor]:
     """The executor of one run (checked before any progress bar shows), the progress bar, and
     on every way out the executor closed: a Ctrl-C cancels the units in flight and removes
-    the run's containers, then exits 130."""
+    the run's containers, then exits 130. ``in_process``: agent episodes played in this
+    process (tool tasks, ``environment: in-process``), no Docker."""
     from factory.distributed.executors import open_executor
     from factory.runtime import new_run_id
 
     options = executor_options(executor, ray_address, ray_shared_fs)
-    opened = open_executor(
-        options,
-        new_run_id(name),
-        jobs,
-        say=lambda m: say(f"[dim]{m}[/]"),
-        build_network=build_network,
-    )
+    if in_process:
+        from factory.agent.backends import InProcessExecutor
+
+        if options.is_ray:
+            raise FactoryError(
+                "environment: in-process plays the episodes in this process; drop --executor "
+                "ray, or use environment: docker to host them on the cluster"
+            )
+        opened: Executor = InProcessExecutor(new_run_id(name), jobs)
+    else:
+        opened = open_executor(
+            options,
+            new_run_id(name),
+            jobs,
+            say=lambda m: say(f"[dim]{m}[/]"),
+            build_network=build_network,
+        )
     try:
         with interruptible(progress, hint):
             try:

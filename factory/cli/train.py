@@ -44,7 +44,7 @@ def train(
     seed: Annotated[int | None, typer.Option(help="Override config.seed.")] = None,
     json_: opt.Json = False,
 ) -> None:
-    """Train a local model with GRPO on a suite.
+    """Train a local model with RL (GRPO, or RLOO: config.algorithm) on a suite.
 
     Multi-turn rollouts in the tasks' containers, the reward from each task's verifier;
     RUN/metrics.jsonl, RUN/reward.png, RUN/checkpoints/. --resume continues a killed run."""
@@ -100,9 +100,11 @@ def evaluate(
 ) -> None:
     """pass@1 and pass@k per family of a policy on a suite's tasks.
 
-    The policy is a local model, or a model behind --base-url (acting with native tool
-    calls unless --action-format fenced); k episodes per task of the split, the reward from
-    each task's verifier. Writes OUT/eval.json and OUT/transcript.jsonl."""
+    The policy is a local model (the config's unless --model; sampling, harness and split
+    from the config), or a model behind --base-url (acting with native tool calls unless
+    --action-format fenced); k episodes per task of the split, the reward from each task's
+    verifier; a local model's episodes run in process when the config says environment:
+    in-process. Writes OUT/eval.json and OUT/transcript.jsonl."""
     from factory.agent.evaluation import SuiteSplit, evaluate_endpoint, evaluate_suite
     from factory.progress import Bar
 
@@ -111,8 +113,9 @@ def evaluate(
     chosen = SuiteSplit.of(settings, split)
     bar = Bar("eval", console)
     progress = {"on_start": bar.grow, "on_task": lambda key, _r: bar.advance(description=key)}
-    with job("eval", jobs, executor=executor, ray_address=ray_address,
-             ray_shared_fs=ray_shared_fs, progress=bar) as where:  # fmt: skip
+    in_process = base_url is None and settings.environment == "in-process"
+    with job("eval", jobs, executor=executor, ray_address=ray_address, ray_shared_fs=ray_shared_fs,
+             progress=bar, in_process=in_process) as where:  # fmt: skip
         if base_url is not None:
             summary = evaluate_endpoint(
                 suite, policy.client(out / "llm-cache"), policy.harness(settings),

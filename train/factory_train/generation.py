@@ -1,15 +1,32 @@
-"""Generation backends for rollouts: transformers `generate` (CPU and GPU), or vLLM on GPU
-(imported lazily; the weights are pushed to the engine after each update)."""
+"""Sampling replies with transformers ``generate`` (CPU or one GPU), returning the sampled
+tokens with the log-probability the sampler drew each one with.
+
+The warp (temperature, top-k, top-p) is :class:`factory_train.sampling.SamplingParams`, applied
+by a logits processor; during ``generate`` the model's own generation config (a repetition
+penalty or a default top-k from its ``generation_config.json``) is swapped for a blank one, so
+nothing else can make the sampler's distribution differ from the one the trainer scores.
+"""
 
 from __future__ import annotations
 
-import logging
+from dataclasses import dataclass, field
 
-log = logging.getLogger(__name__)
+from factory_train.precision import Precision
+from factory_train.sampling import RecordLogprobs, SamplingParams
 
 
-class HFGenerator:
-    """Batched sampling with transformers: left-padded prompts, returns the new token ids."""
+@dataclass
+class Sample:
+    ids: list[int]
+    """The new tokens, ending with EOS unless ``truncated``."""
+    logprobs: list[float] = field(default_factory=list)
+    """The sampler's log-prob of each token of ``ids``."""
+    truncated: bool = False
+    """Cut at the token budget before the policy ended its reply."""
+
+
+class HFSampler:
+    """Batched sampling: left-padded prompts in, one :class:`Sample` per prompt out."""
 
     def __init__(
         self,
@@ -17,110 +34,74 @@ class HFGenerator:
         tokenizer,
         *,
         max_new_tokens: int,
-        temperature: float,
-        top_p: float,
-        autocast_dtype=None,
+        sampling: SamplingParams,
+        precision: Precision | None = None,
     ) -> None:
         self.model = model
         self.tokenizer = tokenizer
         self.max_new_tokens = max_new_tokens
-        self.temperature = temperature
-        self.top_p = top_p
-        self.autocast_dtype = autocast_dtype
+        self.sampling = sampling
+        self.precision = precision
 
-    def __call__(self, prompts: list[list[int]]) -> list[list[int]]:
+    def __call__(self, prompts: list[list[int]], budgets: list[int] | None = None) -> list[Sample]:
+        """``budgets[i]``: tokens prompt i may still get (its episode's token limit), capped
+        by ``max_new_tokens``."""
         import torch
+        from transformers import GenerationConfig, LogitsProcessorList
 
+        limits = [
+            min(self.max_new_tokens, b) for b in (budgets or [self.max_new_tokens] * len(prompts))
+        ]
         device = next(self.model.parameters()).device
-        pad = self.tokenizer.pad_token_id
+        pad, eos = self.tokenizer.pad_token_id, self.tokenizer.eos_token_id
         width = max(len(p) for p in prompts)
         input_ids = torch.full((len(prompts), width), pad, dtype=torch.long)
         attention = torch.zeros((len(prompts), width), dtype=torch.long)
         for row, prompt in enumerate(prompts):
             input_ids[row, width - len(prompt) :] = torch.tensor(prompt)
             attention[row, width - len(prompt) :] = 1
-        was_training = self.model.training
+        recorder = RecordLogprobs(self.sampling)
+        config = GenerationConfig(
+            do_sample=True,
+            max_new_tokens=max(1, max(limits)),
+            temperature=1.0,
+            top_k=0,
+            top_p=1.0,
+            pad_token_id=pad,
+            eos_token_id=eos,
+        )
+        inner = self.model.get_base_model() if hasattr(self.model, "get_base_model") else self.model
+        was_training, own_config = self.model.training, inner.generation_config
         self.model.eval()
-        with torch.no_grad(), _autocast(device, self.autocast_dtype):
-            out = self.model.generate(
-                input_ids=input_ids.to(device),
-                attention_mask=attention.to(device),
-                max_new_tokens=self.max_new_tokens,
-                do_sample=True,
-                temperature=self.temperature,
-                top_p=self.top_p,
-                pad_token_id=pad,
-                eos_token_id=self.tokenizer.eos_token_id,
-            )
-        if was_training:
-            self.model.train()
-        results = []
-        for row in out[:, width:].tolist():
-            ids = []
-            for token in row:
+        inner.generation_config = GenerationConfig(pad_token_id=pad, eos_token_id=eos)
+        context = self.precision.context(device.type) if self.precision else _null()
+        try:
+            with torch.no_grad(), context:
+                out = self.model.generate(
+                    input_ids=input_ids.to(device),
+                    attention_mask=attention.to(device),
+                    generation_config=config,
+                    logits_processor=LogitsProcessorList([recorder]),
+                )
+        finally:
+            inner.generation_config = own_config
+            if was_training:
+                self.model.train()
+        new = out[:, width:]
+        logprobs = recorder.finish(new)
+        samples = []
+        for row, limit in zip(new.tolist(), limits, strict=True):
+            ids, lps = [], logprobs[len(samples)]
+            for token in row[:limit]:
                 ids.append(token)
-                if token == self.tokenizer.eos_token_id:
+                if token == eos:
                     break
-            while ids and ids[-1] == pad and pad != self.tokenizer.eos_token_id:
-                ids.pop()
-            results.append(ids)
-        return results
-
-    def sync(self) -> None:
-        """Nothing to do: generation uses the training model itself."""
+            ended = bool(ids) and ids[-1] == eos
+            samples.append(Sample(ids, lps[: len(ids)], truncated=not ended))
+        return samples
 
 
-class VLLMGenerator:
-    """vLLM engine on the GPU; ``sync`` loads the training model's weights into it."""
-
-    def __init__(
-        self,
-        model,
-        tokenizer,
-        model_path: str,
-        *,
-        max_new_tokens: int,
-        temperature: float,
-        top_p: float,
-        gpu_memory_utilization: float = 0.35,
-        seed: int = 0,
-    ) -> None:
-        from vllm import LLM, SamplingParams  # GPU only; never imported on CPU
-
-        self.model = model
-        self.tokenizer = tokenizer
-        self.llm = LLM(
-            model=model_path,
-            gpu_memory_utilization=gpu_memory_utilization,
-            seed=seed,
-            enforce_eager=True,
-        )
-        self.params = SamplingParams(
-            max_tokens=max_new_tokens,
-            temperature=temperature,
-            top_p=top_p,
-            stop_token_ids=[tokenizer.eos_token_id],
-        )
-
-    def __call__(self, prompts: list[list[int]]) -> list[list[int]]:
-        from vllm.inputs import TokensPrompt
-
-        outputs = self.llm.generate(
-            [TokensPrompt(prompt_token_ids=p) for p in prompts], self.params, use_tqdm=False
-        )
-        return [list(o.outputs[0].token_ids) for o in outputs]
-
-    def sync(self) -> None:
-        state = self.model.state_dict()
-        engine = self.llm.llm_engine.model_executor.driver_worker.model_runner.model
-        engine.load_weights(state.items())
-
-
-def _autocast(device, dtype):
+def _null():
     import contextlib
 
-    import torch
-
-    if dtype is None or dtype == torch.float32:
-        return contextlib.nullcontext()
-    return torch.autocast(device_type=device.type, dtype=dtype)
+    return contextlib.nullcontext()

@@ -41,10 +41,18 @@ def _packaged_gguf(package: str) -> Path:
 
 
 def resolve_model(name_or_path: str) -> Path:
-    """A local folder with config.json: a path, a converted GGUF, or a known local name."""
+    """A local folder with config.json: a path, a training checkpoint (its ``model/``), a
+    converted GGUF, or a known local name."""
     path = Path(name_or_path).expanduser()
     if path.is_dir() and (path / "config.json").is_file():
         return path
+    if path.is_dir() and (path / "model" / "config.json").is_file():
+        return path / "model"
+    if path.is_dir() and (path / "adapter_config.json").is_file():
+        raise FactoryError(
+            f"{path} holds LoRA adapters only; pass the checkpoint's model/ folder "
+            f"({path.parent / 'model'}), which holds the model with the adapters merged in"
+        )
     if path.is_file() and path.suffix == ".gguf":
         return convert_gguf(path)
     package = KNOWN_MODELS.get(name_or_path.lower())

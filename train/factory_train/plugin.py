@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from factory.agent.harness import Episode
+from factory.agent.backends import site_episode
 from factory.agent.runners import Job, harness_config, policy_fingerprint
 from factory.errors import FactoryError
 from factory.executor import EpisodeSite
@@ -21,6 +21,7 @@ FINGERPRINT_FIELDS = {
     "seed",
     "temperature",
     "top_p",
+    "top_k",
     "max_new_tokens",
     "max_episode_tokens",
     "max_turns",
@@ -48,34 +49,22 @@ def require_torch() -> None:
 
 
 def rollout_engine(config: TrainConfig, *, concurrency: int, say: Callable[[str], None]):
-    """The policy ``config.model`` loaded on this machine (the GPU when there is one) behind a
-    batched rollout engine."""
+    """The policy ``config.model`` loaded on this machine (the GPU when there is one, in the
+    training precision) behind a batched rollout engine that samples as training does."""
     import torch
 
-    from factory_train.generation import HFGenerator
     from factory_train.models import load_policy, resolve_model
-    from factory_train.rollout import RolloutEngine
-    from factory_train.trainer import pick_device_and_dtype
+    from factory_train.precision import pick_device
+    from factory_train.trainer import sampling_engine
 
     torch.manual_seed(config.seed)
-    device, dtype, autocast = pick_device_and_dtype(config.dtype)
-    model, tokenizer = load_policy(resolve_model(config.model), device=device, dtype=dtype)
+    device, precision = pick_device(config.dtype)
+    model, tokenizer = load_policy(
+        resolve_model(config.model), device=device, dtype=precision.frozen
+    )
+    model.eval()
     say(f"policy {config.model} loaded ({device})")
-    generator = HFGenerator(
-        model,
-        tokenizer,
-        max_new_tokens=config.max_new_tokens,
-        temperature=config.temperature,
-        top_p=config.top_p,
-        autocast_dtype=autocast,
-    )
-    return RolloutEngine(
-        generator,
-        tokenizer,
-        max_episode_tokens=config.max_episode_tokens,
-        concurrency=concurrency,
-        reply_prefix=config.reply_prefix,
-    )
+    return sampling_engine(model, tokenizer, config, precision, concurrency=concurrency)
 
 
 class LocalRunner:
@@ -109,9 +98,7 @@ class LocalRunner:
             for index, job in enumerate(chunk):
                 folder = log_dir(job.key)
                 for _ in range(k):
-                    episodes.append(
-                        Episode(site.runtime, job.task, job.image, self.harness, folder)
-                    )
+                    episodes.append(site_episode(site, job.task, job.image, self.harness, folder))
                     groups.append(index)
             rollouts, stats = engine.run(episodes, groups)
             for key, value in stats.items():
@@ -142,7 +129,7 @@ def train(
     on_step: Callable[[dict], None],
     say: Callable[[str], None],
 ) -> Path:
-    """GRPO on ``suite`` into the run folder ``out`` (``resume``: from its last checkpoint)."""
+    """RL (``config.algorithm``) on ``suite`` into the run folder ``out`` (``resume``: from its last checkpoint)."""
     require_torch()
     from factory_train.trainer import Trainer
 
@@ -154,7 +141,9 @@ def train(
     try:
         trainer.setup()
         while trainer.step < config.steps:
-            on_step(trainer.train_step())
+            row = trainer.train_step()
+            if row is not None:  # a step without a learning signal does not count
+                on_step(row)
     finally:
         trainer.close()
     return out

@@ -1,10 +1,16 @@
-"""Batched multi-turn rollouts: many episodes in step, one batched `generate` per turn.
+"""Batched multi-turn rollouts: many episodes in step, one batched sampling call per turn.
 
-Each episode keeps its own token sequence. The policy's generated tokens are appended as they
-were sampled (mask 1: they train the model); the environment's observations are appended as
-the chat template renders them (mask 0: they never train the model). Re-tokenising the whole
-conversation each turn would drift from what was sampled; building the sequence this way does
-not.
+Each episode keeps its own token sequence. The policy's sampled tokens are appended as they
+were sampled, with the sampler's log-probs (mask 1: they train the model); the environment's
+observations are appended as the chat template renders them (mask 0: they never train the
+model). Re-tokenising the whole conversation each turn would drift from what was sampled;
+building the sequence this way does not. No token is ever made up: a reply cut at its token
+budget (``max_new_tokens``, or what is left of ``max_episode_tokens``) has no end-of-turn
+token, so its commands still run but the episode ends there.
+
+Episodes are any objects with the interface of :class:`factory.agent.harness.Episode`
+(``start``, ``observe``, ``done``, ``finish``): Docker containers, in-process tool domains, or
+Ray-hosted containers.
 """
 
 from __future__ import annotations
@@ -19,14 +25,21 @@ from factory.agent.harness import Episode, EpisodeResult
 
 @dataclass
 class TokenTrace:
-    """The token sequence of one episode and which tokens the policy produced."""
+    """The token sequence of one episode, which tokens the policy sampled, and the sampler's
+    log-prob of each of those (0 elsewhere)."""
 
     ids: list[int] = field(default_factory=list)
     mask: list[int] = field(default_factory=list)
+    logprobs: list[float] = field(default_factory=list)
+    truncated_turns: int = 0
+    """Replies cut at their token budget."""
 
-    def extend(self, ids: list[int], policy: bool) -> None:
+    def extend(self, ids: list[int], policy: bool, logprobs: list[float] | None = None) -> None:
+        if policy and (logprobs is None or len(logprobs) != len(ids)):
+            raise ValueError("sampled tokens need the sampler's log-prob of each token")
         self.ids.extend(ids)
         self.mask.extend([1 if policy else 0] * len(ids))
+        self.logprobs.extend(logprobs if policy else [0.0] * len(ids))
 
     @property
     def policy_tokens(self) -> int:
@@ -77,18 +90,19 @@ class ChatFrame:
 
 
 class RolloutEngine:
-    """Drives episodes with a generator: ``generate(list of id lists) -> list of new id lists``."""
+    """Drives episodes with a sampler: ``sample(prompts, budgets) -> list of Sample``
+    (:class:`factory_train.generation.HFSampler`)."""
 
     def __init__(
         self,
-        generate,
+        sample,
         tokenizer,
         *,
         max_episode_tokens: int,
         concurrency: int = 8,
         reply_prefix: str = "",
     ) -> None:
-        self.generate = generate
+        self.sample = sample
         self.tokenizer = tokenizer
         self.frame = ChatFrame(tokenizer)
         self._tool_frame: ChatFrame | None = None  # tool-call format: results as role "tool"
@@ -113,21 +127,26 @@ class RolloutEngine:
             trace.extend(prompt + self.prefix_ids, policy=False)
         stats["env_sec"] += time.monotonic() - started
         while True:
+            for i, episode in enumerate(episodes):
+                if not episode.done and self.max_episode_tokens - len(traces[i].ids) <= 0:
+                    episode.done = True  # no room for another reply
             active = [i for i, e in enumerate(episodes) if not e.done]
             if not active:
                 break
             mark = time.monotonic()
-            outputs = self.generate([traces[i].ids for i in active])
+            samples = self.sample(
+                [traces[i].ids for i in active],
+                [self.max_episode_tokens - len(traces[i].ids) for i in active],
+            )
             stats["generate_sec"] += time.monotonic() - mark
             stats["turns"] += len(active)
             replies = []
-            for i, new_ids in zip(active, outputs, strict=True):
-                stats["generated_tokens"] += len(new_ids)
-                traces[i].extend(new_ids, policy=True)
-                if not new_ids or new_ids[-1] != self.frame.eos_id:
-                    traces[i].extend([self.frame.eos_id], policy=False)  # cut off: close the turn
+            for i, sample in zip(active, samples, strict=True):
+                stats["generated_tokens"] += len(sample.ids)
+                traces[i].extend(sample.ids, policy=True, logprobs=sample.logprobs)
+                traces[i].truncated_turns += int(sample.truncated)
                 replies.append(
-                    self.reply_prefix + self.tokenizer.decode(new_ids, skip_special_tokens=True)
+                    self.reply_prefix + self.tokenizer.decode(sample.ids, skip_special_tokens=True)
                 )
             mark = time.monotonic()
             observations = list(
@@ -137,15 +156,15 @@ class RolloutEngine:
                 )
             )
             stats["env_sec"] += time.monotonic() - mark
-            for i, observation in zip(active, observations, strict=True):
-                if observation is None:
+            for i, sample, observation in zip(active, samples, observations, strict=True):
+                if sample.truncated:
+                    episodes[i].done = True  # the turn never ended: nothing may follow it
+                if observation is None or episodes[i].done:
                     continue
                 traces[i].extend(
                     self._frame(episodes[i]).observation_ids(observation) + self.prefix_ids,
                     policy=False,
                 )
-                if len(traces[i].ids) >= self.max_episode_tokens:
-                    episodes[i].done = True
         mark = time.monotonic()
         results = list(self.pool.map(lambda e: e.finish(), episodes))
         stats["env_sec"] += time.monotonic() - mark

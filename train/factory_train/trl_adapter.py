@@ -1,19 +1,23 @@
-"""Use a factory suite from TRL's GRPOTrainer: a dataset of prompts, and a reward function
-that runs each completion in the task's own container and returns the task's verifier reward.
+"""A suite as single-turn rewards for TRL's GRPOTrainer: a dataset of prompts, and a reward
+function that runs each completion in the task's environment and returns its verifier reward.
+(Multi-turn training with TRL: :mod:`factory_train.trl_env`.)
 
-    from trl import GRPOConfig, GRPOTrainer
+    from trl import GRPOTrainer
     from factory_train.trl_adapter import SuiteReward, suite_dataset
 
-    reward = SuiteReward("suites/quickstart")
-    trainer = GRPOTrainer(model=..., reward_funcs=reward, train_dataset=suite_dataset(reward),
-                          args=GRPOConfig(...))
+    reward = SuiteReward("suites/quickstart", reply_prefix="```bash\\n")
+    trainer = GRPOTrainer(model=path, reward_funcs=reward,
+                          train_dataset=suite_dataset(reward, tokenizer), args=GRPOConfig(...))
     trainer.train()
     reward.close()
 
-Single turn: the completion is the policy's one reply (a fenced ```bash block, or with
-``reply_prefix`` just the command); multi-turn training is what ``factory train`` does.
-Episodes that fail for infrastructure reasons score 0 here (TRL has no notion of dropping
-them) and are counted in ``infra_failures``.
+The completion is the policy's one reply: a fenced ```bash block, or with ``reply_prefix``
+(e.g. "```bash\\n") only what follows the prefix. The prefix must end the prompt the model
+continues, and TRL renders conversational prompts with a fresh assistant turn after the last
+message; so with a prefix the dataset holds *text* prompts (the chat template applied with
+the policy's tokenizer, then the prefix), and the completion TRL hands back is exactly what
+the model wrote after it. Episodes that fail for infrastructure reasons score 0 here (TRL has
+no notion of dropping them) and are counted in ``infra_failures``.
 """
 
 from __future__ import annotations
@@ -22,10 +26,11 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from factory.agent.harness import Episode, HarnessConfig
+from factory.agent.backends import EnvironmentKind, make_backend
+from factory.agent.harness import HarnessConfig
 from factory.agent.suite import SuiteTask, load_suite_tasks
-from factory.images.task_image import TaskImageBuilder
-from factory.runtime import DockerRuntime, new_run_id
+from factory.errors import FactoryError
+from factory_train.trl_env import check_trl_version
 
 
 class SuiteReward:
@@ -41,36 +46,28 @@ class SuiteReward:
         harness: HarnessConfig | None = None,
         reply_prefix: str = "",
         concurrency: int = 8,
+        environment: EnvironmentKind = EnvironmentKind.DOCKER,
     ) -> None:
+        check_trl_version()
         self.tasks = {e.task.id: e for e in (tasks or load_suite_tasks(Path(suite)))}
         self.harness = harness or HarnessConfig(max_turns=1)
         self.reply_prefix = reply_prefix
-        self.runtime = DockerRuntime(new_run_id("trl"), pool_size=4 * concurrency)
-        self.runtime.ping()
-        builder = TaskImageBuilder(self.runtime)
-        self.images = {task_id: builder.ensure(e.task).ref for task_id, e in self.tasks.items()}
+        self.backend = make_backend(environment, run_prefix="trl", concurrency=concurrency)
+        self.backend.prepare(list(self.tasks.values()))
         self.pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="trl-reward")
         self.infra_failures = 0
         self._lock = threading.Lock()
 
-    def prompt(self, task_id: str) -> list[dict]:
-        """The conversation a policy sees for a task (system + instruction). With a reply
-        prefix, a final partial assistant message holds it: TRL continues that message."""
-        episode = Episode(
-            self.runtime, self.tasks[task_id].task, self.images[task_id], self.harness
-        )
-        messages = episode.opening()
-        if self.reply_prefix:
-            messages.append({"role": "assistant", "content": self.reply_prefix})
-        return messages
+    def messages(self, task_id: str) -> list[dict]:
+        """The conversation a policy sees for a task (system prompt + instruction)."""
+        return self.backend.episode(self.tasks[task_id], self.harness).opening()
 
     def __call__(self, prompts, completions, task_id, **_kwargs) -> list[float]:
         texts = [c[-1]["content"] if isinstance(c, list) else str(c) for c in completions]
         return list(self.pool.map(self._score, task_id, texts))
 
     def _score(self, task_id: str, text: str) -> float:
-        entry = self.tasks[task_id]
-        episode = Episode(self.runtime, entry.task, self.images[task_id], self.harness)
+        episode = self.backend.episode(self.tasks[task_id], self.harness)
         episode.start()
         episode.observe(self.reply_prefix + text)
         result = episode.finish()
@@ -82,14 +79,27 @@ class SuiteReward:
 
     def close(self) -> None:
         self.pool.shutdown(wait=True)
-        self.runtime.close()
+        self.backend.close()
 
 
-def suite_dataset(reward: SuiteReward, task_ids: list[str] | None = None, repeat: int = 1):
-    """A `datasets.Dataset` with a conversational ``prompt`` and the ``task_id`` column that
-    the reward function receives."""
+def suite_dataset(
+    reward: SuiteReward, tokenizer=None, task_ids: list[str] | None = None, repeat: int = 1
+):
+    """A `datasets.Dataset` with a ``prompt`` and the ``task_id`` the reward function receives:
+    conversational prompts, or with a reply prefix text prompts that end with it (``tokenizer``,
+    the policy's, renders them)."""
     from datasets import Dataset
 
+    if reward.reply_prefix and tokenizer is None:
+        raise FactoryError("a reply prefix needs the policy's tokenizer to render the prompts")
     ids = task_ids or sorted(reward.tasks)
-    rows = [{"prompt": reward.prompt(task_id), "task_id": task_id} for task_id in ids] * repeat
-    return Dataset.from_list(rows)
+    rows = []
+    for task_id in ids:
+        prompt = reward.messages(task_id)
+        if reward.reply_prefix:
+            prompt = (
+                tokenizer.apply_chat_template(prompt, tokenize=False, add_generation_prompt=True)
+                + reward.reply_prefix
+            )
+        rows.append({"prompt": prompt, "task_id": task_id})
+    return Dataset.from_list(rows * repeat)
