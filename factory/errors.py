@@ -79,6 +79,19 @@ class BuildLimitError(ImageBuildError):
         super().__init__(message, log_tail)
 
 
+class UnavailableOfflineError(FactoryError):
+    """The task needs something that nothing reachable here provides: a toolchain version, a
+    package its stand-in's Debian release lacks, or what its tests download (a Gradle
+    distribution, crates, Go modules). ``missing`` names each thing."""
+
+    def __init__(self, missing: list[str], where: Path | str) -> None:
+        self.missing = list(missing)
+        super().__init__(
+            f"{where}: cannot be had offline here: {'; '.join(self.missing)} (vendor it into "
+            "the task, or map it to a local image with an alias)"
+        )
+
+
 class ExecTimeoutError(FactoryError):
     """A command in a container ran past its timeout and was killed."""
 

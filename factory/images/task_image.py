@@ -8,13 +8,21 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from factory.errors import BaseImageMissingError, BuildLimitError, ImageBuildError
+from factory.errors import (
+    BaseImageMissingError,
+    BuildLimitError,
+    ImageBuildError,
+    UnavailableOfflineError,
+)
 from factory.images.aliases import AliasTable, rewrite_dockerfile
+from factory.images.apt_names import missing_in_build_log
 from factory.images.build_log import recall_unreachable, remember_unreachable
 from factory.images.builder import build_recipe
 from factory.images.dockerfile_compat import make_legacy_compatible
 from factory.images.dockerfile_errors import explain_parse_error
+from factory.images.offline_needs import test_time_downloads
 from factory.images.recipes import ImageRecipe, load_recipes
+from factory.images.toolchains import provide_toolchains, stand_in_release
 from factory.images.usage import record_use
 from factory.inputs import read_text
 from factory.runtime import (
@@ -99,7 +107,9 @@ class TaskImageBuilder:
     def ensure(self, task: Task, *, log_path: Path | None = None) -> TaskImage:
         """Return the image for ``task``, building it if needed.
 
-        Raises BaseImageMissingError, ImageBuildError (BuildLimitError when the build hit its
+        Raises BaseImageMissingError, UnavailableOfflineError (what the Dockerfile installs
+        from the internet, or what the tests download, has no offline source here),
+        ImageBuildError (BuildLimitError when the build hit its
         memory or process limit; the reason names the Dockerfile line of a syntax error),
         ExecTimeoutError (build timeout) or CancelledError.
 
@@ -128,7 +138,14 @@ class TaskImageBuilder:
         rewrite = rewrite_dockerfile(
             compat.text, self.aliases, self._base_available, dockerfile=task.paths.dockerfile
         )
-        dockerfile = _label_each_stage(rewrite.text)
+        toolchains = provide_toolchains(rewrite.text)
+        rewrite.notes += toolchains.notes
+        missing = toolchains.missing
+        if rewrite.substitutions:  # on a stand-in: what the tests download must be here too
+            missing += test_time_downloads(task.paths.environment_dir, _scripts_text(task))
+        if missing:
+            raise UnavailableOfflineError(missing, task.paths.dockerfile)
+        dockerfile = _label_each_stage(toolchains.text)
         base_ids = [self.runtime.image_id(ref) or ref for ref in rewrite.base_images]
         env_hash = hash_tree(task.paths.environment_dir, extra=[dockerfile, *base_ids])
         tag = f"{TASK_IMAGE_REPO}:{env_hash[:20]}"
@@ -170,6 +187,7 @@ class TaskImageBuilder:
             except BuildLimitError:
                 raise
             except ImageBuildError as exc:
+                _raise_if_packages_missing(exc, rewrite.base_images, task.paths.dockerfile)
                 where = task.paths.dockerfile.relative_to(task.root).as_posix()
                 explained = explain_parse_error(str(exc), dockerfile, original, where)
                 if explained is None:
@@ -190,3 +208,24 @@ class TaskImageBuilder:
         if storage:
             notes.append(storage)
         return notes
+
+
+def _scripts_text(task: Task) -> str:
+    """The text of the task's test and solution scripts (what runs the build tools)."""
+    texts = []
+    for folder in (task.paths.tests_dir, task.paths.solution_dir):
+        if folder.is_dir():
+            for path in sorted(folder.glob("*.sh"))[:50]:
+                texts.append(read_text(path))
+    return "\n".join(texts)
+
+
+def _raise_if_packages_missing(exc: ImageBuildError, bases: list[str], dockerfile: Path) -> None:
+    """A stand-in build that failed because apt has no such package: name the packages."""
+    releases = [r for r in (stand_in_release(b) for b in bases) if r]
+    names = missing_in_build_log(exc.log_tail)
+    if releases and names:
+        where = f"Debian {releases[-1]} (the stand-in's release)"
+        raise UnavailableOfflineError(
+            [f"apt package {name} (not in {where})" for name in names], dockerfile
+        ) from exc

@@ -32,6 +32,19 @@ DEFAULT_UV_VERSION = "0.9.30"
 """uv installed when a script installs uv without naming a version (same as factory/base)."""
 VERIFIER_ENV = {"UV_OFFLINE": "1"}
 """``[verifier].env`` of an imported task whose tests use uv: resolve from the cache only."""
+_SOURCE_CLONES = {
+    "googletest": (
+        re.compile(
+            r"git\s+clone\s+(?:-\S+\s+(?:v?[\d.]+\s+)?)*(?:https?://|git@)github\.com[/:]"
+            r"google/googletest(?:\.git)?(?P<opts>(?:\s+(?:-b|--branch|--depth)\s+\S+)*)"
+            r"(?:\s+(?P<dest>[\w./-]+))?"
+        ),
+        "/usr/src/googletest",
+        "Debian's googletest sources (1.12 on bookworm, 1.16 on trixie)",
+    ),
+}
+"""Git repositories that test scripts clone and that Debian ships as source packages:
+package -> (the clone command, where the package puts the sources, what the note calls them)."""
 _APT_RE = re.compile(r"^\s*(sudo\s+)?(apt-get|apt)\s+(-\S+\s+)*(update|install)\b")
 _SEGMENT_SPLIT = re.compile(r"\s*(?:&&|;|\|\|)\s*")
 _PIP_OPTS_WITH_VALUE = {
@@ -241,6 +254,7 @@ def scan_test_script(text: str, *, name: str, requirement_root: Path | None = No
                 scan.uv_version = scan.uv_version or (version.group(1) if version else None)
             scan.notes.append(f"{name}: removed the installer download `{stripped[:80]}`")
             continue
+        line, stripped = _replace_clones(line, stripped, scan, name)
         segments = _SEGMENT_SPLIT.split(stripped)
         apt_segment = False
         for segment in segments:
@@ -273,6 +287,25 @@ def scan_test_script(text: str, *, name: str, requirement_root: Path | None = No
             "uv fetched at test time); the verifier runs uv with UV_OFFLINE=1"
         )
     return scan
+
+
+def _replace_clones(line: str, stripped: str, scan: ScriptScan, name: str) -> tuple[str, str]:
+    """``git clone`` of a repository Debian ships as sources -> a copy of those sources, the
+    package installed at build time (GitHub cannot be reached offline)."""
+    for package, (pattern, path, what) in _SOURCE_CLONES.items():
+        match = pattern.search(stripped)
+        if match is None:
+            continue
+        dest = match.group("dest") or package
+        copy = f"cp -r {path} {shlex.quote(dest)}"
+        _add(scan.apt_packages, [package])
+        scan.notes.append(
+            f"{name}: `{match.group(0)[:70]}` -> {what}, installed at build time (the "
+            "version differs from the cloned one)"
+        )
+        stripped = stripped[: match.start()] + copy + stripped[match.end() :]
+        line = stripped
+    return line, stripped
 
 
 def _logical_lines(text: str) -> list[str]:

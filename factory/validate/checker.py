@@ -20,6 +20,7 @@ from factory.errors import (
     ExecTimeoutError,
     ImageBuildError,
     TaskFormatError,
+    UnavailableOfflineError,
 )
 from factory.executor import Site, Work
 from factory.tasks.model import Task, load_task
@@ -113,6 +114,8 @@ def _build(site: Site, task: Task, verdict: TaskValidation, logs: Path) -> str |
         verdict.reason = f"{exc}; raise environment.build_timeout_sec in task.toml"
     except BaseImageMissingError as exc:
         verdict.outcome, verdict.reason = Outcome.BUILD_FAILED, str(exc)
+    except UnavailableOfflineError as exc:
+        verdict.outcome, verdict.reason = Outcome.UNAVAILABLE_OFFLINE, str(exc)
     except ImageBuildError as exc:
         verdict.outcome = Outcome.BUILD_FAILED
         last = _build_output_tail(exc.log_tail)

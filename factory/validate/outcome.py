@@ -28,6 +28,9 @@ class Outcome(str, Enum):
     """The solution, the tests or the build ran past their time limit."""
     INFRA_ERROR = "infra_error"
     """The harness or the engine failed (container died, engine error)."""
+    UNAVAILABLE_OFFLINE = "unavailable_offline"
+    """The task needs what nothing reachable here provides (a toolchain version, a package the
+    stand-in's Debian release lacks, a Gradle distribution, crates); the reason names it."""
     UNHEALTHY = "unhealthy"
     """The environment's healthcheck never passed (its app or tool server did not come up)."""
     INVALID_REWARD = "invalid_reward"
