@@ -388,8 +388,9 @@ class Sandbox:
     def exec_checked(
         self, command: list[str], *, timeout_sec: float, what: str, user: str | None = None
     ) -> ExecResult:
-        """Run a harness command that must succeed (raise otherwise)."""
-        result = self.exec(command, timeout_sec=timeout_sec, what=what, user=user)
+        """Run a harness command that must succeed (raise otherwise); it runs in ``/``, since
+        the agent may have removed the image's working directory."""
+        result = self.exec(command, timeout_sec=timeout_sec, what=what, user=user, workdir="/")
         if result.timed_out:
             raise ExecTimeoutError(what, timeout_sec)
         if result.exit_code != 0:

@@ -12,7 +12,9 @@ solutions that do not come from the author, run as probes exactly like the near 
   is cut in half (a write that stopped early). Records are the non-empty lines that are not
   comments, so each variation changes what the output says, not its layout: tests that accept
   one are weak. An output that has no such record to change, or that is a program (starts with
-  ``#!``: dropping its last line, say ``exit 0``, may change nothing), is removed instead.
+  ``#!``: dropping its last line, say ``exit 0``, may change nothing), is removed instead; so
+  are the declared outputs when none of them is a regular file (a folder whose files' modes are
+  the task, say): a variation never leaves what the reference left.
   Source modules of a project (``.py``, ``.js``, ``.c``, ...; e.g. the files a repo-bug fix
   edits) get no variation: their tests check behaviour, not every line, so a module that lost
   its last line may still be a right fix.
@@ -36,7 +38,7 @@ SOURCE_SUFFIXES = (".py", ".pyi", ".js", ".mjs", ".ts", ".c", ".h", ".cc", ".cpp
 # Runs in the task container after the reference solution: change the first output (in the
 # order the task declares them) that is a regular file, as the variation says.
 _ALTER = r"""
-import os, sys
+import os, shutil, sys
 kind, paths = sys.argv[1], sys.argv[2:]
 COMMENT = ("#", ";", "//", "--")
 for path in paths:
@@ -65,6 +67,12 @@ for path in paths:
     with open(path, "wb") as fh:
         fh.write(data)
     break
+else:  # no output is a regular file: the variation removes them all
+    for path in paths:
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, ignore_errors=True)
+        elif os.path.lexists(path):
+            os.remove(path)
 """
 
 

@@ -111,6 +111,7 @@ def capture_baseline(box: Sandbox) -> Baseline:
         timeout_sec=HARNESS_STEP_TIMEOUT_SEC,
         user="0",
         env={},
+        workdir="/",  # the agent may have removed its working directory
         what="process baseline",
     )
     if result.timed_out or result.exit_code != 0:
@@ -126,6 +127,7 @@ def freeze_agent_processes(box: Sandbox, baseline: Baseline) -> list[str]:
         timeout_sec=HARNESS_STEP_TIMEOUT_SEC,
         user="0",
         env={},
+        workdir="/",  # the agent may have removed its working directory
         what="freezing the agent's processes",
     )
     if result.timed_out or result.exit_code != 0:

@@ -53,6 +53,16 @@ def test_a_program_output_is_removed_not_shortened(tmp_path):
         assert not out.exists(), kind
 
 
+def test_a_folder_output_is_removed_never_left_as_the_reference_left_it(tmp_path):
+    # file-permissions declares its tree (a folder): a variation that altered nothing would be
+    # the reference itself, and the tests that rightly accept it would be called weak
+    tree = tmp_path / "srv" / "app"
+    reference = f"mkdir -p {tree}/conf && echo x > {tree}/conf/a && chmod 640 {tree}/conf/a\n"
+    for kind in VARIATIONS:
+        run(variation_scripts(reference, [str(tree)])[f"variation-{kind}"], tmp_path)
+        assert not tree.exists(), kind
+
+
 def test_no_declared_output_no_variation():
     assert variation_scripts("true\n", []) == {}
     assert variation_scripts("true\n", ["/srv/out/"]) == {}
