@@ -21,6 +21,7 @@ from factory.tasks.model import load_task
 from factory.validate.checker import check_task
 from factory.validate.outcome import Outcome, TaskValidation
 from factory.validate.probes import (
+    INDEPENDENT,
     TAMPER,
     cheat_scripts,
     name_the_attack,
@@ -55,6 +56,7 @@ def certify(
     outputs: tuple[str, ...] = (),
     mutations: dict[str, str] | None = None,
     cheats: dict[str, str] | None = None,
+    independent: dict[str, str] | None = None,
     forbidden_strings: tuple[str, ...] = (),
     min_verifier_strength: float = 1.0,
 ) -> Certificate:
@@ -63,12 +65,13 @@ def certify(
     infra_error certificate."""
     task_id = validator.claim_id(task_dir.name)
     checks = Checks(
-        tuple(secrets),
-        tuple(outputs),
-        dict(mutations or {}),
-        dict(cheats or {}),
-        tuple(forbidden_strings),
-        min_verifier_strength,
+        secrets=tuple(secrets),
+        outputs=tuple(outputs),
+        mutations=dict(mutations or {}),
+        cheats=dict(cheats or {}),
+        forbidden_strings=tuple(forbidden_strings),
+        independent=dict(independent or {}),
+        min_verifier_strength=min_verifier_strength,
     )
     kwargs = {"repeats": validator.repeats, "prestart": validator.prestart, "checks": checks}
     work = Work(certify_here, Certificate, kwargs)
@@ -102,6 +105,12 @@ class Checks:
     scores fails the task."""
     forbidden_strings: tuple[str, ...] = ()
     """Strings that must not be in the built image in plain text."""
+    independent: dict[str, str] = field(default_factory=dict)
+    """Wrong solutions the family did not write (:mod:`factory.validate.independent`): run and
+    reported with kind ``independent``, never counted in verifier strength. Whether they are
+    wrong depends on the tests grading the outputs' content, which only the family knows: as
+    verdicts they called sound tasks of 14 of 37 families weak (tests that grade modes, tool
+    state or a rebuilt binary rightly accept an output whose text changed)."""
     min_verifier_strength: float = 1.0
 
 
@@ -134,6 +143,9 @@ def certify_here(
     results = run_probes(site.runtime, task, verdict.image or "", probes, "cheat", logs)
     results += run_probes(
         site.runtime, task, verdict.image or "", checks.mutations, "mutation", logs
+    )
+    results += run_probes(
+        site.runtime, task, verdict.image or "", checks.independent, INDEPENDENT, logs
     )
     if any(r.name == TAMPER and not r.rejected for r in results):
         results += name_the_attack(site.runtime, task, verdict.image or "", logs)

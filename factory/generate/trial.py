@@ -46,21 +46,23 @@ def render_trial(name: str, difficulty: Difficulty, seed: int, out_dir: Path) ->
 
 
 def certify_trial(trial: Trial, validator: Validator, llm: LlmClient | None = None) -> Trial:
-    """Certify as generation would, with the wrong solutions the family did not write besides
-    its own near misses (:mod:`factory.validate.independent`): variations of the reference, and
-    model-written ones when ``llm`` is given. All count toward verifier strength."""
+    """Certify as generation would, and also run the wrong solutions the family did not write
+    (:mod:`factory.validate.independent`): variations of the reference, and model-written ones
+    when ``llm`` is given. Those are reported (probe kind ``independent``), not counted in
+    verifier strength: only the family knows whether its tests grade the outputs' text."""
     reference = trial.spec.files["solution/solve.sh"].decode("utf-8", errors="replace")
-    wrong = dict(trial.spec.mutations)
-    wrong.update(variation_scripts(reference, trial.spec.outputs))
+    independent = variation_scripts(reference, trial.spec.outputs)
     if llm is not None:
-        wrong.update(model_wrong_solutions(llm, trial.spec.instruction, reference, seed=trial.seed))
+        found = model_wrong_solutions(llm, trial.spec.instruction, reference, seed=trial.seed)
+        independent.update(found)
     trial.certificate = certify(
         trial.path,
         validator,
         secrets=trial.spec.secrets,
         outputs=trial.spec.outputs,
-        mutations=wrong,
+        mutations=dict(trial.spec.mutations),
         cheats=dict(trial.spec.cheats),
+        independent=independent,
         forbidden_strings=trial.spec.forbidden_strings,
     )
     return trial

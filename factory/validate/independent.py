@@ -2,7 +2,11 @@
 
 A family's own near misses (``mutations/``) test its tests against the mistakes its author
 thought of; verifier strength measured on them alone is self-graded. Two sources of wrong
-solutions that do not come from the author, run as probes exactly like the near misses:
+solutions that do not come from the author, run as probes like the near misses but reported
+(probe kind ``independent``), not counted in verifier strength: whether one is really wrong
+depends on whether the tests grade the outputs' text, which only the family knows. Counted,
+they called sound tasks of 14 of the 37 families weak (tests that grade file modes, a tool
+server's state or a binary they rebuild rightly accept an output whose text changed).
 
 * **variations** — derived from any task's reference solution and the outputs it declares:
   the reference runs, then one output file is changed the way a solution that mishandles the
@@ -10,8 +14,8 @@ solutions that do not come from the author, run as probes exactly like the near 
   a final newline read line by line). ``glue-records``: the last two records run together (files
   joined without a newline between them, as ``tail -n +2`` does). ``truncate-output``: the output
   is cut in half (a write that stopped early). Records are the non-empty lines that are not
-  comments, so each variation changes what the output says, not its layout: tests that accept
-  one are weak. An output that has no such record to change, or that is a program (starts with
+  comments, so each variation changes what the output says, not its layout: tests that grade
+  that output's text and accept one are weak. An output that has no such record to change, or that is a program (starts with
   ``#!``: dropping its last line, say ``exit 0``, may change nothing), is removed instead; so
   are the declared outputs when none of them is a regular file (a folder whose files' modes are
   the task, say): a variation never leaves what the reference left.

@@ -93,7 +93,7 @@ class ProbeRecord(BaseModel):
 
     name: str
     kind: str
-    """'cheat' or 'mutation'."""
+    """'cheat', 'mutation' (counted in verifier strength) or 'independent' (reported only)."""
     reward: float | None
     rejected: bool
     """True when the tests gave this wrong solution no reward."""

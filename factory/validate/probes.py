@@ -118,6 +118,10 @@ class ProbeResult:
         )
 
 
+INDEPENDENT = "independent"
+"""Probe kind of wrong solutions the family did not write: reported, not counted in strength."""
+
+
 def run_probes(
     runtime: DockerRuntime,
     task: Task,

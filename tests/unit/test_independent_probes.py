@@ -130,15 +130,25 @@ def test_certify_trial_probes_the_model_written_solutions(stub, tmp_path, monkey
 
     stub.queue = [reply("```bash\n# forgot the last line\nhead -n 1 /x > /y\n```\n")]
     client = LlmClient(LlmSettings(base_url=stub.url, model="m", max_retries=0))
-    seen = {}
+    seen: dict[str, dict] = {}
 
-    def fake_certify(path, validator, *, mutations, **_):
-        seen.update(mutations)
+    def fake_certify(path, validator, *, mutations, independent, **_):
+        seen.update(mutations=mutations, independent=independent)
         return "certificate"
 
     monkeypatch.setattr(trial_module, "certify", fake_certify)
     trial = trial_module.render_trial("csv-json-wrangle", Difficulty.EASY, 1, tmp_path)
     trial_module.certify_trial(trial, validator=None, llm=client)
-    assert set(trial.spec.mutations) < set(seen)
-    assert seen["model-wrong-1"].endswith("head -n 1 /x > /y\n")
-    assert {f"variation-{v}" for v in VARIATIONS} <= set(seen)
+    # the family's near misses count in verifier strength; the others are reported beside them
+    assert seen["mutations"] == dict(trial.spec.mutations)
+    assert seen["independent"]["model-wrong-1"].endswith("head -n 1 /x > /y\n")
+    assert {f"variation-{v}" for v in VARIATIONS} <= set(seen["independent"])
+
+
+def test_independent_probes_are_reported_not_counted_in_strength():
+    from factory.validate.probes import INDEPENDENT, ProbeResult, verifier_strength
+
+    near_miss = ProbeResult("wrong-fix", "mutation", 0.0, True, "", "")
+    accepted = ProbeResult("variation-glue-records", INDEPENDENT, 1.0, False, "", "")
+    assert verifier_strength([near_miss, accepted]) == 1.0
+    assert verifier_strength([accepted]) is None
