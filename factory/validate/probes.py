@@ -101,7 +101,7 @@ def cheat_scripts(
 class ProbeResult:
     name: str
     kind: str
-    """'cheat' or 'mutation'."""
+    """'cheat', 'mutation' (counted in verifier strength) or :data:`INDEPENDENT` (reported only)."""
     reward: float | None
     rejected: bool
     """True when the tests gave this wrong solution no reward."""
