@@ -4,6 +4,9 @@ their containers (short prompts: the CPU is shared)."""
 
 from __future__ import annotations
 
+import json
+import re
+
 import pytest
 
 pytest.importorskip("trl")
@@ -47,7 +50,14 @@ def test_the_environment_plays_a_task_and_scores_it_with_its_verifier(suite):
         env = source.environment()
         assert env.reset(task_id=task_id, prompt=[]) is None
         commands = reference_commands(source.tasks[task_id].task.root)
-        assert "u-106" in env.bash(commands)
+        # the tool server answered: the first person the reference looks up opens the reply
+        # (the observation keeps its head and tail, 300 characters here) and the booking that
+        # closes it lists the attendees the reference named
+        replies = env.bash(commands)
+        first = re.search(r'"query": "([^"]+)"', commands).group(1)
+        attendees = json.loads(re.findall(r"'(\{.*\})'", commands)[-1])["attendees"]
+        assert f'"name": "{first}"' in replies
+        assert all(f'"{a}"' in replies[-150:] for a in attendees)
         assert env.get_reward() == 1.0
         env.reset(task_id=task_id)
         assert "only the `tool` command" in env.bash("rm -rf /")
