@@ -26,7 +26,7 @@ for name in ("config.json", "tokenizer.json", "tokenizer_config.json", "chat_tem
 PY
     # the versions installed here (pydantic pins its pydantic-core exactly)
     pins=$(python -m pip list --format=freeze 2>/dev/null \
-        | grep -iE '^(pydantic|pydantic-core|pydantic_core|annotated-types|annotated_types|typing-inspection|typing_inspection|tomli-w|tomli_w)==')
+        | grep -iE '^(pydantic|pydantic-core|pydantic_core|annotated-types|annotated_types|typing-inspection|typing_inspection|tomli-w|tomli_w|tomlkit)==')
     # shellcheck disable=SC2086
     python -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
         --implementation cp --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
