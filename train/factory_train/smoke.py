@@ -86,7 +86,7 @@ def warm_start(trainer: Trainer, *, rounds: int, steps_per_round: int, lr: float
                 with trainer.precision.context(trainer.device.type):
                     loss = trainer.model(input_ids=ids, labels=labels).loss
                 (loss / len(examples)).backward()
-                total += float(loss) / len(examples)
+                total += float(loss.detach()) / len(examples)
             optimizer.step()
             optimizer.zero_grad(set_to_none=True)
             taken += 1
