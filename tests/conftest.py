@@ -4,12 +4,21 @@ they are skipped without one, unless FACTORY_REQUIRE_DOCKER=1 (CI), where that i
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"
+
+# A shell without job control starts background commands (`scripts/test.sh &`, nohup) with
+# SIGINT ignored, children inherit that, and Python then never raises KeyboardInterrupt: the
+# tests that press Ctrl-C on a `factory` subprocess would wait on a process that cannot hear it
+# (seen as a "hang under load"). An ignored SIGINT is not what a user's terminal gives, so the
+# suite restores it; a handler, unlike SIG_IGN, is reset to the default in exec'd children.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="session")
