@@ -10,8 +10,7 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import tomllib
-
+from factory.datafiles import load_toml_table
 from factory.families.base import Draft, Family, register
 from factory.families.terminal.knobs import pick
 from factory.families.terminal.text_tasks import (
@@ -37,7 +36,7 @@ from .shipped.reference import (
     parse_result,
 )
 
-_DOMAINS = tomllib.loads((Path(__file__).parent / "domains.toml").read_text(encoding="utf-8"))
+_DOMAINS = load_toml_table(Path(__file__).parent / "domains.toml")
 CJ_DOMAINS: list[dict] = _DOMAINS["join"]
 """Parent/child tables the join task is drawn from (domains.toml)."""
 CJ_LDOMAINS: list[dict] = _DOMAINS["flatten"]
