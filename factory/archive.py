@@ -1,5 +1,6 @@
-"""Tar archives going to and coming from the engine: build contexts, uploads of tests and
-solutions, and downloads of what a container wrote.
+"""Tar archives going to and coming from the engine: uploads of tests and solutions, and
+downloads of what a container wrote (build contexts are packed by :mod:`factory.runtime.builds`,
+with the same refusals).
 
 Going in, only regular files, folders and links are packed (a FIFO or device node is refused
 with the file named: reading a FIFO blocks forever). Coming out, the archive is read as a
@@ -13,7 +14,7 @@ import io
 import os
 import tarfile
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from factory.errors import UnsafeTaskFileError
@@ -31,7 +32,8 @@ MAX_MEMBERS = 10_000
 """Archive entries read from one download before it is cut."""
 
 
-def _refuse_special(path: Path) -> None:
+def refuse_special(path: Path) -> None:
+    """Raise when ``path`` is neither a regular file, a folder nor a link (a FIFO, a device)."""
     kind = special_file_kind(os.lstat(path).st_mode)
     if kind:
         raise UnsafeTaskFileError(path, f"{kind}; only regular files, folders and links are copied")
@@ -43,7 +45,7 @@ def tar_directory(local_dir: Path, arcname: str) -> bytes:
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w") as archive:
         for path, name in _walk(local_dir, arcname):
-            _refuse_special(path)
+            refuse_special(path)
             info = archive.gettarinfo(str(path), arcname=name)
             info.uid = info.gid = 0
             info.uname = info.gname = "root"
@@ -65,35 +67,6 @@ def _walk(root: Path, arcname: str) -> Iterator[tuple[Path, str]]:
         rel = here.relative_to(root)
         for name in sorted(dirnames) + sorted(filenames):
             yield here / name, str(Path(arcname) / rel / name)
-
-
-def dockerignore(context_dir: Path) -> list[str]:
-    path = context_dir / ".dockerignore"
-    if path.is_symlink() or not path.is_file():
-        return []
-    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    return [line.strip() for line in lines if line.strip() and not line.startswith("#")]
-
-
-def build_context(context_dir: Path, dockerfile_text: str, extra_files: Mapping[str, bytes]):
-    """A tar build context: the folder minus .dockerignore'd paths, our Dockerfile, extras."""
-    import docker  # imported lazily: `import factory` stays light
-
-    out = io.BytesIO()
-    with tarfile.open(fileobj=out, mode="w") as archive:
-        if context_dir.is_dir():
-            excluded = dockerignore(context_dir)
-            for rel in sorted(docker.utils.build.exclude_paths(str(context_dir), excluded)):
-                _refuse_special(context_dir / rel)
-                archive.add(str(context_dir / rel), arcname=rel, recursive=False)
-        extras = {**extra_files, DOCKERFILE_NAME: dockerfile_text.encode()}
-        for name, content in extras.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(content)
-            info.mode = 0o644
-            archive.addfile(info, io.BytesIO(content))
-    out.seek(0)
-    return out
 
 
 class DownloadedFiles(dict):

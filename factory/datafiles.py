@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -17,6 +17,11 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 Model = TypeVar("Model", bound=BaseModel)
+
+
+def load_toml_table(path: Path) -> dict[str, Any]:
+    """Parse factory's own TOML data file ``path`` (a family's data table, shipped with it)."""
+    return tomllib.loads(path.read_text(encoding="utf-8"))
 
 
 def load_toml_model(path: Path, model: type[Model], what: str) -> Model:

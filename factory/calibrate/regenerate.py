@@ -135,52 +135,17 @@ class CalibrationLlmBackend:
 
     def messages(self, leaf: Leaf, difficulty: Difficulty, seed: int) -> tuple[list[dict], str]:
         """(messages, prompt name) exactly as the LLM backend would ask, then wrapped."""
-        from factory.generate.llm_backend import _PROMPTS, SYSTEM_PROMPT, TASK_PROMPT
-        from factory.generate.pipeline import persona_and_scenario
-        from factory.templating import render
-
-        persona, scenario = persona_and_scenario(leaf, seed)
-        context = {
-            "difficulty": difficulty.value,
-            "domain": leaf.domain.name,
-            "category": leaf.category.name,
-            "category_description": leaf.category.description,
-            "skill": leaf.skill.name,
-            "skill_description": leaf.skill.description,
-            "topic": leaf.skill.params.get("topic", ""),
-            "persona": persona,
-            "scenario": scenario,
-            "seed": seed,
-        }
-        prompt = _PROMPTS.get(self.base._mode(leaf), TASK_PROMPT)
-        messages = [
-            {"role": "system", "content": render(f"prompts/{SYSTEM_PROMPT}.j2")},
-            {"role": "user", "content": render(f"prompts/{prompt}.j2", **context)},
-        ]
+        messages, prompt = self.base.task_messages(leaf, difficulty, seed)
         thin = self.thin.get(leaf.path)
         return (calibrate_messages(messages, thin) if thin else messages), prompt
 
     def make(
         self, leaf: Leaf, difficulty: Difficulty, seed: int, task_id: str
     ) -> tuple[TaskSpec, LlmUsage]:
-        from factory.generate.pipeline import persona_and_scenario
-        from factory.generate.render import Origin
-
         if leaf.path not in self.thin:
             return self.base.make(leaf, difficulty, seed, task_id)
         messages, prompt = self.messages(leaf, difficulty, seed)
-        persona, scenario = persona_and_scenario(leaf, seed)
-        origin = Origin(
-            suite=self.base.suite,
-            taxonomy_path=leaf.path,
-            category=leaf.category.name,
-            seed=seed,
-            generator="llm",
-            prompt_version=f"{prompt}+{CALIBRATE_PROMPT}",
-            model=self.base.client.settings.model,
-            persona=persona,
-            scenario=scenario,
-        )
+        origin = self.base.origin(leaf, seed, f"{prompt}+{CALIBRATE_PROMPT}")
         return self.base._ask(task_id, messages, self.base._mode(leaf), difficulty, origin, seed)
 
     def repair(self, leaf, spec, certificate):

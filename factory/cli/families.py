@@ -114,7 +114,8 @@ def _wrong_solution_writer(
 ):
     """The LLM client that writes wrong solutions (None without an endpoint); both or neither."""
     from factory.errors import FactoryError
-    from factory.llm import LlmClient, LlmSettings, api_key_from_env
+    from factory.generate.backends import LlmOptions
+    from factory.llm import api_key_from_env
 
     if not base_url and not model:
         return None
@@ -123,14 +124,14 @@ def _wrong_solution_writer(
             "model-written wrong solutions need both --llm-base-url and --llm-model "
             "(or FACTORY_LLM_BASE_URL and FACTORY_LLM_MODEL)"
         )
-    settings = LlmSettings(
-        base_url=base_url,
-        model=model,
-        api_key=api_key_from_env(api_key_env),
+    options = LlmOptions(
+        base_url,
+        model,
+        api_key_from_env(api_key_env),
         concurrency=jobs,
         cache_dir=out / "llm-cache",
     )
-    return LlmClient(settings)
+    return options.client()
 
 
 def _trial(trial) -> dict:

@@ -14,6 +14,7 @@ from factory.errors import FactoryError
 if TYPE_CHECKING:  # light to import: the CLI lists BackendChoice in --help
     from factory.generate.pipeline import Backend
     from factory.generate.taxonomy import Leaf, Taxonomy
+    from factory.llm import LlmClient
 
 
 class BackendChoice(str, Enum):
@@ -38,6 +39,22 @@ class LlmOptions:
     temperature: float = 0.7
     parse_repairs: int = 1
     """Times a reply that does not parse goes back to the model with the parse error."""
+
+    def client(self) -> LlmClient:
+        """The client of the endpoint these options name."""
+        from factory.llm import LlmClient, LlmSettings
+
+        return LlmClient(
+            LlmSettings(
+                base_url=self.base_url,
+                model=self.model,
+                api_key=self.api_key,
+                concurrency=self.concurrency,
+                max_tokens_budget=self.max_tokens,
+                max_cost_usd=self.max_cost_usd,
+                cache_dir=self.cache_dir,
+            )
+        )
 
 
 def is_hybrid(leaf: Leaf) -> bool:
@@ -79,19 +96,8 @@ def backend_factory(
             )
         from factory.generate.llm_backend import LlmBackend
         from factory.generate.scenario import ScenarioBackend
-        from factory.llm import LlmClient, LlmSettings
 
-        client = LlmClient(
-            LlmSettings(
-                base_url=llm.base_url,
-                model=llm.model,
-                api_key=llm.api_key,
-                concurrency=llm.concurrency,
-                max_tokens_budget=llm.max_tokens,
-                max_cost_usd=llm.max_cost_usd,
-                cache_dir=llm.cache_dir,
-            )
-        )
+        client = llm.client()
         llm_backend = LlmBackend(
             client,
             taxonomy.suite,

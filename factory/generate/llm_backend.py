@@ -30,6 +30,7 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from factory.generate.certify import Certificate
+from factory.generate.conversation import ConversingBackend
 from factory.generate.llm_envs import (
     MODE_TOOL_DOMAIN,
     MODE_WEB_APP,
@@ -45,7 +46,7 @@ from factory.generate.render import Origin, provenance
 from factory.generate.results import LlmUsage, QualityOutcome
 from factory.generate.spec import TaskSpec
 from factory.generate.taxonomy import Difficulty, Leaf
-from factory.llm import BudgetExceededError, Completion, LlmClient, LlmError
+from factory.llm import LlmClient
 from factory.resources import templates_dir
 from factory.tasks.config import (
     AgentConfig,
@@ -167,37 +168,7 @@ def with_verifier_setup(dockerfile: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def ask(
-    client: LlmClient,
-    messages: list[dict[str, str]],
-    usage: LlmUsage,
-    known: dict[str, str | None],
-    **request: Any,
-) -> Completion:
-    """One completion, its cost added to ``usage``; a spent budget or a failing endpoint
-    becomes a :class:`GenerationError` carrying ``usage`` and the ``known`` provenance."""
-    try:
-        completion = client.complete(messages, **request)
-    except BudgetExceededError as exc:
-        raise GenerationError(str(exc), usage=usage, **known) from None
-    except LlmError as exc:
-        raise GenerationError(f"the endpoint failed: {exc}", usage=usage, **known) from None
-    usage.add(usage_of(completion))
-    return completion
-
-
-def usage_of(completion: Completion) -> LlmUsage:
-    """What one completion cost."""
-    return LlmUsage(
-        calls=0 if completion.cached else 1,
-        cached_calls=1 if completion.cached else 0,
-        prompt_tokens=completion.prompt_tokens,
-        completion_tokens=completion.completion_tokens,
-        cost_usd=completion.cost_usd,
-    )
-
-
-class LlmBackend:
+class LlmBackend(ConversingBackend):
     """Makes (and repairs) candidates with a model behind an OpenAI-compatible endpoint."""
 
     def __init__(
@@ -210,20 +181,22 @@ class LlmBackend:
         max_tokens: int = 3000,
         parse_repairs: int = 1,
     ) -> None:
-        self.client = client
-        self.suite = suite
+        super().__init__(client, suite, temperature=temperature, parse_repairs=parse_repairs)
         self.forced_mode = mode
-        self.temperature = temperature
         self.max_tokens = max_tokens
-        self.parse_repairs = parse_repairs
-        """Times a reply that does not parse goes back to the model with the parse error."""
-        self._conversations: dict[str, list[dict[str, str]]] = {}
 
     # --- Backend protocol ------------------------------------------------------------
     def make(
         self, leaf: Leaf, difficulty: Difficulty, seed: int, task_id: str
     ) -> tuple[TaskSpec, LlmUsage]:
-        mode = self._mode(leaf)
+        messages, prompt = self.task_messages(leaf, difficulty, seed)
+        origin = self.origin(leaf, seed, prompt)
+        return self._ask(task_id, messages, self._mode(leaf), difficulty, origin, seed)
+
+    def task_messages(
+        self, leaf: Leaf, difficulty: Difficulty, seed: int
+    ) -> tuple[list[dict[str, str]], str]:
+        """(messages, prompt name): the first request for a task of ``leaf``."""
         persona, scenario = persona_and_scenario(leaf, seed)
         context = {
             "difficulty": difficulty.value,
@@ -237,32 +210,33 @@ class LlmBackend:
             "scenario": scenario,
             "seed": seed,
         }
-        prompt = _PROMPTS.get(mode, TASK_PROMPT)
+        prompt = _PROMPTS.get(self._mode(leaf), TASK_PROMPT)
         messages = [
             {"role": "system", "content": render(f"prompts/{SYSTEM_PROMPT}.j2")},
             {"role": "user", "content": render(f"prompts/{prompt}.j2", **context)},
         ]
-        origin = Origin(
+        return messages, prompt
+
+    def origin(self, leaf: Leaf, seed: int, prompt_version: str) -> Origin:
+        """Where a task of ``leaf`` asked with ``prompt_version`` comes from."""
+        persona, scenario = persona_and_scenario(leaf, seed)
+        return Origin(
             suite=self.suite,
             taxonomy_path=leaf.path,
             category=leaf.category.name,
             seed=seed,
             generator="llm",
-            prompt_version=prompt,
+            prompt_version=prompt_version,
             model=self.client.settings.model,
             persona=persona,
             scenario=scenario,
         )
-        return self._ask(task_id, messages, mode, difficulty, origin, seed)
 
     def repair(
         self, leaf: Leaf, spec: TaskSpec, certificate: Certificate
     ) -> tuple[TaskSpec, LlmUsage]:
-        history = self._conversations.get(spec.id)
-        if history is None:
-            raise GenerationError("no conversation to repair")
         messages = [
-            *history,
+            *self.history(spec.id),
             {
                 "role": "user",
                 "content": render(
@@ -317,18 +291,15 @@ class LlmBackend:
         known = {"prompt_version": origin.prompt_version, "model": origin.model}
         usage = LlmUsage()
         for attempt in range(self.parse_repairs + 1):
-            completion = ask(
-                self.client,
+            completion, messages = self.turn(
+                task_id,
                 messages,
                 usage,
                 known,
                 schema=model_cls.model_json_schema(),
-                temperature=self.temperature,
                 max_tokens=self.max_tokens,
                 seed=seed + attempt,
             )
-            messages = [*messages, {"role": "assistant", "content": completion.text}]
-            self._conversations[task_id] = messages
             try:
                 parsed = model_cls.model_validate(extract_json(completion.text))
                 break

@@ -30,13 +30,14 @@ from factory.families import registry
 from factory.families.base import Family
 from factory.families.slots import ContentError, Slots, max_json_chars, slot_lines
 from factory.generate.certify import Certificate
-from factory.generate.llm_backend import ask, extract_json
+from factory.generate.conversation import ConversingBackend
+from factory.generate.llm_backend import extract_json
 from factory.generate.pipeline import GenerationError, persona_and_scenario
 from factory.generate.render import Origin, render_family
 from factory.generate.results import LlmUsage, QualityOutcome
 from factory.generate.spec import TaskSpec
 from factory.generate.taxonomy import SCENARIO_MODE, Difficulty, Leaf
-from factory.llm import Completion, LlmClient
+from factory.llm import Completion
 from factory.quality.leaks import instruction_leaks
 from factory.resources import templates_dir
 from factory.templating import render
@@ -99,23 +100,8 @@ def scenario_messages(
     ]
 
 
-class ScenarioBackend:
+class ScenarioBackend(ConversingBackend):
     """Makes (and repairs) hybrid candidates: model-written content, family-built tasks."""
-
-    def __init__(
-        self,
-        client: LlmClient,
-        suite: str,
-        *,
-        temperature: float = 0.7,
-        parse_repairs: int = 1,
-    ) -> None:
-        self.client = client
-        self.suite = suite
-        self.temperature = temperature
-        self.parse_repairs = parse_repairs
-        """Times unusable content goes back to the model with the reason."""
-        self._conversations: dict[str, list[dict[str, str]]] = {}
 
     # --- Backend protocol ------------------------------------------------------------
     def make(
@@ -128,13 +114,10 @@ class ScenarioBackend:
     def repair(
         self, leaf: Leaf, spec: TaskSpec, certificate: Certificate
     ) -> tuple[TaskSpec, LlmUsage]:
-        history = self._conversations.get(spec.id)
-        if history is None:
-            raise GenerationError("no conversation to repair")
         reason = (
             f"the task built from it was rejected ({certificate.outcome}): {certificate.reason}"
         )
-        messages = [*history, _repair_message(reason[:1500])]
+        messages = [*self.history(spec.id), _repair_message(reason[:1500])]
         provenance = spec.config.provenance
         difficulty = Difficulty(spec.config.metadata.get("difficulty", "medium"))
         return self._fill(
@@ -168,18 +151,15 @@ class ScenarioBackend:
         schema = slots.bounded_schema()
         outcome, error = QualityOutcome.UNPARSEABLE, ""
         for attempt in range(self.parse_repairs + 1):
-            completion = ask(
-                self.client,
+            completion, messages = self.turn(
+                task_id,
                 messages,
                 usage,
                 known,
                 schema=schema,
-                temperature=self.temperature,
                 max_tokens=reply_budget(slots),
                 seed=(seed if call_seed is None else call_seed) + attempt,
             )
-            messages = [*messages, {"role": "assistant", "content": completion.text}]
-            self._conversations[task_id] = messages
             try:
                 data = extract_json(completion.text)
             except ValueError as exc:

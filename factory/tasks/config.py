@@ -49,7 +49,7 @@ MAX_GPUS = 64
 MAX_PIDS = 4_194_304
 """The kernel's largest pid_max."""
 MAX_HEALTHCHECK_RETRIES = 1_000_000_000
-"""Retries are also bounded in time: see :data:`factory.runtime.MAX_READY_SEC`."""
+"""Retries are also bounded in time: see :func:`factory.runtime.max_ready_sec`."""
 
 
 def unique(values: list[str]) -> list[str]:

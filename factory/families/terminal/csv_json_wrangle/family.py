@@ -7,8 +7,10 @@ import json
 import random
 from collections.abc import Mapping
 from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
+from factory.datafiles import load_toml_table
 from factory.families.base import Draft, Family, register
 from factory.families.terminal.knobs import pick
 from factory.families.terminal.text_tasks import (
@@ -34,120 +36,12 @@ from .shipped.reference import (
     parse_result,
 )
 
-CJ_DOMAINS = [
-    {
-        "parent": "customers",
-        "pid": "customer_id",
-        "pname": "name",
-        "names": "person",
-        "groups": {
-            "region": ["EMEA", "APAC", "AMER", "LATAM", "ANZ"],
-            "segment": ["retail", "enterprise", "smb", "public", "education"],
-        },
-        "child": "orders",
-        "cid": "order_id",
-        "date": "order_date",
-        "measure": "amount",
-        "status": ["paid", "shipped", "cancelled"],
-        "flag": "gift_wrap",
-        "scale": (5, 2500),
-    },
-    {
-        "parent": "products",
-        "pid": "product_id",
-        "pname": "title",
-        "names": "product",
-        "groups": {
-            "category": ["tools", "garden", "kitchen", "toys", "office"],
-            "brand": ["Northwind", "Contoso", "Fabrikam", "Litware", "Tailspin"],
-        },
-        "child": "sales",
-        "cid": "sale_id",
-        "date": "sold_on",
-        "measure": "revenue",
-        "status": ["settled", "pending", "voided"],
-        "flag": "promo",
-        "scale": (2, 1800),
-    },
-    {
-        "parent": "employees",
-        "pid": "employee_id",
-        "pname": "full_name",
-        "names": "person",
-        "groups": {
-            "department": ["finance", "research", "sales", "legal", "support"],
-            "site": ["Lisbon", "Austin", "Osaka", "Leeds", "Graz"],
-        },
-        "child": "timesheets",
-        "cid": "entry_id",
-        "date": "work_date",
-        "measure": "hours",
-        "status": ["approved", "submitted", "rejected"],
-        "flag": "overtime",
-        "scale": (1, 12),
-    },
-    {
-        "parent": "stations",
-        "pid": "station_id",
-        "pname": "label",
-        "names": "place",
-        "groups": {
-            "city": ["Porto", "Tallinn", "Cape Town", "San Jose", "Oslo"],
-            "network": ["north", "south", "coastal", "urban", "alpine"],
-        },
-        "child": "readings",
-        "cid": "reading_id",
-        "date": "taken_on",
-        "measure": "rainfall_mm",
-        "status": ["ok", "suspect", "invalid"],
-        "flag": "calibrated",
-        "scale": (0, 160),
-    },
-]
-CJ_LDOMAINS = [
-    {
-        "file": "events",
-        "id": "event_id",
-        "ts": "ts",
-        "kind": "type",
-        "kinds": ["click", "purchase", "signup", "refund", "view"],
-        "who": "user",
-        "who_fields": ["id", "name", "plan"],
-        "who_values": ["free", "pro", "team", "enterprise"],
-        "num": "amount",
-        "tags": "tags",
-        "tag_values": ["mobile", "web", "promo", "beta", "eu", "returning", "ab-test"],
-        "flag": "ok",
-    },
-    {
-        "file": "tickets",
-        "id": "ticket_id",
-        "ts": "created_at",
-        "kind": "priority",
-        "kinds": ["low", "normal", "high", "urgent"],
-        "who": "requester",
-        "who_fields": ["id", "name", "tier"],
-        "who_values": ["bronze", "silver", "gold"],
-        "num": "minutes_spent",
-        "tags": "labels",
-        "tag_values": ["billing", "login", "bug", "refund", "vip", "api", "mobile"],
-        "flag": "escalated",
-    },
-    {
-        "file": "deliveries",
-        "id": "delivery_id",
-        "ts": "dispatched_at",
-        "kind": "state",
-        "kinds": ["delivered", "failed", "returned", "in_transit"],
-        "who": "courier",
-        "who_fields": ["id", "name", "vehicle"],
-        "who_values": ["bike", "van", "truck", "foot"],
-        "num": "distance_km",
-        "tags": "flags",
-        "tag_values": ["fragile", "cold", "signature", "bulky", "express", "night"],
-        "flag": "signed",
-    },
-]
+_DOMAINS = load_toml_table(Path(__file__).parent / "domains.toml")
+CJ_DOMAINS: list[dict] = _DOMAINS["join"]
+"""Parent/child tables the join task is drawn from (domains.toml)."""
+CJ_LDOMAINS: list[dict] = _DOMAINS["flatten"]
+"""Nested JSON records the flatten task is drawn from (domains.toml)."""
+
 CJ_BUGS = {
     ("join", "easy"): ["strings", "no-filter", "bool-as-string"],
     ("join", "medium"): ["no-filter", "rows-not-distinct", "sort-as-text"],

@@ -7,8 +7,10 @@ import hashlib
 import random
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
+from factory.datafiles import load_toml_table
 from factory.families.names import FIRST_NAMES, LAST_NAMES
 from factory.families.terminal.sql_rows import (
     COMPANY_SUFFIX,
@@ -50,62 +52,15 @@ class _Theme:
     company_names: bool = False
 
 
-THEMES = [
-    _Theme(
-        "shop", "a web shop's customers, orders, order items and products",
-        "customers", "customer", "name", "country", ("DE", "FR", "US", "NL", "SE", "ES", "IT", "PL"),
-        "orders", "order", "customer_id", "placed_at", "status",
-        ("paid", "pending", "cancelled", "refunded"),
-        "order_items", "order_id", "product_id", "quantity", "unit_price_cents", "discount_cents",
-        "products", "name", "category", ("books", "garden", "toys", "audio", "kitchen", "sports"),
-    ),
-    _Theme(
-        "wholesale", "a wholesaler's clients, invoices, invoice lines and stock-keeping units",
-        "clients", "client", "company", "region",
-        ("north", "south", "east", "west", "central", "islands"),
-        "invoices", "invoice", "client_id", "issued_at", "state",
-        ("settled", "open", "void", "disputed"),
-        "invoice_lines", "invoice_id", "sku_id", "units", "price_cents", "rebate_cents",
-        "skus", "label", "family", ("fasteners", "adhesives", "tools", "paint", "timber", "safety"),
-        True,
-    ),
-    _Theme(
-        "cafe", "a cafe chain's loyalty members, tickets, ticket lines and menu items",
-        "members", "member", "full_name", "city",
-        ("Lyon", "Porto", "Leeds", "Graz", "Turku", "Gdansk", "Bilbao", "Utrecht"),
-        "tickets", "ticket", "member_id", "opened_at", "status",
-        ("closed", "open", "voided", "comped"),
-        "ticket_lines", "ticket_id", "menu_item_id", "qty", "price_cents", "discount_cents",
-        "menu_items", "title", "section", ("coffee", "tea", "pastry", "sandwich", "juice", "soup"),
-    ),
-    _Theme(
-        "travel", "a travel agency's travellers, bookings, booking segments and routes",
-        "travelers", "traveler", "name", "home_country",
-        ("AT", "BE", "CH", "DK", "FI", "IE", "NO", "PT"),
-        "bookings", "booking", "traveler_id", "booked_at", "status",
-        ("confirmed", "held", "cancelled", "refunded"),
-        "booking_segments", "booking_id", "route_id", "seats", "fare_cents", "voucher_cents",
-        "routes", "code", "carrier", ("aerolux", "skyhop", "railnet", "ferrylink", "busway"),
-    ),
-    _Theme(
-        "tickets", "an event organiser's attendees, purchases, purchase lines and ticket types",
-        "attendees", "attendee", "name", "city",
-        ("Austin", "Denver", "Boise", "Tulsa", "Omaha", "Reno", "Tampa", "Fresno"),
-        "purchases", "purchase", "attendee_id", "purchased_at", "state",
-        ("completed", "reserved", "expired", "refunded"),
-        "purchase_lines", "purchase_id", "ticket_type_id", "tickets", "price_cents", "promo_cents",
-        "ticket_types", "name", "tier", ("standard", "premium", "vip", "student", "backstage"),
-    ),
-    _Theme(
-        "garage", "a car repair shop's vehicle owners, work orders, parts used and parts",
-        "owners", "owner", "name", "town",
-        ("Ashby", "Brigg", "Corfe", "Dunbar", "Elgin", "Frome", "Goole", "Hythe"),
-        "work_orders", "work order", "owner_id", "opened_at", "status",
-        ("invoiced", "quoted", "cancelled", "warranty"),
-        "work_order_parts", "work_order_id", "part_id", "qty", "unit_cost_cents", "credit_cents",
-        "parts", "part_name", "supplier", ("boschley", "valeon", "denko", "mahlex", "febra"),
-    ),
-]  # fmt: skip
+def _load_themes() -> list[_Theme]:
+    rows = load_toml_table(Path(__file__).parent / "themes.toml")["theme"]
+    return [
+        _Theme(**{k: tuple(v) if isinstance(v, list) else v for k, v in r.items()}) for r in rows
+    ]
+
+
+THEMES = _load_themes()
+"""The schema themes a task draws from (themes.toml)."""
 ITEM_WORDS = [
     "alpha", "bravo", "cedar", "delta", "echo", "fjord", "gale", "harbor", "iris", "jade",
     "kilo", "lumen", "mesa", "nova", "onyx", "pine", "quartz", "ridge", "sierra", "terra",
