@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Mapping
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -189,7 +189,7 @@ def _cj_flatten(rng: random.Random, level: Difficulty) -> tuple[dict, dict[str, 
     n = pick(rng, level, (10, 16), (25, 40), (35, 55))
     keep = rng.choice(dom["kinds"])
     ids = rng.sample(range(100, 99999), n)
-    t0 = datetime(rng.randint(2022, 2025), rng.randint(1, 12), rng.randint(1, 28), tzinfo=UTC)
+    t0 = datetime(rng.randint(2022, 2025), rng.randint(1, 12), rng.randint(1, 28), tzinfo=timezone.utc)
     who, wf = dom["who"], dom["who_fields"]
     people = [
         {

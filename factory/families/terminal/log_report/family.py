@@ -8,7 +8,7 @@ import gzip
 import random
 from collections import Counter
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from pydantic import Field
@@ -135,7 +135,7 @@ def _lr_answer(reqs: list[Req], q: dict[str, Any], bug: str = "") -> str:
         use = [r for r in use if r.part != 0]
 
     def when(r: Req) -> datetime:
-        return r.local.replace(tzinfo=UTC) if bug == "local-time" else r.utc
+        return r.local.replace(tzinfo=timezone.utc) if bug == "local-time" else r.utc
 
     if kind == "error-windows":
         width = q["minutes"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import random
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta, timezone
 
 from factory.families.terminal.knobs import pick
 from factory.families.terminal.text_tasks import utc_offset
@@ -231,7 +231,7 @@ def draw_world(rng: random.Random, level: Difficulty, names: list[str] = LR_SERV
         rng.randint(1, 28),
         rng.randint(0, 23),
         rng.randint(0, 59),
-        tzinfo=UTC,
+        tzinfo=timezone.utc,
     )
     span = pick(rng, level, (90, 240), (180, 480), (360, 720))
     return World(
