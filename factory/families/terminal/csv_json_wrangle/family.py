@@ -189,7 +189,9 @@ def _cj_flatten(rng: random.Random, level: Difficulty) -> tuple[dict, dict[str, 
     n = pick(rng, level, (10, 16), (25, 40), (35, 55))
     keep = rng.choice(dom["kinds"])
     ids = rng.sample(range(100, 99999), n)
-    t0 = datetime(rng.randint(2022, 2025), rng.randint(1, 12), rng.randint(1, 28), tzinfo=timezone.utc)
+    t0 = datetime(
+        rng.randint(2022, 2025), rng.randint(1, 12), rng.randint(1, 28), tzinfo=timezone.utc
+    )
     who, wf = dom["who"], dom["who_fields"]
     people = [
         {
