@@ -12,6 +12,7 @@ from factory.toolenv.domains.airline import (
     FREE_BAGS,
 )
 
+from factory.agent.user_profile import RequiredFact
 from factory.families.base import register
 from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
@@ -167,6 +168,22 @@ class AirlineRequests(ToolFamily):
                     hours_ago=rng.randint(30, 900),
                 )
         return state
+
+    # --- a simulated customer ----------------------------------------------------------------
+
+    def customer_facts(self, state: JSON, scenario: Scenario) -> dict[str, str]:
+        """The customer's user id (the request names it), given when asked."""
+        ids = [u["user_id"] for u in state["users"] if u["user_id"] in scenario.request]
+        return {"user id": ids[0]} if ids else {}
+
+    def facts_to_tell(self, state: JSON, expected: JSON) -> list[RequiredFact]:
+        """The code of every reservation the request books: the customer needs it."""
+        before = {r["reservation_id"] for r in state["reservations"]}
+        return [
+            RequiredFact(fact="new reservation code", any_of=[r["reservation_id"]])
+            for r in expected["reservations"]
+            if r["reservation_id"] not in before
+        ]
 
     # --- sampling ----------------------------------------------------------------------------
 
