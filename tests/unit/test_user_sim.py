@@ -206,7 +206,9 @@ def test_a_customer_who_left_is_not_answered_and_say_needs_words(airline):
     episode = backend.episode(airline, HarnessConfig())
     episode.user = ScriptedUser(left)
     episode.start()
-    assert episode.say("Anything else?") == "customer: Bye. [the customer has left the conversation]"
+    assert (
+        episode.say("Anything else?") == "customer: Bye. [the customer has left the conversation]"
+    )
     assert episode.say("Hello?") == "error: the customer has left the conversation"
     assert episode.say("  ").startswith("error: say needs a message")
 
