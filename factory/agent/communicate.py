@@ -1,4 +1,4 @@
-"""Checks on what the agent communicates: each :class:`~factory.agent.user_profile.RequiredFact`
+"""Checks on what the agent communicates: each :class:`~factory.tasks.user_profile.RequiredFact`
 must appear in what the agent told the customer (its ``say`` messages in an episode with a
 simulated user, its ``reply.md`` in a container). Matching is case-insensitive with whitespace
 collapsed, so "HAT 1234" and "hat 1234" count and a fact split across messages does not."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from factory.agent.user_profile import RequiredFact
+from factory.tasks.user_profile import RequiredFact
 
 
 @dataclass(frozen=True)

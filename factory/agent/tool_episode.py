@@ -9,7 +9,7 @@ the policy's commands are read as ``tool`` command lines and nothing else runs â
 shell, so no model output is ever executed on this machine. The reward is the verifier's rule:
 1 when the state matches and no call broke the policy, else 0.
 
-A task with a simulated customer (``tests/user.json``, :mod:`factory.agent.user_profile`) adds
+A task with a simulated customer (``tests/user.json``, :mod:`factory.tasks.user_profile`) adds
 one action: ``say MESSAGE`` (a line of a fenced block, or the ``say`` tool) sends the message to
 the customer (:mod:`factory.agent.user_sim`; scripted unless the caller passes another) and
 their reply is the observation. The conversation goes into the transcript, and the reward also
@@ -32,10 +32,10 @@ from pathlib import Path
 from factory.agent.actions import Action, ToolCall
 from factory.agent.communicate import check_communicated
 from factory.agent.harness import Episode, EpisodeResult, HarnessConfig, truncate
-from factory.agent.user_profile import UserProfile, load_user_profile
 from factory.agent.user_sim import STOP, ScriptedUser, UserSimulator, Utterance
 from factory.errors import FactoryError
 from factory.tasks.model import Task
+from factory.tasks.user_profile import UserProfile, load_user_profile
 from factory.toolenv.core import JSON, Domain, Environment, load_domain
 
 ONLY_TOOL = (

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING
 
-from factory.agent.user_profile import UserProfile
+from factory.tasks.user_profile import UserProfile
 
 if TYPE_CHECKING:
     from factory.llm import LlmClient

@@ -17,11 +17,11 @@ from factory.agent.backends import InProcessEpisodes
 from factory.agent.harness import HarnessConfig
 from factory.agent.suite import load_suite_tasks
 from factory.agent.tool_episode import ToolEpisode
-from factory.agent.user_profile import load_user_profile
 from factory.agent.user_sim import LlmUser, UserKind
 from factory.generate.taxonomy import Difficulty
 from factory.generate.trial import render_trial
 from factory.llm import LlmClient, LlmSettings
+from factory.tasks.user_profile import load_user_profile
 
 pytestmark = [pytest.mark.llm]
 

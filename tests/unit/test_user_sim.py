@@ -15,17 +15,17 @@ from factory.agent.communicate import check_communicated
 from factory.agent.harness import HarnessConfig
 from factory.agent.suite import load_suite_tasks
 from factory.agent.tool_episode import SAY
-from factory.agent.user_profile import (
+from factory.agent.user_sim import STOP, LlmUser, ScriptedUser, UserKind, Utterance
+from factory.errors import TaskFormatError
+from factory.generate.taxonomy import Difficulty
+from factory.generate.trial import render_trial
+from factory.tasks.user_profile import (
     USER_FILE,
     RequiredFact,
     ScriptRule,
     UserProfile,
     load_user_profile,
 )
-from factory.agent.user_sim import STOP, LlmUser, ScriptedUser, UserKind, Utterance
-from factory.errors import TaskFormatError
-from factory.generate.taxonomy import Difficulty
-from factory.generate.trial import render_trial
 
 FENCE = "```"
 SIMULATED = {"user": "simulated", "shape": "task"}

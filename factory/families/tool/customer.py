@@ -1,5 +1,5 @@
 """A tool task's simulated customer (a tool family's ``user: simulated``): the profile
-(``tests/user.json``, :class:`~factory.agent.user_profile.UserProfile`) made from the
+(``tests/user.json``, :class:`~factory.tasks.user_profile.UserProfile`) made from the
 scenario, and the reference reply that tells the customer what they must hear.
 
 The agent sees only a short opening; the whole request is the customer's hidden goal, given
@@ -11,12 +11,8 @@ from __future__ import annotations
 
 import re
 from enum import Enum
-from typing import TYPE_CHECKING
 
-from factory.agent.user_profile import RequiredFact, ScriptRule, UserProfile
-
-if TYPE_CHECKING:
-    from factory.families.tool.toolfamily import Scenario
+from factory.tasks.user_profile import RequiredFact, ScriptRule, UserProfile
 
 OPENING = "Hi, I need some help with my account, please."
 
@@ -37,20 +33,20 @@ class UserMode(str, Enum):
             raise ValueError(f"parameter user must be static or simulated; not {value!r}") from None
 
 
-def simulated_customer(scenario: Scenario, facts: dict[str, str]) -> UserProfile:
-    """The customer of ``scenario``: the opening, the request as the goal, ``facts`` to give
-    when asked, and the scripted customer's rules."""
+def simulated_customer(request: str, facts: dict[str, str]) -> UserProfile:
+    """The customer who wants ``request``: the opening, the request as the goal, ``facts`` to
+    give when asked, and the scripted customer's rules."""
     script = [
         ScriptRule(when=_asks_for(name), reply=f"My {name} is {value}.")
         for name, value in facts.items()
     ]
     script += [
-        ScriptRule(when=r"\b(help|what|how can|request|need)\b", reply=scenario.request),
-        ScriptRule(turn=1, reply=scenario.request),
+        ScriptRule(when=r"\b(help|what|how can|request|need)\b", reply=request),
+        ScriptRule(turn=1, reply=request),
     ]
     return UserProfile(
         opening=OPENING,
-        goal=scenario.request,
+        goal=request,
         facts=facts,
         script=script,
         default_reply="That is everything, thank you.",

@@ -34,10 +34,10 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, ClassVar
 
-from factory.agent.user_profile import USER_FILE, RequiredFact
 from factory.families.base import Draft, Family
 from factory.families.tool.customer import UserMode, simulated_customer, told_reply
 from factory.resources import templates_dir, toolenv_dir
+from factory.tasks.user_profile import USER_FILE, RequiredFact
 from factory.toolenv.core import HANDOVER_TOOL, JSON, Environment, load_domain
 from factory.vocabulary import AGENT_USER, Difficulty, Domain
 
@@ -337,7 +337,7 @@ class ToolFamily(Family):
         user = UserMode.of(params.get("user", UserMode.STATIC.value))
         profile = None
         if user is UserMode.SIMULATED:
-            profile = simulated_customer(scenario, self.customer_facts(state, scenario))
+            profile = simulated_customer(scenario.request, self.customer_facts(state, scenario))
             profile.communicate = self.facts_to_tell(state, expected)
             untold = reply
             reply = told_reply(reply, profile.communicate)

@@ -12,7 +12,6 @@ from factory.toolenv.domains.airline import (
     FREE_BAGS,
 )
 
-from factory.agent.user_profile import RequiredFact
 from factory.families.base import register
 from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
@@ -23,6 +22,7 @@ from factory.families.tool.toolfamily import (
     add_shape_parts,
     refuse_all,
 )
+from factory.tasks.user_profile import RequiredFact
 from factory.vocabulary import Difficulty
 
 from .data import AIRPORTS, BRANDS, TIMES, random_dob
