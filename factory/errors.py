@@ -132,3 +132,15 @@ class BfclDataError(FactoryError):
 
 class TrainingError(FactoryError):
     """A training run cannot go on (no learning signal, every episode failing)."""
+
+
+class TooFewTrialsError(FactoryError):
+    """pass@k or pass^k asked of a task with fewer scored trials than k: the unbiased
+    estimators need n >= k, and any figure for k > n would be a guess."""
+
+    def __init__(self, n: int, k: int) -> None:
+        self.n, self.k = n, k
+        super().__init__(
+            f"pass@{k}/pass^{k} need at least {k} scored trials, the task has {n}: run "
+            f"more episodes (--k {k} or more) or ask for k <= {n}"
+        )

@@ -1,5 +1,5 @@
-"""Evaluation: k episodes of a policy per task of a suite's split, pass@1 and pass@k per family
-(held-out families by default). The summary goes to ``OUT/eval.json``, the transcripts to
+"""Evaluation: k episodes of a policy per task of a suite's split, pass@1, pass@k and pass^k per
+family (held-out families by default). The summary goes to ``OUT/eval.json``, the transcripts to
 ``OUT/transcript.jsonl``.
 
 * :func:`evaluate_suite` — ``factory eval``: any :class:`~factory.agent.runners.EpisodeRunner`
@@ -21,10 +21,10 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
-from math import comb
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from factory.agent.passk import Metric, Trials, over_tasks
 from factory.errors import FactoryError
 
 if TYPE_CHECKING:
@@ -116,13 +116,6 @@ def _split(value: Split | str) -> Split:
         raise FactoryError(f"split must be test, train or all, not {value!r}") from None
 
 
-def pass_at_k(n: int, correct: int, k: int) -> float:
-    """Unbiased estimator of pass@k from n samples with ``correct`` successes."""
-    if n - correct < k:
-        return 1.0
-    return 1.0 - comb(n - correct, k) / comb(n, k)
-
-
 @dataclass
 class TaskScore:
     """One task's episodes, as the summary counts them."""
@@ -142,10 +135,13 @@ class TaskScore:
 
 
 def summarise(scores: list[TaskScore], k: int, *, tokens_per_sec: float = 0.0) -> dict:
-    """The eval summary from each task's episodes: pass@1 and pass@k per family and overall,
-    each task's pass rate (``per_task``), episodes lost to infrastructure (left out of the
-    rates) and episodes the policy broke (scored 0) counted."""
-    families: dict[str, dict[str, list[float]]] = defaultdict(lambda: {"p1": [], "pk": []})
+    """The eval summary from each task's episodes: pass@1, pass@k and pass^k (see
+    :mod:`factory.agent.passk`) per family and overall, each task's pass rate (``per_task``),
+    episodes lost to infrastructure (left out of the rates) and episodes the policy broke
+    (scored 0) counted. A task with fewer than k scored episodes (infrastructure losses) is
+    left out of pass@k and pass^k and counted in ``tasks_short_of_k``; a figure over no task
+    is None (not shown)."""
+    families: dict[str, list[Trials]] = defaultdict(list)
     per_task: dict[str, float] = {}
     infra = episodes = policy = 0
     for score in scores:
@@ -157,25 +153,31 @@ def summarise(scores: list[TaskScore], k: int, *, tokens_per_sec: float = 0.0) -
             continue
         correct = sum(1 for r in healthy if r >= 1)
         per_task[score.key] = correct / len(healthy)
-        families[score.family]["p1"].append(correct / len(healthy))
-        families[score.family]["pk"].append(pass_at_k(len(healthy), correct, min(k, len(healthy))))
-    by_family = {
-        name: {"tasks": len(v["p1"]), "pass_at_1": _mean(v["p1"]), f"pass_at_{k}": _mean(v["pk"])}
-        for name, v in sorted(families.items())
-    }
-    all_p1 = [x for v in families.values() for x in v["p1"]]
-    all_pk = [x for v in families.values() for x in v["pk"]]
+        families[score.family].append(Trials(len(healthy), correct))
+    by_family = {name: _rates(trials, k) for name, trials in sorted(families.items())}
+    overall = _rates([t for trials in families.values() for t in trials], k)
     return {
         "k": k,
-        "tasks": len(all_p1),
+        "tasks": overall.pop("tasks"),
         "episodes": episodes,
         "infra_failures": infra,
         "policy_failures": policy,
-        "pass_at_1": _mean(all_p1),
-        f"pass_at_{k}": _mean(all_pk),
+        **overall,
         "families": by_family,
         "per_task": per_task,
         "tokens_per_sec": tokens_per_sec,
+    }
+
+
+def _rates(trials: list[Trials], k: int) -> dict:
+    """pass@1 (every task with a scored episode), pass@k and pass^k (tasks with k of them)."""
+    at_k = over_tasks(Metric.PASS_AT, trials, k)
+    return {
+        "tasks": len(trials),
+        "pass_at_1": _mean([t.c / t.n for t in trials]),
+        Metric.PASS_AT.key(k): at_k.value,
+        Metric.PASS_HAT.key(k): over_tasks(Metric.PASS_HAT, trials, k).value,
+        "tasks_short_of_k": at_k.short,
     }
 
 

@@ -85,6 +85,11 @@ class EpisodeResult:
     verifier: PhaseResult | None = None
     transcript: list[dict] = field(default_factory=list)
     seconds: float = 0.0
+    conversation: list[dict] = field(default_factory=list)
+    """With a simulated customer: the agent-customer conversation (each message's role,
+    content and, for the customer's, where it came from); empty otherwise."""
+    checks: dict[str, str] = field(default_factory=dict)
+    """Verdicts of checks beside the verifier's state comparison (``communicate``), in words."""
 
     @property
     def success(self) -> bool:
@@ -331,6 +336,10 @@ class Episode:
             "seconds": round(result.seconds, 3),
             "messages": result.transcript,
         }
+        if result.conversation:  # only episodes with a simulated customer have these
+            record["conversation"] = result.conversation
+        if result.checks:
+            record["checks"] = result.checks
         with (self.log_dir / "transcript.jsonl").open("a", encoding="utf-8") as handle:
             handle.write(json.dumps(record) + "\n")
 

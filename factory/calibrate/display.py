@@ -7,6 +7,7 @@ from collections import Counter, defaultdict
 from rich.console import Console
 from rich.table import Table
 
+from factory.agent.passk import Metric, shown
 from factory.calibrate.band import (
     IN_BAND,
     TOO_EASY,
@@ -90,15 +91,17 @@ def print_summary(summary: CalibrationSummary, console: Console) -> None:
     console.print(table)
     if len(summary.tasks) <= 60:
         detail = Table(title="tasks")
-        for column in ("task", "pass rate", "episodes", "verdict", "action"):
+        at_k, hat_k = Metric.PASS_AT.label(summary.k), Metric.PASS_HAT.label(summary.k)
+        for column in ("task", "pass rate", at_k, hat_k, "episodes", "verdict", "action"):
             detail.add_column(column)
         for task in summary.tasks:
-            rate = "-" if task.pass_rate is None else f"{task.pass_rate:.2f}"
             verdict = task.verdict or "-"
             style = _STYLE.get(verdict, "")
             detail.add_row(
                 task.key + (" (new)" if task.new else ""),
-                rate,
+                shown(task.pass_rate, 2),
+                shown(task.pass_at_k, 2),
+                shown(task.pass_hat_k, 2),
                 str(task.episodes),
                 f"[{style}]{verdict}[/]" if style else verdict,
                 task.action + (" (journal)" if task.cached else ""),
@@ -112,6 +115,7 @@ def print_summary(summary: CalibrationSummary, console: Console) -> None:
             + (f" ({', '.join(flaky[:5])})" if flaky else ""),
             highlight=False,
         )
+    _print_reliability(summary, console)
     made = summary.regenerated
     valid = sum(r.status == ACCEPTED for r in made)
     console.print(
@@ -119,5 +123,17 @@ def print_summary(summary: CalibrationSummary, console: Console) -> None:
         f"journal), {len(summary.retired)} retired, "
         f"{sum(t.action == ERROR for t in summary.tasks)} without a pass rate; regenerated: "
         f"{len(made)} candidates, {valid} valid; {summary.seconds:.0f} s",
+        highlight=False,
+    )
+
+
+def _print_reliability(summary: CalibrationSummary, console: Console) -> None:
+    """pass@k and pass^k over the tasks measured (``-``: no task has k scored episodes)."""
+    k = summary.k
+    at_k, hat_k = summary.over_tasks(Metric.PASS_AT), summary.over_tasks(Metric.PASS_HAT)
+    short = f", {at_k.short} with fewer than {k} scored episodes left out" if at_k.short else ""
+    console.print(
+        f"{Metric.PASS_AT.label(k)} {shown(at_k.value)}, {Metric.PASS_HAT.label(k)} "
+        f"{shown(hat_k.value)} over {at_k.tasks} task(s){short}",
         highlight=False,
     )

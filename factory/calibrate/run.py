@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from factory.agent.passk import Metric, OverTasks, Trials, over_tasks, pass_at_k, pass_hat_k
 from factory.agent.policy import PolicyChoice
 from factory.agent.runners import EpisodeRunner, Job
 from factory.calibrate.band import IN_BAND, TOO_EASY, TOO_HARD, Band, retires
@@ -50,6 +51,11 @@ class TaskOutcome:
     difficulty: str
     pass_rate: float | None = None
     episodes: int = 0
+    successes: int = 0
+    pass_at_k: float | None = None
+    """pass@k of the task (:mod:`factory.agent.passk`); None with fewer than k scored episodes."""
+    pass_hat_k: float | None = None
+    """pass^k (all k succeed); None with fewer than k scored episodes."""
     verdict: str | None = None
     action: str = ERROR
     """kept, retired or error (no pass rate: image build failed, every episode lost)."""
@@ -88,6 +94,12 @@ class CalibrationSummary:
     def retired(self) -> list[TaskOutcome]:
         return [t for t in self.tasks if t.action == RETIRED]
 
+    def over_tasks(self, metric: Metric) -> OverTasks:
+        """pass@k or pass^k over the tasks measured in this run (regenerated ones too; tasks
+        with fewer than k scored episodes left out and counted)."""
+        trials = [Trials(t.episodes, t.successes) for t in self.tasks if t.pass_rate is not None]
+        return over_tasks(metric, trials, self.k)
+
     def to_json(self) -> dict:
         return {
             "suite": str(self.suite),
@@ -99,6 +111,9 @@ class CalibrationSummary:
             "retired_before": self.retired_before,
             "before": self.before,
             "after": self.after,
+            Metric.PASS_AT.key(self.k): self.over_tasks(Metric.PASS_AT).value,
+            Metric.PASS_HAT.key(self.k): self.over_tasks(Metric.PASS_HAT).value,
+            "tasks_short_of_k": self.over_tasks(Metric.PASS_AT).short,
             "tasks": [t.__dict__ for t in self.tasks],
             "regenerated": [
                 {"id": r.id, "status": r.status, "outcome": r.outcome, "difficulty": r.difficulty}
@@ -109,6 +124,16 @@ class CalibrationSummary:
                 for f in self.flake
             ],
         }
+
+
+def _task_rates(record: CalibrationRecord, k: int) -> tuple[float | None, float | None]:
+    """(pass@k, pass^k) of a task's record; (None, None) with fewer than k scored episodes."""
+    if record.episodes < k:
+        return None, None
+    return (
+        pass_at_k(record.episodes, record.successes, k),
+        pass_hat_k(record.episodes, record.successes, k),
+    )
 
 
 class Events:
@@ -283,6 +308,8 @@ class Calibrator:
             entry.difficulty,
             record.pass_rate,
             record.episodes,
+            record.successes,
+            *_task_rates(record, self.k),
             new=new,
             cached=cached,
             error=record.error,

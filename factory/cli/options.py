@@ -81,7 +81,9 @@ Config = Annotated[
         help="train.yaml: the trainer's settings (sampling, harness, split).",
     ),
 ]
-Episodes = Annotated[int, typer.Option("--k", "-k", min=1, help="Episodes per task (pass@k).")]
+Episodes = Annotated[
+    int, typer.Option("--k", "-k", min=1, help="Episodes per task (pass@k and pass^k).")
+]
 Batch = Annotated[
     int, typer.Option("--batch", min=1, help="A local model: episodes generated together.")
 ]

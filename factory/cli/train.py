@@ -98,7 +98,7 @@ def evaluate(
     ray_shared_fs: opt.RayShared = False,
     json_: opt.Json = False,
 ) -> None:
-    """pass@1 and pass@k per family of a policy on a suite's tasks.
+    """pass@1, pass@k and pass^k (all k succeed) per family of a policy on a suite's tasks.
 
     The policy is a local model (the config's unless --model; sampling, harness and split
     from the config), or a model behind --base-url (acting with native tool calls unless
@@ -134,14 +134,27 @@ def evaluate(
         return emit({"model": name, "suite": suite, "split": split, **summary})
     from rich.table import Table
 
+    from factory.agent.passk import Metric, shown
+
     table = Table(title=f"{name} on {suite} ({split.value}, k={k})")
-    for column in ("family", "tasks", "pass@1", f"pass@{k}"):
+    at_k, hat_k = Metric.PASS_AT, Metric.PASS_HAT
+    for column in ("family", "tasks", "pass@1", at_k.label(k), hat_k.label(k)):
         table.add_column(column)
     for family, row in [*summary["families"].items(), ("all", summary)]:
         table.add_row(
-            family, str(row["tasks"]), f"{row['pass_at_1']:.3f}", f"{row[f'pass_at_{k}']:.3f}"
+            family,
+            str(row["tasks"]),
+            shown(row["pass_at_1"]),
+            shown(row[at_k.key(k)]),
+            shown(row[hat_k.key(k)]),
         )
     stdout_console().print(table)
+    if summary["tasks_short_of_k"]:
+        say(
+            f"{summary['tasks_short_of_k']} task(s) have fewer than {k} scored episodes "
+            f"(infrastructure losses): left out of {at_k.label(k)} and {hat_k.label(k)}"
+            " ('-': no task left)"
+        )
 
 
 def calibrate(

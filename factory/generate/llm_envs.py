@@ -211,6 +211,7 @@ def tool_domain_spec(task: LlmToolDomain, task_id: str, config: TaskConfig) -> T
         "digests": digests,
         "reply_path": REPLY_PATH,
         "reply": "I have taken care of your request.",
+        "customer": None,  # the request is the instruction (no simulated customer)
     }
     for rel in (
         "environment/Dockerfile",

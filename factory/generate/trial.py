@@ -7,6 +7,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from factory.errors import FactoryError
 from factory.executor import Executor
@@ -30,10 +31,19 @@ class Trial:
     certificate: Certificate | None = None
 
 
-def render_trial(name: str, difficulty: Difficulty, seed: int, out_dir: Path) -> Trial:
+def render_trial(
+    name: str,
+    difficulty: Difficulty,
+    seed: int,
+    out_dir: Path,
+    params: dict[str, Any] | None = None,
+) -> Trial:
+    """One task of family ``name``; ``params`` over the family's defaults."""
     family = registry.get(name)
     task_id = f"{name}-{difficulty.value}-{seed}"
-    draft = family.draft(random.Random(seed), difficulty, dict(family.default_params))
+    draft = family.draft(
+        random.Random(seed), difficulty, {**family.default_params, **(params or {})}
+    )
     origin = Origin(
         suite="trial",
         taxonomy_path=f"{family.domain.value}/{family.category}/{name}",

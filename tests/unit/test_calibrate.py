@@ -285,6 +285,11 @@ def test_calibration_stamps_retires_and_rebuilds_the_manifest(tmp_path, no_image
     assert all(by_key[k].verdict == IN_BAND for k in (B1, W0, W1, W2))
     assert sorted(summary.before) == [0.0, 0.25, 0.5, 0.5, 0.75, 1.0]
     assert sorted(summary.after) == [0.0, 0.25, 0.5, 0.5, 0.75]
+    # k = 4 episodes each: pass@4 is "any solved" (all but B2), pass^4 "all solved" (B0 only)
+    assert (by_key[B0].pass_at_k, by_key[B0].pass_hat_k) == (1.0, 1.0)
+    assert (by_key[W1].pass_at_k, by_key[W1].pass_hat_k) == (1.0, 0.0)
+    assert (by_key[B2].pass_at_k, by_key[B2].pass_hat_k) == (0.0, 0.0)
+    assert summary.to_json()["pass_at_4"] == 5 / 6 and summary.to_json()["pass_hat_4"] == 1 / 6
 
     # the retired task moved, with a note, and its record says so
     assert not (suite / "tasks" / B0).exists()

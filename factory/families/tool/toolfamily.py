@@ -35,7 +35,9 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from factory.families.base import Draft, Family
+from factory.families.tool.customer import UserMode, simulated_customer, told_reply
 from factory.resources import templates_dir, toolenv_dir
+from factory.tasks.user_profile import USER_FILE, RequiredFact
 from factory.toolenv.core import HANDOVER_TOOL, JSON, Environment, load_domain
 from factory.vocabulary import AGENT_USER, Difficulty, Domain
 
@@ -286,8 +288,10 @@ class ToolFamily(Family):
     def templates(self) -> Path:
         return templates_dir() / "families" / "_tool"
 
-    default_params: ClassVar[Mapping[str, Any]] = {"shape": "any"}
-    """``shape``: ``any`` (drawn by difficulty among :attr:`shapes`), or one of them."""
+    default_params: ClassVar[Mapping[str, Any]] = {"shape": "any", "user": "static"}
+    """``shape``: ``any`` (drawn by difficulty among :attr:`shapes`), or one of them.
+    ``user``: ``static`` (the request is the instruction) or ``simulated`` (a customer the
+    agent talks to; :mod:`factory.families.tool.customer`)."""
     shapes: ClassVar[tuple[Shape, ...]] = (Shape.TASK,)
     """The request shapes :meth:`sample` can draw."""
 
@@ -298,6 +302,14 @@ class ToolFamily(Family):
         self, rng: random.Random, state: JSON, difficulty: Difficulty, shape: Shape = Shape.TASK
     ) -> Scenario:
         raise NotImplementedError
+
+    def customer_facts(self, state: JSON, scenario: Scenario) -> dict[str, str]:
+        """What a simulated customer knows and gives only when asked (e.g. their user id)."""
+        return {}
+
+    def facts_to_tell(self, state: JSON, expected: JSON) -> list[RequiredFact]:
+        """What the agent must tell a simulated customer (e.g. a new booking's code)."""
+        return []
 
     def draft(self, rng: random.Random, difficulty: Difficulty, params: Mapping[str, Any]) -> Draft:
         domain = load_domain(self.toolenv_domain)
@@ -322,6 +334,13 @@ class ToolFamily(Family):
         if final == expected and not any("violation" in entry for entry in log):
             raise AssertionError(f"{self.name}: the cheat probes' mistake leaves no trace")
         reply = customer_reply(scenario, violations, subjects)
+        user = UserMode.of(params.get("user", UserMode.STATIC.value))
+        profile = None
+        if user is UserMode.SIMULATED:
+            profile = simulated_customer(scenario.request, self.customer_facts(state, scenario))
+            profile.communicate = self.facts_to_tell(state, expected)
+            untold = reply
+            reply = told_reply(reply, profile.communicate)
         mutations = {
             name: solve_script(calls, f"near miss: {name}", reply)
             for name, calls in scenario.near_misses.items()
@@ -347,9 +366,15 @@ class ToolFamily(Family):
                     "near miss: a refusal that does not say what is refused",
                     "Sorry, I cannot do that: our policy does not allow it.",
                 )
+        if profile is not None and profile.communicate:
+            mutations["untold-facts"] = solve_script(
+                scenario.calls, "near miss: never tells the customer what they need", untold
+            )
         files: dict[str, str | bytes] = {
             f"environment/toolenv/{rel}": (TOOLENV_DIR / rel).read_bytes() for rel in KIT_FILES
         }
+        if profile is not None:
+            files[f"tests/{USER_FILE}"] = profile.model_dump_json(indent=1) + "\n"
         module = f"domains/{self.toolenv_domain}.py"
         files[f"environment/toolenv/{module}"] = (TOOLENV_DIR / module).read_bytes()
         files["environment/state.json"] = json.dumps(state, indent=1, sort_keys=True) + "\n"
@@ -382,6 +407,9 @@ class ToolFamily(Family):
                 "wrong_source": "state.json" if scenario.traps else "initial.json",
                 "record_dir": RECORD_DIR,
                 "unchanged": unchanged,
+                # a simulated customer: only the opening is shown; what must be told is checked
+                "customer": {"opening": profile.opening} if profile is not None else None,
+                "communicate": [f.model_dump() for f in profile.communicate] if profile else [],
             },
             files=files,
             secrets=scenario.secrets,
@@ -407,7 +435,8 @@ class ToolFamily(Family):
             tags=["tool-use", self.toolenv_domain, *scenario.tags]
             + (["policy-trap"] if scenario.traps else [])
             + (["refusal"] if refusal else [])
-            + (["handover"] if handover else []),
+            + (["handover"] if handover else [])
+            + (["simulated-user"] if profile is not None else []),
         )
 
 

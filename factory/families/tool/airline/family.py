@@ -22,6 +22,7 @@ from factory.families.tool.toolfamily import (
     add_shape_parts,
     refuse_all,
 )
+from factory.tasks.user_profile import RequiredFact
 from factory.vocabulary import Difficulty
 
 from .data import AIRPORTS, BRANDS, TIMES, random_dob
@@ -167,6 +168,22 @@ class AirlineRequests(ToolFamily):
                     hours_ago=rng.randint(30, 900),
                 )
         return state
+
+    # --- a simulated customer ----------------------------------------------------------------
+
+    def customer_facts(self, state: JSON, scenario: Scenario) -> dict[str, str]:
+        """The customer's user id (the request names it), given when asked."""
+        ids = [u["user_id"] for u in state["users"] if u["user_id"] in scenario.request]
+        return {"user id": ids[0]} if ids else {}
+
+    def facts_to_tell(self, state: JSON, expected: JSON) -> list[RequiredFact]:
+        """The code of every reservation the request books: the customer needs it."""
+        before = {r["reservation_id"] for r in state["reservations"]}
+        return [
+            RequiredFact(fact="new reservation code", any_of=[r["reservation_id"]])
+            for r in expected["reservations"]
+            if r["reservation_id"] not in before
+        ]
 
     # --- sampling ----------------------------------------------------------------------------
 
