@@ -18,7 +18,7 @@ EXPECTED = tomllib.loads((EXAMPLES / "broken" / "EXPECTED.toml").read_text())
 PARSE_FAILURES = [
     name
     for name, spec in EXPECTED.items()
-    if spec["outcome"] == "invalid_task" and name != "missing-solution"
+    if spec["outcome"] == "invalid_task"
 ]
 
 
