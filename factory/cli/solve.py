@@ -8,7 +8,6 @@ from typing import Annotated
 
 import typer
 
-from factory.agent.actions import ActionFormat
 from factory.cli import options as opt
 from factory.cli.common import FAILED, console, emit, existing, job, say, stdout_console
 
@@ -21,10 +20,8 @@ def solve(
     task_dirs: Annotated[
         list[Path], existing("Harbor task directories without solution/, or folders of them.")
     ],
-    base_url: Annotated[
-        str, typer.Option(help="The agent's OpenAI-compatible endpoint (e.g. .../v1).")
-    ],
-    model: Annotated[str, typer.Option(help="The endpoint's model name.")],
+    base_url: opt.BaseUrl = None,
+    model: opt.Model = None,
     out: Annotated[
         Path,
         typer.Option("--out", "-o", help="Folder for solve.json, transcripts and candidates."),
@@ -39,15 +36,9 @@ def solve(
         float, typer.Option("--command-timeout", min=1, help="Seconds per agent command.")
     ] = 60.0,
     temperature: Annotated[float, typer.Option(help="Sampling temperature.")] = 0.7,
-    max_tokens: Annotated[int, typer.Option(min=1, help="Tokens per policy reply.")] = 1024,
+    max_tokens: opt.MaxTokens = None,
     seed: Annotated[int, typer.Option(help="Base sampling seed (attempts derive theirs).")] = 0,
-    action_format: Annotated[
-        ActionFormat,
-        typer.Option(
-            "--action-format",
-            help="tools (native tool calls) or fenced (one ```bash block per reply).",
-        ),
-    ] = ActionFormat.TOOLS,
+    action_format: opt.Actions = None,
     api_key_env: opt.ApiKeyEnv = opt.DEFAULT_KEY_ENV,
     repeats: Annotated[
         int, typer.Option("--repeats", min=1, help="Certification runs of each phase.")
@@ -57,7 +48,8 @@ def solve(
     ] = True,
     json_: opt.Json = False,
 ) -> None:
-    """Find reference solutions for tasks that have none.
+    """Find reference solutions for tasks that have none, with the model --model behind
+    --base-url (any OpenAI-compatible endpoint).
 
     Each task is first partially certified (builds, nop scores 0); then up to --attempts agent
     episodes run in its container. A passing episode's commands are staged as

@@ -62,6 +62,8 @@ class SolveOutcome(str, Enum):
     partial certification failed (the image does not build, the tests pass untouched...)."""
     INFRA_ERROR = "infra_error"
     """Every attempt was lost to the engine or the policy's endpoint."""
+    INTERRUPTED = "interrupted"
+    """The run was stopped (Ctrl-C) before the task's search ended; nothing installed."""
 
 
 class AttemptRecord(BaseModel):
@@ -157,7 +159,7 @@ class Solver:
         harness: HarnessConfig,
         api_key_env: str = "OPENAI_API_KEY",
         temperature: float = 0.7,
-        max_tokens: int = 1024,
+        max_tokens: int = 512,
         seed: int = 0,
         cache_dir: Path | None = None,
     ) -> Solver:
@@ -222,9 +224,17 @@ def solve_tasks(
                 task=str(task_dir), id=task_dir.name, outcome=SolveOutcome.UNSOLVED, reason=""
             )
             report.tasks.append(result)
-            _solve_one(
-                task_dir, result, solver, executor, out, attempts, repeats, probes, say, save
-            )
+            try:
+                _solve_one(
+                    task_dir, result, solver, executor, out, attempts, repeats, probes, say, save
+                )
+            except BaseException:
+                if not result.reason:
+                    result.outcome = SolveOutcome.INTERRUPTED
+                    result.reason = (
+                        f"stopped after {len(result.attempts)} attempt(s); nothing installed"
+                    )
+                raise
             save()
             say(f"{result.id}: {result.outcome.value}: {result.reason}")
     finally:
@@ -388,26 +398,34 @@ def run_solve(
     executor: Executor,
     out: Path,
     *,
-    base_url: str,
-    model: str,
+    base_url: str | None,
+    model: str | None,
     api_key_env: str = "OPENAI_API_KEY",
     attempts: int = 3,
     max_turns: int = 20,
     command_timeout: float = 60.0,
     temperature: float = 0.7,
-    max_tokens: int = 1024,
+    max_tokens: int | None = None,
     seed: int = 0,
-    action_format: ActionFormat = ActionFormat.TOOLS,
+    action_format: ActionFormat | None = None,
     repeats: int = 2,
     probes: bool = True,
     say: Say = lambda _m: None,
 ) -> SolveReport:
     """``factory solve``: the tasks under ``task_dirs`` attempted by ``model`` at ``base_url``
-    (replies cached in ``OUT/llm-cache``), on ``executor``."""
+    (replies cached in ``OUT/llm-cache``), on ``executor``; it acts with native tool calls
+    unless ``action_format`` says fenced, and answers in up to ``max_tokens`` (512) a reply."""
     from factory.tasks.model import discover_task_dirs
 
+    if not base_url or not model:
+        raise FactoryError(
+            "factory solve needs the agent's endpoint: --base-url URL (OpenAI-compatible, "
+            "e.g. http://127.0.0.1:8000/v1) and --model NAME"
+        )
     harness = HarnessConfig(
-        max_turns=max_turns, command_timeout_sec=command_timeout, action_format=action_format
+        max_turns=max_turns,
+        command_timeout_sec=command_timeout,
+        action_format=action_format or ActionFormat.TOOLS,
     )
     solver = Solver.endpoint_policy(
         base_url=base_url,
@@ -415,7 +433,7 @@ def run_solve(
         harness=harness,
         api_key_env=api_key_env,
         temperature=temperature,
-        max_tokens=max_tokens,
+        max_tokens=max_tokens or 512,
         seed=seed,
         cache_dir=out / "llm-cache",
     )
