@@ -55,13 +55,16 @@ def staged_directory(dest: Path, *, copy_from: Path | None = None) -> Iterator[P
             shutil.rmtree(staging, ignore_errors=True)
 
 
-def write_text_atomic(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` (temp file in the same folder, then os.replace)."""
+def write_text_atomic(path: Path, text: str, *, mode: int | None = None) -> None:
+    """Replace ``path`` with ``text`` (temp file in the same folder, then os.replace);
+    ``mode``: its permission bits (else the temp file's, 0o600)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
+            if mode is not None:
+                os.fchmod(handle.fileno(), mode)
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):

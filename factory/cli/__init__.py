@@ -18,7 +18,7 @@ from typing import Annotated
 import typer
 
 from factory import __version__
-from factory.cli import families, gc, images, publish, suite, tasks, train, validate
+from factory.cli import families, gc, images, publish, solve, suite, tasks, train, validate
 from factory.cli.common import INTERRUPTED, console
 from factory.errors import FactoryError
 
@@ -49,7 +49,7 @@ def _root(
     )
 
 
-for module in (images, tasks, families, suite, validate, train, publish, gc):
+for module in (images, tasks, families, suite, validate, solve, train, publish, gc):
     module.register(app)
 
 

@@ -76,30 +76,27 @@ def check_task(
         reason="",
         content_hash=task.content_hash,
     )
-    if not task.has_solution:
-        verdict.outcome = Outcome.INVALID_TASK
-        verdict.reason = (
-            f"{task.paths.solve_script}: file is missing; certification needs a reference "
-            "solution to show the tests can pass"
-        )
-    else:
-        image = _build(site, task, verdict, logs)
-        if image is not None:
-            verdict.phases = _run_phases(site, task, image, logs, verdict, repeats, prestart)
-            verdict.outcome, verdict.reason = classify(verdict.phases)
-            hosts = ", ".join(site.unreachable.get(image, [])[:3])
-            if verdict.outcome is Outcome.FAILS_WITH_SOLUTION and hosts:
-                verdict.reason += (
-                    f"; note: the image build could not reach {hosts} (no internet here), "
-                    "so the environment may lack what it downloads (see build.log)"
-                )
-            if verdict.outcome is Outcome.FAILS_WITH_SOLUTION:
-                verdict.reason += _undeclared_network_hint(task)
-            if verdict.outcome is Outcome.VALID and probes:
-                _probe(site, task, image, logs, verdict)
-            if verdict.outcome is Outcome.INFRA_ERROR and site.cancelled.is_set():
-                verdict.reason = "interrupted before the task finished"
-            _sum_timings(verdict)
+    image = _build(site, task, verdict, logs)
+    if image is not None:
+        # Without a reference solution only the nop phases can run: a partial certification
+        # (no_solution, never valid) that says what they showed.
+        kinds = list(PhaseKind) if task.has_solution else [PhaseKind.NOP]
+        verdict.phases = _run_phases(site, task, image, logs, verdict, repeats, prestart, kinds)
+        verdict.outcome, verdict.reason = classify(verdict.phases)
+        hosts = ", ".join(site.unreachable.get(image, [])[:3])
+        failing = verdict.outcome in (Outcome.FAILS_WITH_SOLUTION, Outcome.NO_SOLUTION)
+        if failing and hosts:
+            verdict.reason += (
+                f"; note: the image build could not reach {hosts} (no internet here), "
+                "so the environment may lack what it downloads (see build.log)"
+            )
+        if failing:
+            verdict.reason += _undeclared_network_hint(task)
+        if verdict.outcome is Outcome.VALID and probes:
+            _probe(site, task, image, logs, verdict)
+        if verdict.outcome is Outcome.INFRA_ERROR and site.cancelled.is_set():
+            verdict.reason = "interrupted before the task finished"
+        _sum_timings(verdict)
     verdict.timings["total"] = time.monotonic() - started
     return verdict
 
@@ -143,11 +140,12 @@ def _run_phases(
     verdict: TaskValidation,
     repeats: int,
     prestart: bool,
+    kinds: list[PhaseKind],
 ) -> list[PhaseResult]:
-    """nop and oracle, ``repeats`` times, each in a fresh container. The next phase's
+    """``kinds`` (nop and oracle), ``repeats`` times, each in a fresh container. The next phase's
     container is started while the current phase runs, which hides the engine's start-up
     time (most of a phase's harness cost)."""
-    plan = [(kind, r) for r in range(1, repeats + 1) for kind in PhaseKind]
+    plan = [(kind, r) for r in range(1, repeats + 1) for kind in kinds]
     spec = container_spec(task, image)
     ahead = (lambda: site.start_ahead(spec)) if prestart else (lambda: None)
     phases: list[PhaseResult] = []

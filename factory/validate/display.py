@@ -10,7 +10,12 @@ from rich.table import Table
 from factory.progress import Bar
 from factory.validate.outcome import Outcome, TaskValidation, ValidationReport
 
-_STYLE = {Outcome.VALID: "green", Outcome.FLAKY: "yellow", Outcome.INFRA_ERROR: "magenta"}
+_STYLE = {
+    Outcome.VALID: "green",
+    Outcome.NO_SOLUTION: "cyan",
+    Outcome.FLAKY: "yellow",
+    Outcome.INFRA_ERROR: "magenta",
+}
 
 
 class ValidationProgress(Bar):

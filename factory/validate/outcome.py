@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from enum import Enum
 
 from pydantic import BaseModel, Field
@@ -15,7 +16,12 @@ class Outcome(str, Enum):
     VALID = "valid"
     """nop scored 0 and the oracle scored 1, on every repeat."""
     INVALID_TASK = "invalid_task"
-    """The task directory could not be parsed (or lacks a reference solution)."""
+    """The task directory could not be parsed."""
+    NO_SOLUTION = "no_solution"
+    """A partial certification of a task without a reference solution (a corpus that ships
+    none): the image builds, the tests score 0 on the untouched environment on every repeat,
+    and they run and fail for the reason stated. Never valid: nothing has shown the tests can
+    pass (``factory solve`` looks for a solution that does)."""
     BUILD_FAILED = "build_failed"
     """The environment image could not be built."""
     PASSES_WITHOUT_SOLUTION = "passes_without_solution"
@@ -214,11 +220,43 @@ def _tail(text: str, lines: int = 3) -> str:
     return " | ".join(kept)[-300:]
 
 
+_PYTEST_VERDICT = re.compile(r"^(FAILED|ERROR) |\b\d+ (failed|errors?)\b|Error:|assert", re.I)
+
+
+def failure_summary(output: str, limit: int = 300) -> str:
+    """What a failing verifier said, in one line: pytest's ``FAILED``/``ERROR`` lines and its
+    final count when present, else the last lines it printed."""
+    lines = [line.strip() for line in output.strip().splitlines() if line.strip()]
+    picked = [line for line in lines if _PYTEST_VERDICT.search(line)]
+    text = " | ".join(picked[-4:]) if picked else _tail(output)
+    return text[:limit] if text else "(no output)"
+
+
+def _partial_reason(nop: list[PhaseResult]) -> str:
+    """The reason of a no_solution verdict: what the nop runs showed, and the verifier's own
+    account of why it failed."""
+    if not nop:
+        return "no reference solution (solution/solve.sh is missing) and no nop run"
+    first = nop[0]
+    if first.reward is None:
+        scored = f"wrote no reward ({first.reward_error}), which counts as 0"
+    else:
+        scored = f"scored {first.reward:g}"
+    return (
+        "partial certification, no reference solution (solution/solve.sh is missing): the "
+        f"image builds and on the untouched environment the tests {scored} in {len(nop)} of "
+        f"{len(nop)} runs (test.sh exit {first.test_exit_code}); they fail with: "
+        f"{failure_summary(first.output_tail)}. Nothing shows they can pass: `factory solve` "
+        "looks for a solution"
+    )
+
+
 def classify(phases: list[PhaseResult]) -> tuple[Outcome, str]:
     """Turn the phases of one task into an outcome and a one-line reason.
 
     Precedence: infra_error > unhealthy > invalid_reward > timeout > flaky >
-    passes_without_solution > fails_with_solution.
+    passes_without_solution > fails_with_solution. Without oracle phases (a task without a
+    reference solution) what the nop phases showed is a no_solution verdict.
     A nop phase without a readable reward counts as 0 (the tests failed before writing one).
     """
     for phase in phases:
@@ -285,7 +323,7 @@ def classify(phases: list[PhaseResult]) -> tuple[Outcome, str]:
                 f"{first.solve_exit_code})" + "".join(f"; {part}" for part in said)
             )
     if not oracle:
-        return Outcome.INVALID_TASK, "no oracle run"
+        return Outcome.NO_SOLUTION, _partial_reason(nop)
     return Outcome.VALID, (
         f"nop scored 0 and the oracle 1 in {len(oracle)} of {len(oracle)} repeats"
     )

@@ -81,6 +81,7 @@ def generate(
 KNOWN = {
     "valid",
     "invalid_task",
+    "no_solution",
     "build_failed",
     "passes_without_solution",
     "fails_with_solution",

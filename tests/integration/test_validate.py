@@ -58,8 +58,11 @@ def test_cli_json_and_exit_status(tmp_path):
     assert done.returncode == 1, done.stderr  # one task is not valid
     report = json.loads(done.stdout)
     assert report["report_path"] == str(tmp_path / "validation.json")
-    assert report["summary"] == {"valid": 1, "invalid_task": 1, "total": 2}
-    assert {t["outcome"] for t in report["tasks"]} == {"valid", "invalid_task"}
+    assert report["summary"] == {"valid": 1, "no_solution": 1, "total": 2}
+    assert {t["outcome"] for t in report["tasks"]} == {"valid", "no_solution"}
+    partial = next(t for t in report["tasks"] if t["outcome"] == "no_solution")
+    assert "no reference solution" in partial["reason"]
+    assert "FAILED check_answer" in partial["reason"]
     assert report["flake"] == [] and "validate" in done.stderr  # the progress: stderr
 
 

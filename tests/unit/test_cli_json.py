@@ -117,6 +117,7 @@ def test_missing_paths_are_usage_errors(tmp_path, monkeypatch):
         ["eval", "/nonexistent"],
         ["export", "/nonexistent", "-f", "jsonl", "-o", "x"],
         ["calibrate", "/nonexistent"],
+        ["solve", "/nonexistent", "--base-url", "http://127.0.0.1:9/v1", "--model", "m"],
     ):
         result = run(*args, code=2)
         assert "does not exist" in result.stderr, args
@@ -179,7 +180,7 @@ def test_the_vocabulary():
         assert {cmd for cmd, _ in options[name]} == (
             {"generate", "calibrate", "families try"}
             if name.startswith("--llm")
-            else {"eval", "calibrate"}
+            else {"eval", "calibrate", "solve"}
         )
 
 

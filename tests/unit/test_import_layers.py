@@ -31,6 +31,8 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("families", ["factory.families"]),
     # The episode harness, eval, and the seam the trainer plugs into.
     ("agents", ["factory.agent", "factory.trainer_plugin"]),
+    # Reference solutions found by an agent for tasks that ship none (factory solve).
+    ("solving", ["factory.solve"]),
     ("generation", ["factory.generate"]),
     ("suites", ["factory.calibrate", "factory.publish"]),
     ("distribution", ["factory.distributed"]),

@@ -15,11 +15,7 @@ else:  # pragma: no cover
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 EXPECTED = tomllib.loads((EXAMPLES / "broken" / "EXPECTED.toml").read_text())
-PARSE_FAILURES = [
-    name
-    for name, spec in EXPECTED.items()
-    if spec["outcome"] == "invalid_task" and name != "missing-solution"
-]
+PARSE_FAILURES = [name for name, spec in EXPECTED.items() if spec["outcome"] == "invalid_task"]
 
 
 def test_example_tasks_load():
