@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from factory import egress
 from factory.archive import (
@@ -481,6 +481,37 @@ class Sandbox:
         return extract_capped(
             stream, file_cap=max_file_bytes, total_cap=max_total_bytes, timeout_sec=timeout_sec
         )
+
+    def copy_out(
+        self,
+        container_path: str,
+        out: BinaryIO,
+        *,
+        max_bytes: int,
+        timeout_sec: float = COPY_TIMEOUT_SEC,
+    ) -> bool | None:
+        """Write the engine's tar of ``container_path`` (links kept as links, modes and
+        owners as they are) to ``out``. None: nothing is there; False: cut at ``max_bytes``
+        or at the deadline (``out`` then holds an incomplete archive); True: complete."""
+        docker = _docker()
+        try:
+            stream, _ = self._api.get_archive(self.id, container_path, chunk_size=1 << 16)
+        except docker.errors.NotFound:
+            return None
+        except docker.errors.APIError as exc:
+            raise ContainerDiedError(f"cannot read {container_path}: {exc}") from None
+        deadline, written = time.monotonic() + timeout_sec, 0
+        try:
+            for chunk in stream:
+                if written + len(chunk) > max_bytes or time.monotonic() > deadline:
+                    return False
+                out.write(chunk)
+                written += len(chunk)
+        finally:
+            close = getattr(stream, "close", None)
+            if close is not None:
+                close()
+        return True
 
     def is_running(self) -> bool:
         try:

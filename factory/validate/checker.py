@@ -28,6 +28,7 @@ from factory.tasks.offline import undeclared_network_fetches
 from factory.validate.outcome import Outcome, PhaseKind, PhaseResult, TaskValidation, classify
 from factory.validate.phases import container_spec, run_phase
 from factory.validate.probes import cheat_scripts, run_probes
+from factory.validate.separate import separate_verifier_problem
 
 
 def check_work(repeats: int, prestart: bool = True, probes: bool = False) -> Work[TaskValidation]:
@@ -76,7 +77,10 @@ def check_task(
         reason="",
         content_hash=task.content_hash,
     )
-    if not task.has_solution:
+    problem = separate_verifier_problem(task)
+    if problem is not None:
+        verdict.outcome, verdict.reason = Outcome.INVALID_TASK, problem
+    elif not task.has_solution:
         verdict.outcome = Outcome.INVALID_TASK
         verdict.reason = (
             f"{task.paths.solve_script}: file is missing; certification needs a reference "
