@@ -181,7 +181,8 @@ def verify(
         result.isolation = report.summary()
         (log_dir / "isolation.log").write_text(report.log_text(), encoding="utf-8")
     if is_separate(task):
-        with verifier_container(task, box, log_dir, timings) as fresh:
+        spec = container_spec(task, box.spec.image, labels=dict(box.spec.labels))
+        with verifier_container(task, box, spec, log_dir, timings) as fresh:
             run_tests(task, fresh, result, log_dir)
     else:
         run_tests(task, box, result, log_dir)

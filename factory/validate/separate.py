@@ -35,11 +35,12 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 from factory.archive import tar_directory
 from factory.errors import ContainerDiedError, EnvironmentUnhealthyError
-from factory.runtime import BUSYBOX, Sandbox
+from factory.runtime import BUSYBOX, ContainerSpec, Sandbox
 from factory.tasks.config import NetworkMode, VerifierEnvironmentMode
 from factory.tasks.model import Task
 from factory.validate.artifacts import (
@@ -185,15 +186,15 @@ def restore_artifacts(box: Sandbox, artifacts: list[tuple[str, str, Path]]) -> N
 def verifier_container(
     task: Task,
     agent_box: Sandbox,
+    spec: ContainerSpec,
     log_dir: Path,
     timings: dict[str, float],
     *,
     max_bytes: int = DEFAULT_MAX_ARTIFACT_BYTES,
 ) -> Iterator[Sandbox]:
-    """Hooks and artifacts from ``agent_box`` (already isolated), then a fresh container with
+    """Hooks and artifacts from ``agent_box`` (already isolated), then a fresh container
+    started from ``spec`` (the task's, :func:`factory.validate.phases.container_spec`) with
     them in place; closed on exit."""
-    from factory.validate.phases import container_spec
-
     log: list[str] = [f"# separate verifier: image {agent_box.spec.image}"]
     staging = Path(tempfile.mkdtemp(prefix="factory-artifacts-"))
     fresh: Sandbox | None = None
@@ -204,8 +205,7 @@ def verifier_container(
         artifacts = collect_artifacts(task, agent_box, staging, log, max_bytes=max_bytes)
         timings["artifacts"] = time.monotonic() - mark
         mark = time.monotonic()
-        spec = container_spec(task, agent_box.spec.image, labels=dict(agent_box.spec.labels))
-        spec.network = _network(task)
+        spec = replace(spec, network=_network(task))
         fresh = agent_box.runtime.start(spec)
         try:
             fresh.wait_ready()
