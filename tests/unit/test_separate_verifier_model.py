@@ -16,7 +16,7 @@ from factory.families import registry
 from factory.generate.render import Origin, kept_hook, render_family
 from factory.generate.taxonomy import Difficulty
 from factory.tasks.config import ArtifactConfig, TaskConfig, VerifierEnvironmentMode
-from factory.tasks.lint import LintRule, lint_task
+from factory.tasks.lint import lint_task
 from factory.validate.artifacts import effective_artifacts, excluded, sanitise
 
 SEPARATE = """schema_version = "1.4"
