@@ -186,7 +186,11 @@ def test_separate_family_tasks_lint_clean_and_carry_their_outputs(name, tmp_path
         draft = family.draft(random.Random(3), difficulty, dict(family.default_params))
         origin = Origin("lint", f"x/{name}", family.category, 3, name)
         spec = render_family(
-            family, draft, task_id=f"{name}-{difficulty.value}", difficulty=difficulty, origin=origin
+            family,
+            draft,
+            task_id=f"{name}-{difficulty.value}",
+            difficulty=difficulty,
+            origin=origin,
         )
         root = spec.write(tmp_path / difficulty.value)
         assert [f.line() for f in lint_task(root)] == []
