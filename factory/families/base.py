@@ -82,6 +82,20 @@ class Draft:
     environment's record, reset it). Certification fails the task when one scores."""
     agent_user: str | None = None
     """The OS user the agent runs as (task.toml ``[agent] user``); None: the image's user."""
+    separate_verifier: bool = False
+    """Run the tests in a fresh container (Harbor's ``verifier.environment_mode =
+    "separate"``) that gets only the artifacts: the ``outputs``, the ``kept`` inputs and
+    ``artifacts``. Only for tasks whose tests read nothing else of the agent's container."""
+    kept: list[str] = field(default_factory=list)
+    """Separate verifier: input files the tests check are unchanged (by content). They travel
+    as artifacts too, and a collect hook turns a deleted one (or one replaced by a link) into
+    an empty file first, so a deletion still fails the check instead of leaving the image's
+    copy in place."""
+    artifacts: list[str] = field(default_factory=list)
+    """Separate verifier: more paths to carry over (snapshots the ``collect`` hooks write)."""
+    collect: list[str] = field(default_factory=list)
+    """Separate verifier: ``[[verifier.collect]]`` commands, run after the agent in its
+    container (after the ``kept`` hook) to snapshot state the tests need into files."""
 
 
 class Family:

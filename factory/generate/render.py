@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,7 +17,9 @@ from factory.tasks.config import (
     NetworkMode,
     TaskConfig,
     TaskSection,
+    VerifierCollectConfig,
     VerifierConfig,
+    VerifierEnvironmentMode,
     unique,
 )
 from factory.tasks.harbor_schema import CURRENT_SCHEMA_VERSION
@@ -107,6 +110,8 @@ def render_family(
             **({"env": draft.env} if draft.env else {}),
         ),
     )
+    if draft.separate_verifier:
+        _separate_verifier(config, draft)
     config.set_provenance(provenance(origin).model_copy(update={"faults": list(draft.faults)}))
     return TaskSpec(
         id=task_id,
@@ -119,6 +124,29 @@ def render_family(
         forbidden_strings=tuple(draft.forbidden_strings),
         faults=tuple(draft.faults),
         traps=tuple(draft.traps),
+    )
+
+
+def kept_hook(paths: list[str]) -> str:
+    """A collect hook: each of ``paths`` that is missing or a link becomes an empty file, so
+    the separate verifier sees the deletion (an absent artifact would leave the image's copy)."""
+    quoted = " ".join(shlex.quote(p) for p in paths)
+    return (
+        f"for p in {quoted}; do "
+        'if [ -L "$p" ] || [ ! -e "$p" ]; then rm -f "$p"; mkdir -p "${p%/*}" && : > "$p"; fi; '
+        "done"
+    )
+
+
+def _separate_verifier(config: TaskConfig, draft: Draft) -> None:
+    """Harbor's separate verifier for a family's task (see :attr:`Draft.separate_verifier`)."""
+    paths = [p.rstrip("/") or "/" for p in [*draft.outputs, *draft.kept, *draft.artifacts]]
+    hooks = ([kept_hook(draft.kept)] if draft.kept else []) + list(draft.collect)
+    config.artifacts = unique(paths)
+    config.verifier = VerifierConfig(
+        timeout_sec=draft.verifier_timeout_sec,
+        environment_mode=VerifierEnvironmentMode.SEPARATE,
+        collect=[VerifierCollectConfig(command=c) for c in hooks],
     )
 
 

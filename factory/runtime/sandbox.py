@@ -10,7 +10,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, BinaryIO, Protocol
 
 from factory.archive import (
     DEFAULT_FILE_CAP,
@@ -352,6 +352,37 @@ class Sandbox:
         return extract_capped(
             stream, file_cap=max_file_bytes, total_cap=max_total_bytes, timeout_sec=timeout_sec
         )
+
+    def copy_out(
+        self,
+        container_path: str,
+        out: BinaryIO,
+        *,
+        max_bytes: int,
+        timeout_sec: float = COPY_TIMEOUT_SEC,
+    ) -> bool | None:
+        """Write the engine's tar of ``container_path`` (links kept as links, modes and
+        owners as they are) to ``out``. None: nothing is there; False: cut at ``max_bytes``
+        or at the deadline (``out`` then holds an incomplete archive); True: complete."""
+        docker = docker_sdk()
+        try:
+            stream, _ = self._api.get_archive(self.id, container_path, chunk_size=1 << 16)
+        except docker.errors.NotFound:
+            return None
+        except docker.errors.APIError as exc:
+            raise ContainerDiedError(f"cannot read {container_path}: {exc}") from None
+        deadline, written = time.monotonic() + timeout_sec, 0
+        try:
+            for chunk in stream:
+                if written + len(chunk) > max_bytes or time.monotonic() > deadline:
+                    return False
+                out.write(chunk)
+                written += len(chunk)
+        finally:
+            close = getattr(stream, "close", None)
+            if close is not None:
+                close()
+        return True
 
     def is_running(self) -> bool:
         try:

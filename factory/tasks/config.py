@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import sys
 from enum import Enum
+from pathlib import PurePosixPath
 from typing import Any
 
 import tomli_w
@@ -97,6 +98,110 @@ class TaskSection(_Section):
     """Search keywords."""
 
 
+class VerifierEnvironmentMode(str, Enum):
+    """Where the verifier runs (Harbor's ``verifier.environment_mode``)."""
+
+    SHARED = "shared"
+    """In the agent's container, after the agent (factory isolates it from what the agent left:
+    :mod:`factory.validate.isolation`)."""
+    SEPARATE = "separate"
+    """In a fresh container from the same image, given only the declared ``artifacts``
+    (:mod:`factory.validate.separate`)."""
+
+
+MAIN_SERVICE = "main"
+"""The agent's container, as Harbor's compose services name it."""
+
+
+class VerifierCollectConfig(_Section):
+    """One ``[[verifier.collect]]`` entry: a command run in the agent's container after the
+    agent finished and before the artifacts are copied out, to snapshot runtime state (owners
+    and modes, a process list, a database) into files an artifact then carries to a separate
+    verifier."""
+
+    command: str
+    """Shell command (run with ``sh -c``)."""
+    service: str = MAIN_SERVICE
+    """Compose service to run it in; factory runs single-container tasks, so only ``main``."""
+    timeout_sec: float = Field(default=60.0, gt=0, le=MAX_TIMEOUT_SEC, allow_inf_nan=False)
+    """Limit for the command; a hook that fails or times out is logged, never fatal (Harbor's
+    hooks are best effort too)."""
+    user: str | None = None
+    """OS user the command runs as (default: the image's user)."""
+
+    @field_validator("user", mode="before")
+    @classmethod
+    def _user_as_text(cls, value: Any) -> Any:
+        return str(value) if isinstance(value, int) else value
+
+    @field_validator("service")
+    @classmethod
+    def _only_main(cls, value: str) -> str:
+        if value != MAIN_SERVICE:
+            raise ValueError(
+                f"service {value!r}: factory runs single-container tasks; a collect hook "
+                f"runs in {MAIN_SERVICE!r}"
+            )
+        return value
+
+
+class ArtifactConfig(_Section):
+    """One entry of the top-level ``artifacts`` list in its table form (a plain string is
+    the same with only ``source``): a path of the agent's container copied out after the agent
+    (and the collect hooks) finished; a separate verifier finds it again at ``source``."""
+
+    source: str
+    """Container path (relative paths are taken from ``/``, as ``docker cp`` does)."""
+    destination: str | None = None
+    """Where Harbor keeps the copy under the trial's ``artifacts/`` folder (relative); the
+    verifier still sees it at ``source``."""
+    exclude: list[str] = Field(default_factory=list)
+    """Glob patterns left out of a directory artifact (``tar --exclude``)."""
+    service: str | None = None
+    """Compose service to copy from; ``None`` or ``main`` is the agent's container."""
+
+    @field_validator("source")
+    @classmethod
+    def _no_parent_parts(cls, value: str) -> str:
+        if not value.strip() or any(part == ".." for part in PurePosixPath(value).parts):
+            raise ValueError(f"artifact source must be a path without '..' parts, not {value!r}")
+        return value
+
+    @field_validator("destination")
+    @classmethod
+    def _relative_destination(cls, value: str | None) -> str | None:
+        if not value:
+            return None
+        path = PurePosixPath(value)
+        if "\\" in value or path.is_absolute() or ".." in path.parts:
+            raise ValueError(
+                f"artifact destination must be a relative path with '/' and no '..', not {value!r}"
+            )
+        if value.rstrip("/") == "manifest.json":
+            raise ValueError("artifact destination 'manifest.json' is reserved by Harbor")
+        return value
+
+    @field_validator("service")
+    @classmethod
+    def _only_main(cls, value: str | None) -> str | None:
+        if value not in (None, MAIN_SERVICE):
+            raise ValueError(
+                f"service {value!r}: factory runs single-container tasks; artifacts come "
+                f"from {MAIN_SERVICE!r}"
+            )
+        return value
+
+    @property
+    def container_path(self) -> str:
+        """``source`` as an absolute, normalised container path."""
+        return "/" + "/".join(p for p in PurePosixPath(self.source).parts if p not in ("/", "."))
+
+
+def artifact_entries(entries: list[str | ArtifactConfig]) -> list[ArtifactConfig]:
+    """The ``artifacts`` list with plain strings read as ``{source = ...}``."""
+    return [ArtifactConfig(source=e) if isinstance(e, str) else e for e in entries]
+
+
 class VerifierConfig(_Section):
     """``[verifier]``: how ``tests/test.sh`` runs."""
 
@@ -109,7 +214,39 @@ class VerifierConfig(_Section):
     user: str | None = None
     """OS user the verifier runs as (default: the image's user)."""
 
+    environment_mode: VerifierEnvironmentMode | None = None
+    """``shared`` (the agent's container) or ``separate`` (a fresh container that gets only
+    the ``artifacts``). Unset: ``separate`` when ``[verifier.environment]`` is given, else
+    ``shared`` (Harbor's rule)."""
+    environment: EnvironmentConfig | None = None
+    """The separate verifier's own environment (Harbor's ``[verifier.environment]``). factory
+    runs the separate verifier from the task's image with the task's limits; a table that
+    names another image or other limits is refused by the validator (see
+    :mod:`factory.validate.separate`)."""
+    collect: list[VerifierCollectConfig] = Field(default_factory=list)
+    """``[[verifier.collect]]``: commands run in the agent's container before the artifacts
+    are copied out (separate mode)."""
+
     _env = field_validator("env", mode="before")(_coerce_env)
+
+    @model_validator(mode="after")
+    def _mode_matches_environment(self) -> VerifierConfig:
+        if self.environment_mode is VerifierEnvironmentMode.SHARED and self.environment:
+            raise ValueError(
+                "environment_mode 'shared' cannot have a [verifier.environment]; drop the "
+                'table or set environment_mode = "separate"'
+            )
+        return self
+
+    @property
+    def mode(self) -> VerifierEnvironmentMode:
+        """The effective mode (Harbor's resolution: explicit mode, else an environment table
+        means separate, else shared)."""
+        if self.environment_mode is not None:
+            return self.environment_mode
+        if self.environment is not None:
+            return VerifierEnvironmentMode.SEPARATE
+        return VerifierEnvironmentMode.SHARED
 
 
 class AgentConfig(_Section):
@@ -373,6 +510,19 @@ class TaskConfig(_Section):
     agent: AgentConfig = Field(default_factory=AgentConfig)
     solution: SolutionConfig = Field(default_factory=SolutionConfig)
     environment: EnvironmentConfig = Field(default_factory=EnvironmentConfig)
+    artifacts: list[str | ArtifactConfig] = Field(default_factory=list)
+    """Paths of the agent's container copied out after the agent: with a separate verifier,
+    the only state it gets (at the same paths). ``/logs/artifacts`` always counts as one."""
+
+    @field_validator("artifacts")
+    @classmethod
+    def _check_artifact_strings(
+        cls, value: list[str | ArtifactConfig]
+    ) -> list[str | ArtifactConfig]:
+        for entry in value:
+            if isinstance(entry, str):
+                ArtifactConfig(source=entry)  # the same checks as the table form
+        return value
 
     @field_validator("metadata")
     @classmethod
@@ -417,3 +567,6 @@ class TaskConfig(_Section):
         scalars = {k: v for k, v in data.items() if not isinstance(v, dict)}
         tables = {k: v for k, v in data.items() if isinstance(v, dict)}
         return tomli_w.dumps({**scalars, **tables})
+
+
+VerifierConfig.model_rebuild()  # [verifier.environment] is an EnvironmentConfig (defined later)

@@ -28,6 +28,7 @@ from factory.tasks.offline import undeclared_network_fetches
 from factory.validate.outcome import Outcome, PhaseKind, PhaseResult, TaskValidation, classify
 from factory.validate.phases import container_spec, run_phase
 from factory.validate.probes import cheat_scripts, run_probes
+from factory.validate.separate import separate_verifier_problem
 
 
 def check_work(repeats: int, prestart: bool = True, probes: bool = False) -> Work[TaskValidation]:
@@ -76,27 +77,31 @@ def check_task(
         reason="",
         content_hash=task.content_hash,
     )
-    image = _build(site, task, verdict, logs)
-    if image is not None:
-        # Without a reference solution only the nop phases can run: a partial certification
-        # (no_solution, never valid) that says what they showed.
-        kinds = list(PhaseKind) if task.has_solution else [PhaseKind.NOP]
-        verdict.phases = _run_phases(site, task, image, logs, verdict, repeats, prestart, kinds)
-        verdict.outcome, verdict.reason = classify(verdict.phases)
-        hosts = ", ".join(site.unreachable.get(image, [])[:3])
-        failing = verdict.outcome in (Outcome.FAILS_WITH_SOLUTION, Outcome.NO_SOLUTION)
-        if failing and hosts:
-            verdict.reason += (
-                f"; note: the image build could not reach {hosts} (no internet here), "
-                "so the environment may lack what it downloads (see build.log)"
-            )
-        if failing:
-            verdict.reason += _undeclared_network_hint(task)
-        if verdict.outcome is Outcome.VALID and probes:
-            _probe(site, task, image, logs, verdict)
-        if verdict.outcome is Outcome.INFRA_ERROR and site.cancelled.is_set():
-            verdict.reason = "interrupted before the task finished"
-        _sum_timings(verdict)
+    problem = separate_verifier_problem(task)
+    if problem is not None:
+        verdict.outcome, verdict.reason = Outcome.INVALID_TASK, problem
+    else:
+        image = _build(site, task, verdict, logs)
+        if image is not None:
+            # Without a reference solution only the nop phases can run: a partial certification
+            # (no_solution, never valid) that says what they showed.
+            kinds = list(PhaseKind) if task.has_solution else [PhaseKind.NOP]
+            verdict.phases = _run_phases(site, task, image, logs, verdict, repeats, prestart, kinds)
+            verdict.outcome, verdict.reason = classify(verdict.phases)
+            hosts = ", ".join(site.unreachable.get(image, [])[:3])
+            failing = verdict.outcome in (Outcome.FAILS_WITH_SOLUTION, Outcome.NO_SOLUTION)
+            if failing and hosts:
+                verdict.reason += (
+                    f"; note: the image build could not reach {hosts} (no internet here), "
+                    "so the environment may lack what it downloads (see build.log)"
+                )
+            if failing:
+                verdict.reason += _undeclared_network_hint(task)
+            if verdict.outcome is Outcome.VALID and probes:
+                _probe(site, task, image, logs, verdict)
+            if verdict.outcome is Outcome.INFRA_ERROR and site.cancelled.is_set():
+                verdict.reason = "interrupted before the task finished"
+            _sum_timings(verdict)
     verdict.timings["total"] = time.monotonic() - started
     return verdict
 

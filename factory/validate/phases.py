@@ -29,6 +29,7 @@ from factory.tasks.paths import (
 )
 from factory.validate.isolation import VERIFIER_ENV, Baseline, capture_baseline, isolate
 from factory.validate.outcome import PhaseKind, PhaseResult, parse_reward, reward_is_invalid
+from factory.validate.separate import is_separate, verifier_container
 
 HARNESS_STEP_TIMEOUT_SEC = 60.0
 _SWAP_FAILED = "factory-harness:tests-not-installed"
@@ -170,15 +171,28 @@ def verify(
     """Install the tests, run tests/test.sh, read the reward into ``result`` (also used by the
     agent harness after an episode). ``baseline``: the processes recorded before the agent's
     first command; when given, what the agent left behind is isolated first (see
-    :mod:`factory.validate.isolation`)."""
+    :mod:`factory.validate.isolation`). A task with a separate verifier has its tests run in
+    a fresh container that gets only the artifacts (:mod:`factory.validate.separate`)."""
     timings = result.timings
-    verifier = task.config.verifier
     if baseline is not None:
         mark = time.monotonic()
         report = isolate(box, baseline)
         timings["isolate"] = time.monotonic() - mark
         result.isolation = report.summary()
         (log_dir / "isolation.log").write_text(report.log_text(), encoding="utf-8")
+    if is_separate(task):
+        spec = container_spec(task, box.spec.image, labels=dict(box.spec.labels))
+        with verifier_container(task, box, spec, log_dir, timings) as fresh:
+            run_tests(task, fresh, result, log_dir)
+    else:
+        run_tests(task, box, result, log_dir)
+
+
+def run_tests(task: Task, box: Sandbox, result: PhaseResult, log_dir: Path) -> None:
+    """Install the tests in ``box``, run tests/test.sh there, read the reward into
+    ``result``."""
+    timings = result.timings
+    verifier = task.config.verifier
     mark = time.monotonic()
     # The tests arrive under a fresh name, then replace whatever sits at /tests (baked into the
     # image, or planted by the solution); /logs/verifier is emptied right before they start.

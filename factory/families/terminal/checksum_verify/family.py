@@ -119,6 +119,8 @@ class ChecksumVerify(Family):
             files={f"environment/files/{name}": data for name, data in shipped.items()},
             secrets=[n.rsplit("/", 1)[-1] for n in corrupted + missing],
             outputs=[out],
+            separate_verifier=True,
+            kept=sorted(context["digests"]),
             mutations=mutations,
             tags=["sha256sum", "integrity"],
         )

@@ -352,6 +352,8 @@ class CsvJsonWrangle(Family):
             files={f"environment/data/{name}": t for name, t in texts.items()},
             secrets=unmentioned(self, context, level, [text]),
             outputs=[out],
+            separate_verifier=True,
+            kept=sorted(context["digests"]),
             tags=[shape, "csv", "json"],
             agent_timeout_sec=AGENT_TIMEOUT[level],
         )

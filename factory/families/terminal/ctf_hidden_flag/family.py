@@ -426,6 +426,7 @@ class CtfHiddenFlag(Family):
             files=files,
             secrets=[flag, flag[5:-1]],
             outputs=[out_path],
+            separate_verifier=True,
             forbidden_strings=[flag, flag[5:-1]],
             tags=[
                 "ctf",

@@ -438,5 +438,6 @@ class JsonTransform(Family):
             },
             files=files,
             outputs=[f"{out_dir}/{name}" for name in expected],
+            separate_verifier=True,
             tags=["json", kind] + (["validation"] if level == 2 else []),
         )

@@ -447,6 +447,8 @@ class LogReport(Family):
             files=files,
             secrets=unmentioned(self, context, level, answers),
             outputs=[out],
+            separate_verifier=True,
+            kept=sorted(context["digests"]),
             tags=["logs", fmt, q["kind"]],
             agent_timeout_sec=AGENT_TIMEOUT[level],
         )

@@ -491,6 +491,8 @@ class RegexExtract(Family):
             files=files,
             secrets=unmentioned(self, context, level, [expected]),
             outputs=[out],
+            separate_verifier=True,
+            kept=sorted(context["digests"]),
             tags=["regex", *kinds],
             agent_timeout_sec=AGENT_TIMEOUT[level],
         )

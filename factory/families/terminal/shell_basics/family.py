@@ -114,6 +114,8 @@ class ShellBasics(Family):
             },
             files={"environment/input.txt": "\n".join(lines) + "\n"},
             outputs=[out],
+            separate_verifier=True,
+            kept=[src],
             agent_timeout_sec=120.0,
             verifier_timeout_sec=60.0,
             memory_mb=512,

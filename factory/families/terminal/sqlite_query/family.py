@@ -70,5 +70,7 @@ class SqliteQuery(Family):
             files={"environment/seed.sql": shop.seed_sql()},
             secrets=secrets,
             outputs=[out],
+            separate_verifier=True,
+            kept=[db],
             tags=["sqlite", "sql", "csv"],
         )

@@ -1,0 +1,221 @@
+"""The separate verifier: ``tests/test.sh`` in a fresh container that gets only the artifacts.
+
+For a task whose ``[verifier]`` says ``environment_mode = "separate"`` (or has a
+``[verifier.environment]`` table), verification follows Harbor (``harbor.trial.trial``,
+``_collect_artifacts_phased`` and ``_run_separate_verifier``):
+
+1. The ``[[verifier.collect]]`` hooks run in the agent's container, in order, each best effort
+   (a failing or hung hook is logged, the rest go on): they snapshot runtime state (owners and
+   modes, a process list, a database) into files.
+2. Every artifact (``/logs/artifacts`` always, then the task's ``artifacts``) is copied out of
+   the agent's container, at most :data:`~factory.validate.artifacts.DEFAULT_MAX_ARTIFACT_BYTES`
+   each, and made safe (:mod:`factory.validate.artifacts`).
+3. A fresh container starts from the task's image with the task's limits and the verifier's
+   network policy (``verifier.network_mode`` when set, else the environment's), waits for the
+   healthcheck, and gets each artifact back at its source path, owned by root: a folder is
+   emptied first and its parent made mode 777, a file's parent is created with mode 777 (what
+   Harbor's ``empty_dirs``/``ensure_dirs`` do).
+4. ``tests/test.sh`` runs there (:func:`factory.validate.phases.run_tests`).
+
+One addition to Harbor: before the hooks run, what the agent left behind is isolated exactly as
+for a shared verifier (its processes frozen, the toolchain restored from the image,
+:mod:`factory.validate.isolation`), so a hook does not run a binary the agent replaced and no
+background process rewrites a file while it is copied. Harbor runs the hooks with the agent's
+processes still live; an honest agent's verdict is the same either way.
+
+factory runs single-container tasks: a hook or artifact of another compose service, a
+``tests/Dockerfile`` or a ``[verifier.environment]`` naming another image are refused before
+anything runs (:func:`separate_verifier_problem`).
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from pathlib import Path
+
+from factory.archive import tar_directory
+from factory.errors import ContainerDiedError, EnvironmentUnhealthyError
+from factory.runtime import BUSYBOX, ContainerSpec, Sandbox
+from factory.tasks.config import NetworkMode, VerifierEnvironmentMode
+from factory.tasks.model import Task
+from factory.validate.artifacts import (
+    ARTIFACTS_CONVENTION_DIR,
+    DEFAULT_MAX_ARTIFACT_BYTES,
+    effective_artifacts,
+    placement,
+    sanitise,
+)
+
+HARNESS_STEP_TIMEOUT_SEC = 60.0
+HOOK_GRACE_SEC = 10.0
+"""Past a hook's own timeout (enforced in the container), how long the harness waits."""
+
+
+def is_separate(task: Task) -> bool:
+    """Whether ``task``'s verifier runs in its own container."""
+    return task.config.verifier.mode is VerifierEnvironmentMode.SEPARATE
+
+
+def separate_verifier_problem(task: Task) -> str | None:
+    """Why factory cannot run ``task``'s separate verifier as Harbor would (None: it can)."""
+    if not is_separate(task):
+        return None
+    verifier = task.config.verifier
+    dockerfile = task.paths.tests_dir / "Dockerfile"
+    if dockerfile.is_file() or (task.paths.tests_dir / "docker-compose.yaml").is_file():
+        return (
+            f"{dockerfile}: a verifier image of its own is not supported by factory; the "
+            "separate verifier runs from the task's environment image (drop the file)"
+        )
+    own = verifier.environment
+    if own is not None and own.docker_image:
+        return (
+            f"{task.paths.config}: verifier.environment.docker_image: factory runs the "
+            "separate verifier from the task's environment image; drop the key"
+        )
+    return None
+
+
+def _network(task: Task) -> bool:
+    verifier = task.config.verifier
+    mode = (verifier.model_extra or {}).get("network_mode")
+    if mode is not None:
+        return mode != NetworkMode.NO_NETWORK.value
+    if verifier.environment is not None and (
+        verifier.environment.network_mode is not None
+        or verifier.environment.allow_internet is not None
+    ):
+        return verifier.environment.network_enabled
+    return task.config.environment.network_enabled
+
+
+def prepare_agent_container(box: Sandbox) -> None:
+    """Create ``/logs/artifacts`` (mode 777) in the agent's container, as Harbor's
+    environment does before the agent starts."""
+    tool = f"{BUSYBOX} " if box.spec.harness else ""
+    box.exec_checked(
+        [
+            *([BUSYBOX, "sh"] if box.spec.harness else ["sh"]),
+            "-c",
+            f"{tool}mkdir -p {ARTIFACTS_CONVENTION_DIR} && "
+            f"{tool}chmod 777 {ARTIFACTS_CONVENTION_DIR}",
+        ],
+        timeout_sec=HARNESS_STEP_TIMEOUT_SEC,
+        what="creating /logs/artifacts",
+        user="0",
+    )
+
+
+def run_collect_hooks(task: Task, box: Sandbox, log: list[str]) -> None:
+    """The ``[[verifier.collect]]`` hooks, in order, best effort (see module docstring)."""
+    for index, hook in enumerate(task.config.verifier.collect):
+        command = ["sh", "-c", hook.command]
+        if box.spec.harness:  # the hook's own limit, enforced inside: the container survives
+            command = [BUSYBOX, "timeout", "-s", "KILL", str(max(1, int(hook.timeout_sec)))]
+            command += ["sh", "-c", hook.command]
+        result = box.exec(
+            command,
+            timeout_sec=hook.timeout_sec + HOOK_GRACE_SEC,
+            user=hook.user,
+            env=task.config.environment.env,
+            what=f"verifier.collect[{index}]",
+        )
+        log.append(
+            f"collect[{index}] exit={result.exit_code} seconds={result.duration_sec:.2f}: "
+            f"{hook.command}"
+        )
+        if result.output.strip():
+            log.append("  " + result.output[-2000:].replace("\n", "\n  ").rstrip())
+
+
+def collect_artifacts(
+    task: Task, box: Sandbox, staging: Path, log: list[str], *, max_bytes: int
+) -> list[tuple[str, str, Path]]:
+    """Copy each artifact out of ``box`` and make it safe; returns (parent, name, local copy)
+    for each one that came out."""
+    found: list[tuple[str, str, Path]] = []
+    for index, artifact in enumerate(effective_artifacts(task.config.artifacts)):
+        source = artifact.container_path
+        with tempfile.TemporaryFile(dir=staging) as archive:
+            complete = box.copy_out(source, archive, max_bytes=max_bytes)
+            if complete is None:
+                log.append(f"artifact {source}: absent")
+                continue
+            if not complete:
+                log.append(f"artifact {source}: left out (more than {max_bytes} bytes)")
+                continue
+            archive.seek(0)
+            safe = sanitise(archive, staging / str(index), exclude=artifact.exclude)
+        for why in safe.refused:
+            log.append(f"artifact {source}: refused {why}")
+        if safe.path is None:
+            log.append(f"artifact {source}: nothing usable")
+            continue
+        parent, name = placement(artifact)
+        log.append(f"artifact {source}: {'folder' if safe.path.is_dir() else 'file'}")
+        found.append((parent, name, safe.path))
+    return found
+
+
+def restore_artifacts(box: Sandbox, artifacts: list[tuple[str, str, Path]]) -> None:
+    """Put each artifact at its source path in the verifier's container (as root)."""
+    for parent, name, local in artifacts:
+        target = f"{parent.rstrip('/')}/{name}"
+        if local.is_dir():
+            script = (
+                f'{BUSYBOX} rm -rf "$1" && {BUSYBOX} mkdir -p "$1" && '
+                f'{BUSYBOX} chmod 777 "$1" && {BUSYBOX} mkdir -p "$2"'
+            )
+        else:
+            script = f'{BUSYBOX} rm -rf "$1" && {BUSYBOX} mkdir -p "$2" && {BUSYBOX} chmod 777 "$2"'
+        box.exec_checked(
+            [BUSYBOX, "sh", "-c", script, "restore", target, parent],
+            timeout_sec=HARNESS_STEP_TIMEOUT_SEC,
+            what=f"placing artifact {target}",
+            user="0",
+        )
+        box.put_tar(parent, tar_directory(local, name))
+
+
+@contextmanager
+def verifier_container(
+    task: Task,
+    agent_box: Sandbox,
+    spec: ContainerSpec,
+    log_dir: Path,
+    timings: dict[str, float],
+    *,
+    max_bytes: int = DEFAULT_MAX_ARTIFACT_BYTES,
+) -> Iterator[Sandbox]:
+    """Hooks and artifacts from ``agent_box`` (already isolated), then a fresh container
+    started from ``spec`` (the task's, :func:`factory.validate.phases.container_spec`) with
+    them in place; closed on exit."""
+    log: list[str] = [f"# separate verifier: image {agent_box.spec.image}"]
+    staging = Path(tempfile.mkdtemp(prefix="factory-artifacts-"))
+    fresh: Sandbox | None = None
+    try:
+        mark = time.monotonic()
+        prepare_agent_container(agent_box)
+        run_collect_hooks(task, agent_box, log)
+        artifacts = collect_artifacts(task, agent_box, staging, log, max_bytes=max_bytes)
+        timings["artifacts"] = time.monotonic() - mark
+        mark = time.monotonic()
+        spec = replace(spec, network=_network(task))
+        fresh = agent_box.runtime.start(spec)
+        try:
+            fresh.wait_ready()
+        except EnvironmentUnhealthyError as exc:
+            raise ContainerDiedError(f"the separate verifier's container: {exc}") from None
+        restore_artifacts(fresh, artifacts)
+        timings["verifier_start"] = time.monotonic() - mark
+        yield fresh
+    finally:
+        (log_dir / "artifacts.log").write_text("\n".join(log) + "\n", encoding="utf-8")
+        if fresh is not None:
+            fresh.close()
+        shutil.rmtree(staging, ignore_errors=True)
