@@ -136,6 +136,7 @@ _APT_REPO_RE = re.compile(
 )
 _APT_INSTALL_RE = re.compile(r"^(\s*(?:sudo\s+)?(?:DEBIAN_FRONTEND=\S+\s+)?apt(?:-get)?\s+)(.*)$")
 _DOWNLOAD_TARGET_RE = re.compile(r"\s(?:-o|-O|--output)\s*(\S+)")
+_URL_RE = re.compile(r"https?://[^\s'\"]+")
 
 
 def _request(segment: str) -> Request | None:
@@ -242,6 +243,16 @@ def _logical_lines(text: str) -> list[tuple[int, str]]:
     return out
 
 
+def _download_names(command: str) -> set[str]:
+    """The files a download command leaves: its ``-o``/``-O``/``--output`` target, and the
+    URL's last path segment (``wget URL``, ``curl -O URL`` and ``curl -LO URL`` save there)."""
+    names = {m.group(1).strip("'\"") for m in _DOWNLOAD_TARGET_RE.finditer(command)}
+    for url in _URL_RE.findall(command):
+        if base := url.rstrip("/").rsplit("/", 1)[-1]:
+            names.add(base)
+    return {n for n in names if n and "://" not in n}
+
+
 def _rewrite_segment(
     segment: str, line_no: int, stage: _Stage, variables: dict[str, str], out: ToolchainRewrite
 ) -> str:
@@ -251,9 +262,8 @@ def _rewrite_segment(
     if request is not None:
         if request.toolchain is Toolchain.NODE:
             stage.provided |= _NODE_PROVIDES
-        target = _DOWNLOAD_TARGET_RE.search(expanded)
-        if target and "|" not in expanded:
-            stage.downloads.add(target.group(1).strip("'\""))
+        if "|" not in expanded:  # piped into tar: nothing is left on disk to handle later
+            stage.downloads |= _download_names(expanded)
         return _substitute(request, line_no, release, out)
     if _SDK_INSTALL_RE.search(expanded):
         return _rewrite_sdkman(expanded, line_no, release, out)

