@@ -26,8 +26,8 @@ from pydantic import BaseModel, Field
 
 from factory import __version__
 from factory.agent.actions import ActionFormat
-from factory.agent.endpoint import drive_episode, episode_seed
-from factory.agent.harness import Episode, HarnessConfig, ReplyPolicy, ScriptedPolicy
+from factory.agent.endpoint import episode_seed
+from factory.agent.harness import Episode, HarnessConfig, ReplyPolicy, ScriptedPolicy, drive_episode
 from factory.errors import FactoryError, TaskFormatError
 from factory.executor import Executor
 from factory.fsutil import ensure_output_dir, write_text_atomic
