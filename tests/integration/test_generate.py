@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from fixtures.generate_cli import generate_command
+from fixtures.generate_cli import generate_command, perms_taxonomy
 
 from factory.generate.certify import Certificate
 from factory.generate.results import LlmUsage
@@ -25,26 +25,10 @@ from factory.validate.validator import Validator
 
 pytestmark = pytest.mark.docker
 
-TAXONOMY = """
-suite: it-suite
-seed: 21
-defaults:
-  quota: 2
-  difficulty: {easy: 1, medium: 1}
-domains:
-  - name: terminal
-    categories:
-      - name: files
-        skills:
-          - name: perms
-            generator: file-permissions
-            quota: {quota}
-"""
-
 
 def run_generate(tmp_path: Path, quota: int, out: Path, *extra: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        generate_command(tmp_path, TAXONOMY.replace("{quota}", str(quota)), out, *extra),
+        generate_command(tmp_path, perms_taxonomy("it-suite", quota), out, *extra),
         capture_output=True,
         text=True,
         timeout=900,
@@ -111,7 +95,7 @@ def test_families_try_json(tmp_path):
 def test_kill_then_rerun_never_duplicates(tmp_path):
     out = tmp_path / "suite"
     proc = subprocess.Popen(
-        generate_command(tmp_path, TAXONOMY.replace("{quota}", "4"), out),
+        generate_command(tmp_path, perms_taxonomy("it-suite", 4), out),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
