@@ -51,18 +51,9 @@ class ProceduralBackend:
             raise GenerationError(str(exc.args[0])) from None
         params = {**family.default_params, **leaf.skill.params}
         persona, scenario = persona_and_scenario(leaf, seed)
+        origin = {"suite": self.suite, "persona": persona, "scenario": scenario}
         try:
-            spec = render_candidate(
-                family,
-                params,
-                leaf,
-                difficulty,
-                seed,
-                task_id,
-                suite=self.suite,
-                persona=persona,
-                scenario=scenario,
-            )
+            spec = render_candidate(family, params, leaf, difficulty, seed, task_id, **origin)
         except Exception as exc:  # noqa: BLE001 - a family bug rejects one candidate, not the run
             raise GenerationError(
                 f"family {family.name} failed: {type(exc).__name__}: {exc}"

@@ -200,21 +200,16 @@ class ScenarioBackend(ConversingBackend):
         family = family.with_content(content)
         params = {**family.default_params, **leaf.skill.params}
         params.pop("mode", None)
-        spec = render_candidate(
-            family,
-            params,
-            leaf,
-            difficulty,
-            seed,
-            task_id,
-            suite=self.suite,
-            prompt_version=prompt_version,
-            model=self.client.settings.model,
-            persona=content.persona,
-            scenario=content.scenario,
-            mode=SCENARIO_MODE,
-            content=content.model_dump(mode="json"),
-        )
+        origin = {
+            "suite": self.suite,
+            "prompt_version": prompt_version,
+            "model": self.client.settings.model,
+            "persona": content.persona,
+            "scenario": content.scenario,
+            "mode": SCENARIO_MODE,
+            "content": content.model_dump(mode="json"),
+        }
+        spec = render_candidate(family, params, leaf, difficulty, seed, task_id, **origin)
         leaks = instruction_leaks(spec.instruction, spec.secrets)
         if leaks:
             raise ContentError(
