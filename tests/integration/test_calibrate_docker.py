@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from fixtures.generate_cli import shell_basics_taxonomy
 from fixtures.llm_stub import Stub, reply
 from typer.testing import CliRunner
 
@@ -167,16 +168,7 @@ def test_eval_of_an_endpoint_policy(tmp_path, endpoint, action_format):
     assert bool(calls) == (action_format == "tools")
 
 
-TAXONOMY = """suite: thin
-seed: 11
-defaults: {quota: 1, difficulty: {medium: 1}, repeats: 1}
-domains:
-  - name: terminal
-    categories:
-      - name: shell
-        skills:
-          - {name: basics, generator: shell-basics}
-"""
+TAXONOMY = shell_basics_taxonomy("thin", 11, "{quota: 1, difficulty: {medium: 1}, repeats: 1}", 1)
 
 
 def test_regenerate_refills_a_thin_leaf(tmp_path, endpoint):

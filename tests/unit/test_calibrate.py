@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from fixtures.generate_cli import shell_basics_taxonomy
 from fixtures.llm_stub import Stub, reply
 
 from factory.agent.endpoint import EndpointPolicy
@@ -159,17 +160,9 @@ def test_journal_answers_only_for_the_same_model_k_and_content(tmp_path):
 
 # --- a whole calibration, with a scripted policy ------------------------------------------
 
-TAXONOMY = """suite: cal
-seed: 3
-defaults: {quota: 3, difficulty: {easy: 1}, attempts_per_task: 2, repeats: 1}
-domains:
-  - name: terminal
-    categories:
-      - name: shell
-        skills:
-          - {name: basics, generator: shell-basics}
-          - {name: words, generator: shell-basics}
-"""
+TAXONOMY = shell_basics_taxonomy(
+    "cal", 3, "{quota: 3, difficulty: {easy: 1}, attempts_per_task: 2, repeats: 1}"
+)
 
 
 def make_suite(root: Path) -> Path:
