@@ -37,8 +37,7 @@ from factory.calibrate.suite import SuiteFolder
 from factory.errors import FactoryError
 from factory.generate.pipeline import (
     SuiteGenerator,
-    candidate_id,
-    candidate_seed,
+    candidate_record,
     load_suite_manifest,
 )
 from factory.generate.procedural import ProceduralBackend
@@ -184,17 +183,12 @@ def make_suite(root: Path) -> Path:
 
 
 def accept(root, taxonomy, backend, leaf, difficulty, attempt) -> CandidateResult:
-    task_id = candidate_id(leaf, attempt)
-    seed = candidate_seed(taxonomy.seed, leaf.path, attempt)
-    spec, _ = backend.make(leaf, difficulty, seed, task_id)
+    record = candidate_record(leaf, taxonomy.seed, difficulty, attempt)
+    task_id = record["id"]
+    spec, _ = backend.make(leaf, difficulty, record["seed"], task_id)
     folder = spec.write(root / "tasks" / task_id)
     result = CandidateResult(
-        id=task_id,
-        taxonomy_path=leaf.path,
-        generator=leaf.skill.generator,
-        difficulty=difficulty.value,
-        seed=seed,
-        attempt=attempt,
+        **record,
         status=ACCEPTED,
         outcome="valid",
         reason="ok",
