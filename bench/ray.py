@@ -43,7 +43,7 @@ sys.path.insert(0, str(REPO))
 
 from factory.distributed import ExecutorKind, ExecutorOptions  # noqa: E402
 from factory.distributed.cluster import RayCluster  # noqa: E402
-from factory.distributed.localcluster import LocalRayCluster  # noqa: E402
+from factory.distributed.localcluster import LocalRayCluster, process_stats  # noqa: E402
 from factory.distributed.payload import TaskPayload, pack_logs, unpack_logs  # noqa: E402
 from factory.distributed.ray_executor import RayExecutor, node_of  # noqa: E402
 from factory.images.task_image import TaskImageBuilder  # noqa: E402
@@ -96,12 +96,7 @@ def group_cpu_seconds(groups: list[int]) -> float:
     tick = os.sysconf("SC_CLK_TCK")
     total = 0
     wanted = {str(g) for g in groups}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            text = stat.read_text()
-        except OSError:
-            continue
-        fields = text[text.rfind(")") + 2 :].split()
+    for fields in process_stats():
         if fields[2] in wanted:
             total += int(fields[11]) + int(fields[12])
     return total / tick

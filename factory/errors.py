@@ -12,12 +12,10 @@ class FactoryError(Exception):
     """Base class for every error the user can act on."""
 
 
-class TaskFormatError(FactoryError):
-    """A task directory (or one of its files) cannot be understood.
-
-    ``path`` is the offending file, ``field`` the dotted field inside it (or ``None`` when the
-    whole file is at fault, e.g. it is missing or not valid TOML).
-    """
+class FileFieldError(FactoryError):
+    """Base class: a file, or a field inside it, is at fault. ``path`` is the file, ``field``
+    the dotted field (or row) inside it, or ``None`` when the whole file is; ``detail`` the
+    message without the place, which the error's text puts first."""
 
     def __init__(self, path: Path | str, message: str, field: str | None = None) -> None:
         self.path = Path(path)
@@ -25,6 +23,14 @@ class TaskFormatError(FactoryError):
         self.detail = message
         where = f"{self.path}" + (f": {field}" if field else "")
         super().__init__(f"{where}: {message}")
+
+
+class TaskFormatError(FileFieldError):
+    """A task directory (or one of its files) cannot be understood.
+
+    ``path`` is the offending file, ``field`` the dotted field inside it (or ``None`` when the
+    whole file is at fault, e.g. it is missing or not valid TOML).
+    """
 
 
 class UnsafeTaskFileError(TaskFormatError):

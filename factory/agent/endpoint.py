@@ -11,12 +11,9 @@ k samples, and a rerun with the same seeds is answered from the cache.
 from __future__ import annotations
 
 import hashlib
-from pathlib import Path
 
-from factory.agent.harness import Episode, EpisodeResult, HarnessConfig, ReplyPolicy
-from factory.llm import LlmClient, LlmError
-from factory.runtime import DockerRuntime
-from factory.tasks.model import Task
+from factory.agent.harness import ReplyPolicy
+from factory.llm import LlmClient
 
 _MESSAGE_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name")
 
@@ -62,36 +59,3 @@ def episode_seed(key: str, index: int, base: int = 0) -> int:
     """The sampling seed of episode ``index`` of task ``key`` (stable across runs)."""
     digest = hashlib.sha256(f"{base}:{key}:{index}".encode()).digest()
     return int.from_bytes(digest[:4], "big")
-
-
-def run_policy_episode(
-    runtime: DockerRuntime,
-    task: Task,
-    image: str,
-    policy: ReplyPolicy,
-    config: HarnessConfig,
-    log_dir: Path | None = None,
-) -> EpisodeResult:
-    """One episode; an endpoint that fails for good ends it as an infrastructure failure
-    (reward None), and the container is removed on every path."""
-    return drive_episode(Episode(runtime, task, image, config, log_dir), policy)
-
-
-def drive_episode(episode: Episode, policy: ReplyPolicy) -> EpisodeResult:
-    """Start ``episode``, let ``policy`` answer until it is done, and finish it (see
-    :func:`run_policy_episode`)."""
-    messages = episode.start()
-    try:
-        while not episode.done:
-            text, tool_calls = policy.reply(messages, episode.tools or None)
-            episode.observe(text, tool_calls)
-            messages = episode.messages
-    except LlmError as exc:
-        episode.infra_error = episode.infra_error or f"policy endpoint: {exc}"
-        episode.done = True
-    except BaseException:
-        episode.done = True
-        if episode.box is not None:
-            episode.box.close()
-        raise
-    return episode.finish()

@@ -30,6 +30,7 @@ from factory.errors import (
     EnvironmentUnhealthyError,
     FactoryError,
 )
+from factory.llm import LlmError
 from factory.runtime import DockerRuntime, Sandbox
 from factory.tasks.model import Task
 from factory.validate.isolation import Baseline, capture_baseline
@@ -378,13 +379,29 @@ def run_episode(
     config: HarnessConfig,
     log_dir: Path | None = None,
 ) -> EpisodeResult:
-    """One whole episode with a policy that answers one conversation at a time."""
-    episode = Episode(runtime, task, image, config, log_dir)
+    """One whole episode with a policy that answers one conversation at a time; an endpoint
+    that fails for good ends it as an infrastructure failure (reward None), and the container
+    is removed on every path."""
+    return drive_episode(Episode(runtime, task, image, config, log_dir), policy)
+
+
+def drive_episode(episode: Episode, policy: ReplyPolicy) -> EpisodeResult:
+    """Start ``episode``, let ``policy`` answer until it is done, and finish it (see
+    :func:`run_episode`)."""
     messages = episode.start()
-    while not episode.done:
-        text, tool_calls = policy.reply(messages, episode.tools or None)
-        episode.observe(text, tool_calls)
-        messages = episode.messages
+    try:
+        while not episode.done:
+            text, tool_calls = policy.reply(messages, episode.tools or None)
+            episode.observe(text, tool_calls)
+            messages = episode.messages
+    except LlmError as exc:
+        episode.infra_error = episode.infra_error or f"policy endpoint: {exc}"
+        episode.done = True
+    except BaseException:
+        episode.done = True
+        if episode.box is not None:
+            episode.box.close()
+        raise
     return episode.finish()
 
 

@@ -137,7 +137,8 @@ class EndpointRunner:
         )
 
     def run(self, site, jobs, k, log_dir, on_task) -> None:
-        from factory.agent.endpoint import EndpointPolicy, episode_seed, run_policy_episode
+        from factory.agent.endpoint import EndpointPolicy, episode_seed
+        from factory.agent.harness import run_episode
 
         if site.runtime is None:
             raise FactoryError(
@@ -155,7 +156,7 @@ class EndpointRunner:
                 max_tokens=self.max_tokens,
                 seed=episode_seed(job.key, index, self.seed),
             )
-            return run_policy_episode(
+            return run_episode(
                 site.runtime, job.task, job.image, policy, self.harness, folders[job.key]
             )
 

@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,17 +38,24 @@ def ray_executable() -> str:
     return str(here) if here.exists() else (shutil.which("ray") or "ray")
 
 
-def _group_alive(pgid: int) -> bool:
-    """Any live (not zombie) process in process group ``pgid``?"""
+def process_stats() -> Iterator[list[str]]:
+    """The fields of each process's ``/proc/<pid>/stat`` after its command name: state, parent,
+    process group, ... (utime and stime at 11 and 12); a process that ends meanwhile is
+    passed over."""
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
             text = stat.read_text()
         except OSError:
             continue
-        fields = text[text.rfind(")") + 2 :].split()
-        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] != "Z":
-            return True
-    return False
+        yield text[text.rfind(")") + 2 :].split()
+
+
+def _group_alive(pgid: int) -> bool:
+    """Any live (not zombie) process in process group ``pgid``?"""
+    return any(
+        len(fields) > 2 and fields[2] == str(pgid) and fields[0] != "Z"
+        for fields in process_stats()
+    )
 
 
 @dataclass

@@ -26,7 +26,6 @@ from pydantic import BaseModel, Field, field_validator
 from factory.families.tool.toolfamily import KIT_FILES as TOOL_KIT_FILES
 from factory.families.tool.toolfamily import (
     REPLY_PATH,
-    TOOL_PORT,
     TOOLENV_DIR,
     Call,
     solve_script,
@@ -35,6 +34,8 @@ from factory.families.web.webfamily import HEALTHCHECK as WEB_HEALTHCHECK
 from factory.families.web.webfamily import WEB_PORT, web_environment_files
 from factory.generate.spec import TaskSpec
 from factory.tasks.config import TaskConfig, unique
+from factory.tasks.tool_server import HEALTHCHECK as TOOL_HEALTHCHECK
+from factory.tasks.tool_server import TOOL_PORT, mcp_servers
 from factory.templating import render
 from factory.vocabulary import AGENT_USER
 
@@ -229,21 +230,8 @@ def tool_domain_spec(task: LlmToolDomain, task_id: str, config: TaskConfig) -> T
         mutations[f"breaks-policy-{i + 1}"] = solve_script(
             [*calls, Call(trap.name, trap.arguments)], f"near miss: also tries {trap.name}"
         )
-    config.environment.healthcheck = {  # type: ignore[assignment]
-        "command": 'python3 -c "import urllib.request; '
-        f"urllib.request.urlopen('http://127.0.0.1:{TOOL_PORT}/health', timeout=2)\"",
-        "interval_sec": 0.5,
-        "timeout_sec": 30.0,  # one attempt; Harbor fails the trial when it runs out
-        "retries": 20,
-        "start_period_sec": 10.0,
-    }
-    config.environment.mcp_servers = [  # type: ignore[assignment]
-        {
-            "name": task.name,
-            "transport": "streamable-http",
-            "url": f"http://127.0.0.1:{TOOL_PORT}/mcp",
-        }
-    ]
+    config.environment.healthcheck = dict(TOOL_HEALTHCHECK)  # type: ignore[assignment]
+    config.environment.mcp_servers = mcp_servers(task.name)  # type: ignore[assignment]
     config.environment.memory_mb = 512
     config.agent.user = AGENT_USER  # the tool server runs as its own user (start-tools.sh)
     config.metadata["tags"] = unique([*config.metadata.get("tags", []), "tool-use", task.name])

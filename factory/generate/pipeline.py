@@ -36,7 +36,7 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from pydantic import ValidationError
 
@@ -106,6 +106,21 @@ def candidate_seed(suite_seed: int, leaf_path: str, attempt: int) -> int:
 
 def candidate_id(leaf: Leaf, attempt: int) -> str:
     return f"{leaf.category.name}-{leaf.skill.name}-{attempt:03d}"
+
+
+def candidate_record(
+    leaf: Leaf, suite_seed: int, difficulty: Difficulty, attempt: int
+) -> dict[str, Any]:
+    """The fields of a candidate's result (results/<id>.json) known before it is made: its id,
+    leaf, generator, difficulty, seed and attempt."""
+    return dict(
+        id=candidate_id(leaf, attempt),
+        taxonomy_path=leaf.path,
+        generator=leaf.skill.generator,
+        difficulty=difficulty.value,
+        seed=candidate_seed(suite_seed, leaf.path, attempt),
+        attempt=attempt,
+    )
 
 
 @dataclass
@@ -406,20 +421,12 @@ class SuiteGenerator:
     # --- one candidate --------------------------------------------------------------
     def _candidate(self, leaf: Leaf, plan: list[Difficulty], attempt: int) -> Certified:
         started = time.monotonic()
-        task_id = candidate_id(leaf, attempt)
-        seed = candidate_seed(self.taxonomy.seed, leaf.path, attempt)
         difficulty = plan[attempt % len(plan)]
+        record = candidate_record(leaf, self.taxonomy.seed, difficulty, attempt)
+        task_id, seed = record["id"], record["seed"]
         backend = self.backend_for(leaf)
         usage = LlmUsage()
         staging = self.out / "candidates" / task_id
-        record = dict(
-            id=task_id,
-            taxonomy_path=leaf.path,
-            generator=leaf.skill.generator,
-            difficulty=difficulty.value,
-            seed=seed,
-            attempt=attempt,
-        )
         try:
             spec, used = backend.make(leaf, difficulty, seed, task_id)
             usage.add(used)

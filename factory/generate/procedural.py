@@ -3,14 +3,39 @@
 from __future__ import annotations
 
 import random
+from typing import Any
 
 from factory.families import registry
+from factory.families.base import Family
 from factory.generate.certify import Certificate
 from factory.generate.pipeline import GenerationError, persona_and_scenario
 from factory.generate.render import Origin, render_family
 from factory.generate.results import LlmUsage
 from factory.generate.spec import TaskSpec
 from factory.generate.taxonomy import Difficulty, Leaf
+
+
+def render_candidate(
+    family: Family,
+    params: dict[str, Any],
+    leaf: Leaf,
+    difficulty: Difficulty,
+    seed: int,
+    task_id: str,
+    **origin: Any,
+) -> TaskSpec:
+    """``family``'s task for a candidate of ``leaf``: drafted with the candidate's seed and
+    rendered with its origin (``origin``: the :class:`Origin` fields beyond the leaf's and the
+    seed's, ``suite`` first)."""
+    where = Origin(
+        taxonomy_path=leaf.path,
+        category=family.category,
+        seed=seed,
+        generator=family.name,
+        **origin,
+    )
+    draft = family.draft(random.Random(seed), difficulty, params)
+    return render_family(family, draft, task_id=task_id, difficulty=difficulty, origin=where)
 
 
 class ProceduralBackend:
@@ -26,20 +51,9 @@ class ProceduralBackend:
             raise GenerationError(str(exc.args[0])) from None
         params = {**family.default_params, **leaf.skill.params}
         persona, scenario = persona_and_scenario(leaf, seed)
-        origin = Origin(
-            suite=self.suite,
-            taxonomy_path=leaf.path,
-            category=family.category,
-            seed=seed,
-            generator=family.name,
-            persona=persona,
-            scenario=scenario,
-        )
+        origin = {"suite": self.suite, "persona": persona, "scenario": scenario}
         try:
-            draft = family.draft(random.Random(seed), difficulty, params)
-            spec = render_family(
-                family, draft, task_id=task_id, difficulty=difficulty, origin=origin
-            )
+            spec = render_candidate(family, params, leaf, difficulty, seed, task_id, **origin)
         except Exception as exc:  # noqa: BLE001 - a family bug rejects one candidate, not the run
             raise GenerationError(
                 f"family {family.name} failed: {type(exc).__name__}: {exc}"

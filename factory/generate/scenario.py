@@ -33,7 +33,7 @@ from factory.generate.certify import Certificate
 from factory.generate.conversation import ConversingBackend
 from factory.generate.llm_backend import extract_json
 from factory.generate.pipeline import GenerationError, persona_and_scenario
-from factory.generate.render import Origin, render_family
+from factory.generate.procedural import render_candidate
 from factory.generate.results import LlmUsage, QualityOutcome
 from factory.generate.spec import TaskSpec
 from factory.generate.taxonomy import SCENARIO_MODE, Difficulty, Leaf
@@ -200,21 +200,16 @@ class ScenarioBackend(ConversingBackend):
         family = family.with_content(content)
         params = {**family.default_params, **leaf.skill.params}
         params.pop("mode", None)
-        origin = Origin(
-            suite=self.suite,
-            taxonomy_path=leaf.path,
-            category=family.category,
-            seed=seed,
-            generator=family.name,
-            prompt_version=prompt_version,
-            model=self.client.settings.model,
-            persona=content.persona,
-            scenario=content.scenario,
-            mode=SCENARIO_MODE,
-            content=content.model_dump(mode="json"),
-        )
-        draft = family.draft(random.Random(seed), difficulty, params)
-        spec = render_family(family, draft, task_id=task_id, difficulty=difficulty, origin=origin)
+        origin = {
+            "suite": self.suite,
+            "prompt_version": prompt_version,
+            "model": self.client.settings.model,
+            "persona": content.persona,
+            "scenario": content.scenario,
+            "mode": SCENARIO_MODE,
+            "content": content.model_dump(mode="json"),
+        }
+        spec = render_candidate(family, params, leaf, difficulty, seed, task_id, **origin)
         leaks = instruction_leaks(spec.instruction, spec.secrets)
         if leaks:
             raise ContentError(

@@ -49,6 +49,7 @@ from factory.tasks.config import (
 )
 from factory.tasks.harbor_schema import CURRENT_SCHEMA_VERSION
 from factory.tasks.model import load_harbor_task
+from factory.tasks.tool_server import HEALTHCHECK, TOOL_PORT, mcp_servers
 from factory.templating import render
 from factory.toolenv import bfcl_runtime as rt
 from factory.toolenv.bfcl_backend import BfclBackend
@@ -57,7 +58,6 @@ SOURCE = "import:bfcl-multi-turn-base"
 LICENSE = "Apache-2.0"
 REPORT_NAME = ".bfcl-import.json"
 """Import report in the output folder (hidden: ``DIR/*`` globs only the tasks)."""
-TOOL_PORT = 8000
 TEMPLATES = "import/bfcl"
 TOOLENV_DIR = toolenv_dir()  # environments/tools/toolenv
 _KIT_FILES = ("__init__.py", "core.py", "server.py", "cli.py", "bfcl_backend.py")
@@ -361,10 +361,6 @@ def _systems(classes: list[str]) -> str:
 def _config(
     entry: bfcl.BfclEntry, src: bfcl.BfclSource, task_id: str, notes: list[str]
 ) -> TaskConfig:
-    health = (
-        'python3 -c "import urllib.request; '
-        f"urllib.request.urlopen('http://127.0.0.1:{TOOL_PORT}/health', timeout=2)\""
-    )
     classes = [c.lower() for c in entry.involved_classes]
     config = TaskConfig(
         schema_version=CURRENT_SCHEMA_VERSION,
@@ -385,20 +381,8 @@ def _config(
             network_mode=NetworkMode.NO_NETWORK,
             cpus=1,
             memory_mb=1024,
-            healthcheck={
-                "command": health,
-                "interval_sec": 0.5,
-                "timeout_sec": 30.0,  # one attempt; Harbor fails the trial when it runs out
-                "retries": 20,
-                "start_period_sec": 10.0,
-            },
-            mcp_servers=[
-                {
-                    "name": "bfcl",
-                    "transport": "streamable-http",
-                    "url": f"http://127.0.0.1:{TOOL_PORT}/mcp",
-                }
-            ],
+            healthcheck=dict(HEALTHCHECK),
+            mcp_servers=mcp_servers("bfcl"),
         ),
     )
     config.set_provenance(

@@ -4,25 +4,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from factory.errors import FactoryError
+from factory.errors import FactoryError, FileFieldError
 
 
 class PublishError(FactoryError):
     """Base class: an export, import or report cannot go on."""
 
 
-class ExportFileError(PublishError):
+class ExportFileError(PublishError, FileFieldError):
     """A file of an export (index, registry entry, parquet, manifest) cannot be understood.
 
     ``path`` is the file, ``field`` the dotted field (or row) inside it, or ``None``.
     """
-
-    def __init__(self, path: Path | str, message: str, field: str | None = None) -> None:
-        self.path = Path(path)
-        self.field = field
-        self.detail = message
-        where = f"{self.path}" + (f": {field}" if field else "")
-        super().__init__(f"{where}: {message}")
 
 
 class UnknownFormatError(PublishError):

@@ -34,7 +34,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from factory.publish.errors import ExportFileError, PublishError
 from factory.publish.harbor_digest import try_harbor_digest
-from factory.publish.items import ImportItem
+from factory.publish.items import ImportItem, task_folder_item
 from factory.publish.models import (
     ORG_NAME,
     HarborDatasetInfo,
@@ -194,21 +194,20 @@ def import_items(path: Path, dataset: str | None = None) -> Iterator[ImportItem]
     for number, task in enumerate(specs[index].tasks):
         field = f"[{index}].tasks[{number}]"
         rel = safe_relpath(task.path, path, f"{field}.path")
-        src = base / rel
-        if not src.is_dir() or src.is_symlink():
-            hint = (
-                f" (a task of {task.git_url}: clone that repository and import its registry.json; "
-                "nothing is fetched over the network)"
-                if task.git_url
-                else ""
-            )
-            raise ExportFileError(path, f"'{task.path}' is not a directory here{hint}", field)
-        if not src.resolve().is_relative_to(base.resolve()):
-            raise ExportFileError(path, f"'{task.path}' leads outside the export", field)
-        yield ImportItem(
+        hint = (
+            f" (a task of {task.git_url}: clone that repository and import its registry.json; "
+            "nothing is fetched over the network)"
+            if task.git_url
+            else ""
+        )
+        yield task_folder_item(
+            base,
+            rel,
+            task.path,
             id=rel.name,
             content_hash=task.content_hash,
             where=path,
             field=field,
-            materialize=lambda dest, src=src: copy_task_dir(src, dest),
+            error_field=field,
+            hint=hint,
         )

@@ -9,7 +9,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from factory.publish.errors import ExportFileError
-from factory.publish.items import ImportItem
+from factory.publish.items import ImportItem, task_folder_item
 from factory.publish.models import TaskRecord
 from factory.publish.source import Source
 from factory.publish.tree import copy_task_dir, safe_relpath
@@ -53,16 +53,13 @@ def import_items(index: Path) -> Iterator[ImportItem]:
     base = index.parent
     for number, record in enumerate(read_index(index), start=1):
         field = f"line {number}: path"
-        rel = safe_relpath(record.path, index, field)
-        src = base / rel
-        if not src.is_dir() or src.is_symlink():
-            raise ExportFileError(index, f"'{record.path}' is not a directory here", field)
-        if not src.resolve().is_relative_to(base.resolve()):
-            raise ExportFileError(index, f"'{record.path}' leads outside the export", field)
-        yield ImportItem(
+        yield task_folder_item(
+            base,
+            safe_relpath(record.path, index, field),
+            record.path,
             id=record.id,
             content_hash=record.content_hash,
             where=index,
             field=f"line {number}",
-            materialize=lambda dest, src=src: copy_task_dir(src, dest),
+            error_field=field,
         )

@@ -26,8 +26,8 @@ from pydantic import BaseModel, Field
 
 from factory import __version__
 from factory.agent.actions import ActionFormat
-from factory.agent.endpoint import drive_episode, episode_seed
-from factory.agent.harness import Episode, HarnessConfig, ReplyPolicy, ScriptedPolicy
+from factory.agent.endpoint import episode_seed
+from factory.agent.harness import Episode, HarnessConfig, ReplyPolicy, ScriptedPolicy, drive_episode
 from factory.errors import FactoryError, TaskFormatError
 from factory.executor import Executor
 from factory.fsutil import ensure_output_dir, write_text_atomic
@@ -40,7 +40,7 @@ from factory.solve.candidate import (
     stage_candidate,
 )
 from factory.tasks.model import load_task
-from factory.validate.outcome import Outcome, TaskValidation
+from factory.validate.outcome import Outcome, TaskValidation, outcome_counts
 from factory.validate.validator import Validator
 
 REPORT_NAME = "solve.json"
@@ -130,10 +130,7 @@ class SolveReport(BaseModel):
     summary: dict[str, int] = Field(default_factory=dict)
 
     def refresh_summary(self) -> None:
-        counts = {o.value: 0 for o in SolveOutcome}
-        for task in self.tasks:
-            counts[task.outcome.value] += 1
-        self.summary = {k: v for k, v in counts.items() if v} | {"total": len(self.tasks)}
+        self.summary = outcome_counts(SolveOutcome, [task.outcome for task in self.tasks])
 
 
 @dataclass

@@ -104,37 +104,42 @@ class Baseline:
     """``pid:starttime`` (starttime in clock ticks since boot, so a reused pid never matches)."""
 
 
-def capture_baseline(box: Sandbox) -> Baseline:
-    """Record the container's processes now (call right before the agent starts)."""
+def _root_script(box: Sandbox, script: str, *args: str, what: str, doing: str) -> str:
+    """The output of busybox ``sh -c script`` run as root in the container; a failure means
+    the container is gone (ContainerDiedError: "cannot ``doing``")."""
     result = box.exec(
-        [BUSYBOX, "sh", "-c", _BASELINE_SCRIPT],
+        [BUSYBOX, "sh", "-c", script, *args],
         timeout_sec=HARNESS_STEP_TIMEOUT_SEC,
         user="0",
         env={},
         workdir="/",  # the agent may have removed its working directory
-        what="process baseline",
+        what=what,
     )
     if result.timed_out or result.exit_code != 0:
-        raise ContainerDiedError(f"cannot list the container's processes: {result.output[-200:]}")
-    entries = {line.strip() for line in result.output.splitlines() if ":" in line}
+        raise ContainerDiedError(f"cannot {doing}: {result.output[-200:]}")
+    return result.output
+
+
+def capture_baseline(box: Sandbox) -> Baseline:
+    """Record the container's processes now (call right before the agent starts)."""
+    output = _root_script(
+        box, _BASELINE_SCRIPT, what="process baseline", doing="list the container's processes"
+    )
+    entries = {line.strip() for line in output.splitlines() if ":" in line}
     return Baseline(frozenset(entries))
 
 
 def freeze_agent_processes(box: Sandbox, baseline: Baseline) -> list[str]:
     """SIGSTOP every process the agent started; returns ``"pid comm"`` of each one."""
-    result = box.exec(
-        [BUSYBOX, "sh", "-c", _FREEZE_SCRIPT, "freeze", " ".join(sorted(baseline.processes))],
-        timeout_sec=HARNESS_STEP_TIMEOUT_SEC,
-        user="0",
-        env={},
-        workdir="/",  # the agent may have removed its working directory
+    output = _root_script(
+        box,
+        _FREEZE_SCRIPT,
+        "freeze",
+        " ".join(sorted(baseline.processes)),
         what="freezing the agent's processes",
+        doing="freeze the agent's processes",
     )
-    if result.timed_out or result.exit_code != 0:
-        raise ContainerDiedError(f"cannot freeze the agent's processes: {result.output[-200:]}")
-    return [
-        line[len("frozen ") :] for line in result.output.splitlines() if line.startswith("frozen ")
-    ]
+    return [line[len("frozen ") :] for line in output.splitlines() if line.startswith("frozen ")]
 
 
 # --- the verifier's toolchain -----------------------------------------------------------

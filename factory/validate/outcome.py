@@ -140,10 +140,16 @@ class ValidationReport(BaseModel):
     summary: dict[str, int] = Field(default_factory=dict)
 
     def refresh_summary(self) -> None:
-        counts = {outcome.value: 0 for outcome in Outcome}
-        for task in self.tasks:
-            counts[task.outcome.value] += 1
-        self.summary = {k: v for k, v in counts.items() if v} | {"total": len(self.tasks)}
+        self.summary = outcome_counts(Outcome, [task.outcome for task in self.tasks])
+
+
+def outcome_counts(kinds: type[Enum], outcomes: list[Enum]) -> dict[str, int]:
+    """A report's summary: how many of each kind (in the enum's order, the kinds with none left
+    out) and the ``total``."""
+    counts = {kind.value: 0 for kind in kinds}
+    for outcome in outcomes:
+        counts[outcome.value] += 1
+    return {k: v for k, v in counts.items() if v} | {"total": len(outcomes)}
 
 
 # --- reward protocol ----------------------------------------------------------------------

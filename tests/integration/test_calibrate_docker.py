@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import json
 import shutil
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from fixtures.llm_stub import reply
+from fixtures.generate_cli import shell_basics_taxonomy
+from fixtures.llm_stub import Stub, reply
 from typer.testing import CliRunner
 
 from factory.cli import app
@@ -54,63 +53,50 @@ def test_smollm2_on_two_example_tasks(tmp_path):
     assert "from the journal" in again.output and "(0 from the journal)" not in again.output
 
 
-class ScriptedEndpoint:
+class ScriptedEndpoint(Stub):
     """An OpenAI-compatible endpoint whose 'model' writes 42 when the task says 'answer 42'
     and 7 otherwise, then says DONE. Offered tools, it calls bash; else it writes a fenced
     command. Every request body is kept."""
 
     def __init__(self) -> None:
-        self.bodies: list[dict] = []
-        outer = self
+        super().__init__(answer=self.answer)
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                outer.bodies.append(body)
-                messages = body["messages"]
-                status, payload = reply("DONE")
-                if not any(m["role"] == "assistant" for m in messages):
-                    answer = "42" if "answer 42" in messages[1]["content"] else "7"
-                    command = f"echo {answer} > /app/answer.txt"
-                    if body.get("tools"):
-                        arguments = json.dumps({"command": command})
-                        payload["choices"][0]["message"] = {
-                            "role": "assistant",
-                            "content": None,
-                            "tool_calls": [
-                                {
-                                    "id": f"call-{len(outer.bodies)}",
-                                    "type": "function",
-                                    "function": {"name": "bash", "arguments": arguments},
-                                }
-                            ],
+    def answer(self, body: dict) -> tuple[int, dict]:
+        messages = body["messages"]
+        status, payload = reply("DONE")
+        if not any(m["role"] == "assistant" for m in messages):
+            answer = "42" if "answer 42" in messages[1]["content"] else "7"
+            command = f"echo {answer} > /app/answer.txt"
+            if body.get("tools"):
+                arguments = json.dumps({"command": command})
+                payload["choices"][0]["message"] = {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "id": f"call-{len(self.requests)}",
+                            "type": "function",
+                            "function": {"name": "bash", "arguments": arguments},
                         }
-                        payload["choices"][0]["finish_reason"] = "tool_calls"
-                    else:
-                        payload["choices"][0]["message"]["content"] = f"```bash\n{command}\n```"
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, args=(0.02,), daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+                    ],
+                }
+                payload["choices"][0]["finish_reason"] = "tool_calls"
+            else:
+                payload["choices"][0]["message"]["content"] = f"```bash\n{command}\n```"
+        return status, payload
 
     @property
-    def requests(self) -> int:
-        return len(self.bodies)
+    def policy(self) -> list[str]:
+        """The command-line options that make this endpoint the policy."""
+        return ["--model", "scripted", "--base-url", self.url]
 
     def acted_with_tools(self) -> bool:
         """Every first turn was offered bash as a tool, and every call came back as a
         ``role: tool`` message."""
-        first = [b for b in self.bodies if not any(m["role"] == "assistant" for m in b["messages"])]
-        later = [b for b in self.bodies if b not in first]
+        first = [
+            b for b in self.requests if not any(m["role"] == "assistant" for m in b["messages"])
+        ]
+        later = [b for b in self.requests if b not in first]
         offered = all(b["tools"][0]["function"]["name"] == "bash" for b in first)
         answered = all(b["messages"][-1]["role"] == "tool" for b in later)
         return bool(first) and offered and answered
@@ -138,19 +124,7 @@ def test_endpoint_policy_retires_what_it_always_solves(tmp_path, endpoint):
     suite = tmp_path / "suite"
     answer_task(suite, "solved", "answer 42")
     answer_task(suite, "unsolved", "the answer to everything")
-    result = invoke(
-        "calibrate",
-        suite,
-        "--model",
-        "scripted",
-        "--base-url",
-        endpoint.url,
-        "--k",
-        "2",
-        "--jobs",
-        "2",
-        "--json",
-    )
+    result = invoke("calibrate", suite, *endpoint.policy, "--k", "2", "--jobs", "2", "--json")
     assert "retired solved: pass rate 1.00 (too-easy)" in result.stderr  # the progress log
     summary = json.loads(result.stdout)
     assert (summary["model"], summary["k"], summary["band"]) == ("scripted", 2, [0.1, 0.7])
@@ -160,7 +134,7 @@ def test_endpoint_policy_retires_what_it_always_solves(tmp_path, endpoint):
     assert (solved.pass_rate, solved.calibration_verdict) == (1.0, "too-easy")
     unsolved = load_task_config(suite / "unsolved" / "task.toml").provenance
     assert (unsolved.pass_rate, unsolved.calibration_verdict) == (0.0, "too-hard")
-    assert endpoint.requests == 8  # 2 tasks x 2 episodes x (command, DONE)
+    assert len(endpoint.requests) == 8  # 2 tasks x 2 episodes x (command, DONE)
     assert endpoint.acted_with_tools()  # an endpoint acts with native tool calls by default
     note = json.loads((suite / "retired" / "solved" / "retirement.json").read_text())
     assert note["model"] == "scripted" and note["episodes"] == 2
@@ -172,7 +146,7 @@ def test_eval_of_an_endpoint_policy(tmp_path, endpoint, action_format):
     answer_task(suite, "solved", "answer 42")
     answer_task(suite, "unsolved", "the answer to everything")
     out = tmp_path / "eval"
-    args = ["eval", suite, "--model", "scripted", "--base-url", endpoint.url, "--split", "all"]
+    args = ["eval", suite, *endpoint.policy, "--split", "all"]
     if action_format == "fenced":
         args += ["--action-format", "fenced"]
     result = invoke(*args, "--k", "2", "--out", out, "--json")
@@ -184,26 +158,17 @@ def test_eval_of_an_endpoint_policy(tmp_path, endpoint, action_format):
     assert len((out / "transcript.jsonl").read_text().splitlines()) == 4
     assert "eval" in result.stderr  # the progress bar, on stderr
     assert f"{action_format} actions" in " ".join(result.stderr.split())
-    assert endpoint.requests == 8
+    assert len(endpoint.requests) == 8
     if action_format == "tools":  # the default for an endpoint
         assert endpoint.acted_with_tools()
     else:
-        assert not any(body.get("tools") for body in endpoint.bodies)
+        assert not any(body.get("tools") for body in endpoint.requests)
     record = json.loads((out / "transcript.jsonl").read_text().splitlines()[0])
     calls = [m for m in record["messages"] if m.get("tool_calls")]
     assert bool(calls) == (action_format == "tools")
 
 
-TAXONOMY = """suite: thin
-seed: 11
-defaults: {quota: 1, difficulty: {medium: 1}, repeats: 1}
-domains:
-  - name: terminal
-    categories:
-      - name: shell
-        skills:
-          - {name: basics, generator: shell-basics}
-"""
+TAXONOMY = shell_basics_taxonomy("thin", 11, "{quota: 1, difficulty: {medium: 1}, repeats: 1}", 1)
 
 
 def test_regenerate_refills_a_thin_leaf(tmp_path, endpoint):
@@ -218,10 +183,7 @@ def test_regenerate_refills_a_thin_leaf(tmp_path, endpoint):
     result = invoke(
         "calibrate",
         suite,
-        "--model",
-        "scripted",
-        "--base-url",
-        endpoint.url,
+        *endpoint.policy,
         "--k",
         "1",
         "--retire-too-hard",

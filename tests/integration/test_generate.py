@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from fixtures.generate_cli import generate_command, perms_taxonomy
 
 from factory.generate.certify import Certificate
 from factory.generate.results import LlmUsage
@@ -24,39 +25,10 @@ from factory.validate.validator import Validator
 
 pytestmark = pytest.mark.docker
 
-TAXONOMY = """
-suite: it-suite
-seed: 21
-defaults:
-  quota: 2
-  difficulty: {easy: 1, medium: 1}
-domains:
-  - name: terminal
-    categories:
-      - name: files
-        skills:
-          - name: perms
-            generator: file-permissions
-            quota: {quota}
-"""
-
 
 def run_generate(tmp_path: Path, quota: int, out: Path, *extra: str) -> subprocess.CompletedProcess:
-    taxonomy = tmp_path / "taxonomy.yaml"
-    taxonomy.write_text(TAXONOMY.replace("{quota}", str(quota)))
     return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "factory",
-            "generate",
-            str(taxonomy),
-            "--out",
-            str(out),
-            "--jobs",
-            "2",
-            *extra,
-        ],
+        generate_command(tmp_path, perms_taxonomy("it-suite", quota), out, *extra),
         capture_output=True,
         text=True,
         timeout=900,
@@ -122,20 +94,8 @@ def test_families_try_json(tmp_path):
 
 def test_kill_then_rerun_never_duplicates(tmp_path):
     out = tmp_path / "suite"
-    taxonomy = tmp_path / "taxonomy.yaml"
-    taxonomy.write_text(TAXONOMY.replace("{quota}", "4"))
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "factory",
-            "generate",
-            str(taxonomy),
-            "--out",
-            str(out),
-            "--jobs",
-            "2",
-        ],
+        generate_command(tmp_path, perms_taxonomy("it-suite", 4), out),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from fixtures.generate_cli import generate_command
 from fixtures.llama_server import llama_server
 
 from factory.tasks.model import load_task_config
@@ -50,19 +50,11 @@ def llm_server():
 def generate(
     tmp_path: Path, url: str, out: Path, text: str = TAXONOMY
 ) -> subprocess.CompletedProcess:
-    taxonomy = tmp_path / "taxonomy.yaml"
-    taxonomy.write_text(text)
     return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "factory",
-            "generate",
-            str(taxonomy),
-            "--out",
-            str(out),
-            "--jobs",
-            "2",
+        generate_command(
+            tmp_path,
+            text,
+            out,
             "--llm-base-url",
             url,
             "--llm-model",
@@ -71,7 +63,7 @@ def generate(
             "1",
             "--llm-max-output",
             "500",
-        ],
+        ),
         capture_output=True,
         text=True,
         timeout=1800,

@@ -6,35 +6,16 @@ from __future__ import annotations
 import json
 
 import pytest
-from fixtures.llm_envs import TOOL_DOMAIN_REPLY, WEB_APP_REPLY
+from fixtures.llm_envs import TOOL, TOOL_DOMAIN_REPLY, WEB, WEB_APP_REPLY
 from fixtures.llm_stub import Stub, reply
 
 from factory.generate.certify import certify
 from factory.generate.llm_backend import LlmBackend
-from factory.generate.taxonomy import Difficulty, parse_taxonomy
+from factory.generate.taxonomy import Difficulty
 from factory.llm import LlmClient, LlmSettings
 from factory.validate.validator import Validator
 
 pytestmark = pytest.mark.docker
-
-TAXONOMY = parse_taxonomy(
-    {
-        "suite": "s",
-        "domains": [
-            {
-                "name": "web",
-                "categories": [{"name": "apps", "skills": [{"name": "notes", "generator": "llm"}]}],
-            },
-            {
-                "name": "tool",
-                "categories": [
-                    {"name": "service", "skills": [{"name": "library", "generator": "llm"}]}
-                ],
-            },
-        ],
-    }
-)
-WEB, TOOL = list(TAXONOMY.leaves())
 
 
 @pytest.fixture

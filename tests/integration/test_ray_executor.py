@@ -17,6 +17,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from fixtures.generate_cli import perms_taxonomy
 
 from factory.distributed import ray_installed
 from factory.tasks.model import discover_task_dirs
@@ -150,25 +151,9 @@ def test_ctrl_c_cancels_the_ray_tasks_and_leaves_no_container(ray_cluster, tmp_p
     assert not _containers_of(prefix), "containers of the cancelled run remain"
 
 
-TAXONOMY = """
-suite: ray-suite
-seed: 21
-defaults:
-  quota: 2
-  difficulty: {easy: 1, medium: 1}
-domains:
-  - name: terminal
-    categories:
-      - name: files
-        skills:
-          - name: perms
-            generator: file-permissions
-"""
-
-
 def test_generate_certifies_on_the_cluster_like_local(ray_cluster, tmp_path):
     taxonomy = tmp_path / "taxonomy.yaml"
-    taxonomy.write_text(TAXONOMY)
+    taxonomy.write_text(perms_taxonomy("ray-suite"))
     suites = {}
     for name, extra in {
         "local": [],

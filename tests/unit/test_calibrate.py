@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from fixtures.generate_cli import shell_basics_taxonomy
 from fixtures.llm_stub import Stub, reply
 
 from factory.agent.endpoint import EndpointPolicy
@@ -36,8 +37,7 @@ from factory.calibrate.suite import SuiteFolder
 from factory.errors import FactoryError
 from factory.generate.pipeline import (
     SuiteGenerator,
-    candidate_id,
-    candidate_seed,
+    candidate_record,
     load_suite_manifest,
 )
 from factory.generate.procedural import ProceduralBackend
@@ -159,17 +159,9 @@ def test_journal_answers_only_for_the_same_model_k_and_content(tmp_path):
 
 # --- a whole calibration, with a scripted policy ------------------------------------------
 
-TAXONOMY = """suite: cal
-seed: 3
-defaults: {quota: 3, difficulty: {easy: 1}, attempts_per_task: 2, repeats: 1}
-domains:
-  - name: terminal
-    categories:
-      - name: shell
-        skills:
-          - {name: basics, generator: shell-basics}
-          - {name: words, generator: shell-basics}
-"""
+TAXONOMY = shell_basics_taxonomy(
+    "cal", 3, "{quota: 3, difficulty: {easy: 1}, attempts_per_task: 2, repeats: 1}"
+)
 
 
 def make_suite(root: Path) -> Path:
@@ -191,17 +183,12 @@ def make_suite(root: Path) -> Path:
 
 
 def accept(root, taxonomy, backend, leaf, difficulty, attempt) -> CandidateResult:
-    task_id = candidate_id(leaf, attempt)
-    seed = candidate_seed(taxonomy.seed, leaf.path, attempt)
-    spec, _ = backend.make(leaf, difficulty, seed, task_id)
+    record = candidate_record(leaf, taxonomy.seed, difficulty, attempt)
+    task_id = record["id"]
+    spec, _ = backend.make(leaf, difficulty, record["seed"], task_id)
     folder = spec.write(root / "tasks" / task_id)
     result = CandidateResult(
-        id=task_id,
-        taxonomy_path=leaf.path,
-        generator=leaf.skill.generator,
-        difficulty=difficulty.value,
-        seed=seed,
-        attempt=attempt,
+        **record,
         status=ACCEPTED,
         outcome="valid",
         reason="ok",

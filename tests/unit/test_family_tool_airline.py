@@ -22,6 +22,19 @@ def draft(difficulty: Difficulty, seed: int):
     return FAMILY.draft(random.Random(seed), difficulty, {})
 
 
+def states(d) -> tuple[dict, dict]:
+    """A draft's seeded state and its expected final state."""
+    return (
+        json.loads(d.files["environment/state.json"]),
+        json.loads(d.files["tests/expected_state.json"]),
+    )
+
+
+EVERY_DRAFT = pytest.mark.parametrize(
+    ("difficulty", "seed"), [(level, seed) for level in Difficulty for seed in (1, 2, 3, 4)]
+)
+
+
 def play(state: dict, calls: list[tuple[str, dict]]) -> tuple[dict, list[dict]]:
     """Run calls on the domain; the final state and the results."""
     env = Environment(DOMAIN, state)
@@ -29,24 +42,20 @@ def play(state: dict, calls: list[tuple[str, dict]]) -> tuple[dict, list[dict]]:
     return env.state, results
 
 
-@pytest.mark.parametrize("difficulty", list(Difficulty))
-@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+@EVERY_DRAFT
 def test_expected_state_is_the_domains_own_result_of_the_reference(difficulty, seed):
     d = draft(difficulty, seed)
-    initial = json.loads(d.files["environment/state.json"])
-    expected = json.loads(d.files["tests/expected_state.json"])
+    initial, expected = states(d)
     calls = [(c.name, c.arguments) for c in d.context["calls"]]
     final, results = play(initial, calls)
     assert all(r["ok"] and not r.get("violation") for r in results), results
     assert final == expected and expected != initial
 
 
-@pytest.mark.parametrize("difficulty", list(Difficulty))
-@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+@EVERY_DRAFT
 def test_every_near_miss_ends_elsewhere_or_breaks_the_policy(difficulty, seed):
     d = draft(difficulty, seed)
-    initial = json.loads(d.files["environment/state.json"])
-    expected = json.loads(d.files["tests/expected_state.json"])
+    initial, expected = states(d)
     assert d.mutations
     for name, script in d.mutations.items():
         final, results = play(initial, script_calls(script))

@@ -9,6 +9,7 @@ import time
 
 import pytest
 import yaml
+from fixtures.generate_cli import shell_basics_taxonomy
 
 from factory.generate.certify import Certificate
 from factory.generate.pipeline import SuiteGenerator, candidate_seed
@@ -16,17 +17,9 @@ from factory.generate.procedural import ProceduralBackend
 from factory.generate.taxonomy import parse_taxonomy
 from factory.runtime import DockerRuntime
 
-TAXONOMY = """suite: order
-seed: 5
-defaults: {quota: 2, difficulty: {easy: 1}, attempts_per_task: 3, repeats: 1}
-domains:
-  - name: terminal
-    categories:
-      - name: shell
-        skills:
-          - {name: basics, generator: shell-basics}
-          - {name: words, generator: shell-basics}
-"""
+TAXONOMY = shell_basics_taxonomy(
+    "order", 5, "{quota: 2, difficulty: {easy: 1}, attempts_per_task: 3, repeats: 1}"
+)
 
 
 class CopyingBackend:

@@ -10,10 +10,11 @@ import subprocess
 import tarfile
 
 import pytest
+from fixtures.family_tasks import render_every_difficulty
 from pydantic import ValidationError
 
 from factory.families import registry
-from factory.generate.render import Origin, kept_hook, render_family
+from factory.generate.render import kept_hook
 from factory.generate.taxonomy import Difficulty
 from factory.tasks.config import ArtifactConfig, TaskConfig, VerifierEnvironmentMode
 from factory.tasks.lint import lint_task
@@ -181,21 +182,12 @@ def test_some_families_run_a_separate_verifier():
 
 @pytest.mark.parametrize("name", SEPARATE_FAMILIES)
 def test_separate_family_tasks_lint_clean_and_carry_their_outputs(name, tmp_path):
-    family = registry.get(name)
-    for difficulty in Difficulty:
-        draft = family.draft(random.Random(3), difficulty, dict(family.default_params))
-        origin = Origin("lint", f"x/{name}", family.category, 3, name)
-        spec = render_family(
-            family,
-            draft,
-            task_id=f"{name}-{difficulty.value}",
-            difficulty=difficulty,
-            origin=origin,
-        )
-        root = spec.write(tmp_path / difficulty.value)
-        assert [f.line() for f in lint_task(root)] == []
-        config = TaskConfig.from_toml((root / "task.toml").read_text())
+    for task in render_every_difficulty(name, tmp_path):
+        assert [f.line() for f in lint_task(task.root)] == []
+        config = TaskConfig.from_toml((task.root / "task.toml").read_text())
         assert config.verifier.mode is VerifierEnvironmentMode.SEPARATE
         carried = {a.container_path for a in effective_artifacts(config.artifacts)}
-        assert {p.rstrip("/") for p in [*draft.outputs, *draft.kept]} <= carried
-        assert bool(draft.kept) == any("for p in" in h.command for h in config.verifier.collect)
+        assert {p.rstrip("/") for p in [*task.draft.outputs, *task.draft.kept]} <= carried
+        assert bool(task.draft.kept) == any(
+            "for p in" in h.command for h in config.verifier.collect
+        )

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import gzip
-import random
 from pathlib import Path
 
 import pytest
+from fixtures.family_tasks import render_every_difficulty
 
 from factory.errors import TaskFormatError
 from factory.families import registry
-from factory.generate.render import Origin, render_family
-from factory.generate.taxonomy import Difficulty
 from factory.tasks.lint import (
     HarnessHost,
     LintRule,
@@ -246,19 +244,8 @@ def test_lint_paths_walks_a_suite_folder(tmp_path):
 def test_family_tasks_pass_harbors_rules_but_the_shared_verifier(name, tmp_path):
     """Every family at every difficulty: nothing Harbor's linter would report except that the
     verifier shares the agent's sandbox (factory's verifiers read the agent's final state)."""
-    family = registry.get(name)
-    for difficulty in Difficulty:
-        draft = family.draft(random.Random(3), difficulty, dict(family.default_params))
-        origin = Origin("lint", f"x/{name}", family.category, 3, name)
-        spec = render_family(
-            family,
-            draft,
-            task_id=f"{name}-{difficulty.value}",
-            difficulty=difficulty,
-            origin=origin,
-        )
-        root = spec.write(tmp_path / difficulty.value)
-        found = [f.line() for f in lint_task(root) if f.rule is not LintRule.SHARED_VERIFIER]
+    for task in render_every_difficulty(name, tmp_path):
+        found = [f.line() for f in lint_task(task.root) if f.rule is not LintRule.SHARED_VERIFIER]
         assert found == []
 
 

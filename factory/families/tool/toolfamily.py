@@ -37,11 +37,11 @@ from typing import Any, ClassVar
 from factory.families.base import Draft, Family
 from factory.families.tool.customer import UserMode, simulated_customer, told_reply
 from factory.resources import templates_dir, toolenv_dir
+from factory.tasks.tool_server import HEALTHCHECK, TOOL_PORT, mcp_servers
 from factory.tasks.user_profile import USER_FILE, RequiredFact
 from factory.toolenv.core import HANDOVER_TOOL, JSON, Environment, load_domain
 from factory.vocabulary import AGENT_USER, Difficulty, Domain
 
-TOOL_PORT = 8000
 TOOLENV_DIR = toolenv_dir()
 KIT_FILES = ("__init__.py", "core.py", "server.py", "cli.py", "admin.py", "domains/__init__.py")
 REPLY_PATH = "/home/agent/reply.md"
@@ -384,10 +384,6 @@ class ToolFamily(Family):
             files["tests/expected_state.json"] = (
                 json.dumps(expected, indent=1, sort_keys=True) + "\n"
             )
-        health = (
-            'python3 -c "import urllib.request; '
-            f"urllib.request.urlopen('http://127.0.0.1:{TOOL_PORT}/health', timeout=2)\""
-        )
         handover = any(c.name == HANDOVER_TOOL for c in scenario.calls)
         return Draft(
             context={
@@ -416,20 +412,8 @@ class ToolFamily(Family):
             mutations=mutations,
             agent_user=AGENT_USER,
             outputs=[REPLY_PATH],
-            healthcheck={
-                "command": health,
-                "interval_sec": 0.5,
-                "timeout_sec": 30.0,  # one attempt; Harbor fails the trial when it runs out
-                "retries": 20,
-                "start_period_sec": 10.0,
-            },
-            mcp_servers=[
-                {
-                    "name": self.toolenv_domain,
-                    "transport": "streamable-http",
-                    "url": f"http://127.0.0.1:{TOOL_PORT}/mcp",
-                }
-            ],
+            healthcheck=dict(HEALTHCHECK),
+            mcp_servers=mcp_servers(self.toolenv_domain),
             memory_mb=512,
             verifier_timeout_sec=60.0,
             tags=["tool-use", self.toolenv_domain, *scenario.tags]

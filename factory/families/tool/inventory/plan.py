@@ -121,12 +121,17 @@ class InventoryPlan(Plan):
             product["stock"].get(warehouse, 0), need + self.rng.randint(0, 12)
         )
 
-    def _pending(self, size: int = 2, avoid: set[str] = frozenset()) -> tuple[JSON, list[JSON]]:
+    def _distinct_products(self, size: int, avoid: set[str] = frozenset()) -> list[JSON]:
+        """``size`` different products the order's piece does not rely on the stock of."""
         products: list[JSON] = []
         while len(products) < size:
             product = self._product(need=False, avoid=avoid)
             if product not in products:
                 products.append(product)
+        return products
+
+    def _pending(self, size: int = 2, avoid: set[str] = frozenset()) -> tuple[JSON, list[JSON]]:
+        products = self._distinct_products(size, avoid)
         order = add_order(
             self.rng,
             self.state,
@@ -142,11 +147,7 @@ class InventoryPlan(Plan):
     def _shipped(
         self, size: int, shipped_ago: int, quantities: list[int] | None = None
     ) -> tuple[JSON, list[JSON]]:
-        products: list[JSON] = []
-        while len(products) < size:
-            product = self._product(need=False)
-            if product not in products:
-                products.append(product)
+        products = self._distinct_products(size)
         order = add_order(
             self.rng,
             self.state,
