@@ -1,6 +1,7 @@
-"""The separate verifier of text-transform, shell-script, sqlite-migration, python-bugfix and
-file-search and of the hand-written examples, without Docker: what each rendered task.toml
-declares against what its tests read, the snapshot hooks run on a local tree, the lint."""
+"""The separate verifier of text-transform, shell-script, sqlite-migration, python-bugfix,
+repo-bug and file-search and of the hand-written examples, without Docker: what each rendered
+task.toml declares against what its tests read, the snapshot hooks run on a local tree, the
+lint."""
 
 from __future__ import annotations
 
@@ -27,7 +28,14 @@ from factory.validate.artifacts import effective_artifacts
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "tasks"
-CONVERTED = ["text-transform", "shell-script", "sqlite-migration", "python-bugfix", "file-search"]
+CONVERTED = [
+    "text-transform",
+    "shell-script",
+    "sqlite-migration",
+    "python-bugfix",
+    "repo-bug",
+    "file-search",
+]
 
 
 def _render(name, difficulty, seed, tmp_path):
@@ -66,8 +74,8 @@ def test_converted_family_is_separate_lints_clean_and_carries_what_its_tests_rea
         elif name == "sqlite-migration":
             db = context["db"]
             assert {db, f"{db}-wal", f"{db}-journal"} <= carried
-        elif name == "python-bugfix":
-            assert "/app" in carried  # the package, its visible tests and pytest.ini
+        elif name in ("python-bugfix", "repo-bug"):
+            assert "/app" in carried  # the code, its tests and their configuration
         elif name == "file-search":
             assert SNAPSHOT in carried and context["listing"] in carried
             assert len(config.verifier.collect) == 1
