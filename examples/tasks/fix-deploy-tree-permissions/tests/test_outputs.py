@@ -1,13 +1,13 @@
-import grp
-import hashlib
-import os
-import pwd
-import stat
+"""Checks of /srv/app's owners, modes and contents. The verifier runs in a fresh container:
+what the tests read of the agent's tree (owners, groups, modes, contents, the deploy account)
+comes from the snapshot the task's collect hook took in the agent's container."""
+
+import json
 from pathlib import Path
 
 import pytest
 
-ROOT = Path("/srv/app")
+SNAPSHOT = Path("/var/lib/factory-verifier/deploy-tree.json")
 
 # The files of the tree and the sha256 of their contents: nothing may be added, removed or edited.
 FILES = {
@@ -43,42 +43,42 @@ EXPECTED_MODES = {
 }
 
 
-def _tree():
-    found_files, found_dirs = set(), {"."}
-    for dirpath, dirnames, filenames in os.walk(ROOT):
-        rel = Path(dirpath).relative_to(ROOT)
-        for d in dirnames:
-            found_dirs.add(str(rel / d))
-        for f in filenames:
-            found_files.add(str(rel / f))
-    return found_files, found_dirs
+def _snapshot():
+    assert SNAPSHOT.is_file(), "the verifier's snapshot of /srv/app is missing"
+    return json.loads(SNAPSHOT.read_text())
+
+
+def _entry(rel):
+    entry = _snapshot()["entries"].get(rel)
+    assert entry is not None, f"{rel} is missing"
+    return entry
 
 
 def test_tree_unchanged():
-    files, dirs = _tree()
-    assert files == set(FILES), "files were added or removed"
-    assert dirs == DIRS, "directories were added or removed"
+    snapshot = _snapshot()
+    assert set(snapshot["files"]) == set(FILES), "files were added or removed"
+    assert set(snapshot["dirs"]) == DIRS, "directories were added or removed"
     for rel, digest in FILES.items():
-        path = ROOT / rel
-        assert not path.is_symlink(), f"{rel} was replaced by a symlink"
-        assert hashlib.sha256(path.read_bytes()).hexdigest() == digest, f"{rel} was modified"
+        entry = snapshot["entries"][rel]
+        assert not entry["link"], f"{rel} was replaced by a symlink"
+        assert entry.get("sha") == digest, f"{rel} was modified"
 
 
 @pytest.mark.parametrize("rel", sorted(EXPECTED_MODES))
 def test_owner_and_group(rel):
-    st = os.lstat(ROOT / rel)
-    assert pwd.getpwuid(st.st_uid).pw_name == "deploy", f"{rel}: owner uid {st.st_uid}"
-    assert grp.getgrgid(st.st_gid).gr_name == "deploy", f"{rel}: group gid {st.st_gid}"
+    entry = _entry(rel)
+    assert entry["user"] == "deploy", f"{rel}: owner uid {entry['uid']}"
+    assert entry["group"] == "deploy", f"{rel}: group gid {entry['gid']}"
 
 
 @pytest.mark.parametrize("rel", sorted(EXPECTED_MODES))
 def test_mode(rel):
-    st = os.lstat(ROOT / rel)
-    got = stat.S_IMODE(st.st_mode)
+    got = _entry(rel)["mode"]
     assert got == EXPECTED_MODES[rel], f"{rel}: mode {got:o}, expected {EXPECTED_MODES[rel]:o}"
 
 
 def test_deploy_account_untouched():
-    user = pwd.getpwnam("deploy")
-    assert user.pw_uid == 1500
-    assert grp.getgrgid(user.pw_gid).gr_name == "deploy"
+    deploy = _snapshot()["deploy"]
+    assert deploy is not None, "the deploy account is gone"
+    assert deploy["uid"] == 1500
+    assert deploy["group"] == "deploy"

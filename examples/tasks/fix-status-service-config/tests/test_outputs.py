@@ -14,6 +14,9 @@ PORT = 9155
 BASE = f"http://127.0.0.1:{PORT}"
 PROGRAM = Path("/opt/statusd/statusd.py")
 PROGRAM_SHA256 = "8bb6e39120fdb4b23b3f95a337cb75e7723ec90f50b42ec744f00f248fb5b5b2"
+# Written by the task's collect hook in the agent's container: whether something listened on
+# PORT when the agent was done (the verifier itself runs in a fresh container).
+LEFT_RUNNING = Path("/var/lib/factory-verifier/port-9155.txt")
 TOKEN = "edge-7f3c91d2a4b6e058"
 MOTD = "All systems nominal. Maintenance window: Sunday 02:00-03:00 UTC."
 
@@ -38,7 +41,8 @@ def _socket_inodes(pid):
 
 @pytest.fixture(scope="module")
 def service():
-    if _port_open():
+    assert LEFT_RUNNING.is_file(), "the verifier's snapshot of the agent's container is missing"
+    if LEFT_RUNNING.read_text().strip() != "closed" or _port_open():
         pytest.fail(f"something already listens on port {PORT}: the service must be left stopped")
     proc = subprocess.Popen(
         ["python3", str(PROGRAM)],

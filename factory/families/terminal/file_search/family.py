@@ -3,7 +3,9 @@ large tree, past hidden folders, links and look-alikes, and report them exactly.
 
 from __future__ import annotations
 
+import json
 import posixpath
+import shlex
 from collections.abc import Mapping
 from typing import Any
 
@@ -24,6 +26,52 @@ from factory.families.terminal.words import FWORDS, USERS, WORDS
 from factory.vocabulary import Difficulty
 
 # --- file-search ---------------------------------------------------------------------------
+
+SNAPSHOT = "/var/lib/factory-verifier/file-search.json"
+"""Where the separate verifier's collect hook writes what the tests check of the tree."""
+_SNAPSHOT_CODE = """
+import hashlib, json, os, sys
+root, dest, rels, out = json.loads(sys.argv[1])
+
+
+def fact(path):
+    if not os.path.lexists(path):
+        return None
+    found = {"link": os.path.islink(path), "file": os.path.isfile(path)}
+    if found["link"]:
+        found["target"] = os.readlink(path)
+    if found["file"]:
+        with open(path, "rb") as handle:
+            found["sha"] = hashlib.sha256(handle.read()).hexdigest()
+        found["mtime"] = int(os.stat(path).st_mtime)
+    return found
+
+
+tree = {"root": {rel: fact(os.path.join(root, rel)) for rel in rels}, "dest": None}
+if os.path.isdir(dest):
+    tree["dest"] = {}
+    for top, dirs, files in os.walk(dest):
+        for name in files + [d for d in dirs if os.path.islink(os.path.join(top, d))]:
+            path = os.path.join(top, name)
+            tree["dest"][os.path.relpath(path, dest)] = fact(path)
+with open(out, "w") as handle:
+    json.dump(tree, handle)
+"""
+
+
+def snapshot_hook(root: str, dest: str, rels: list[str], out: str = SNAPSHOT) -> str:
+    """The collect hook: in the agent's container (its processes frozen, python restored from
+    the image), record for each path of the tree the tests check (``rels`` under ``root``)
+    and for everything under ``dest`` what the tests read of it: whether it exists, is a
+    link (and to what), is a file (its sha256 and whole-second mtime). It writes
+    ``out`` (:data:`SNAPSHOT`) afresh: whatever the agent left in its folder is removed first."""
+    folder = shlex.quote(posixpath.dirname(out))
+    data = json.dumps([root, dest, rels, out])
+    return (
+        f"rm -rf {folder} && mkdir -p {folder} && "
+        f"python3 -I -c {shlex.quote(_SNAPSHOT_CODE)} {shlex.quote(data)}"
+    )
+
 
 SHARES = ["fileshare", "projects", "archive", "media", "teamdrive", "research", "exports", "scans"]
 SEARCH_BASES = ["/srv", "/data", "/mnt/storage", "/home/shared"]
@@ -326,10 +374,14 @@ class FileSearch(Family):
                     r: [sha256_hex(files[r]["data"]), files[r]["mtime"]] for r in sorted(files)
                 },
                 "links": links,
+                "snapshot": SNAPSHOT,
             },
             files={"environment/seed.tar.gz": seed_tarball(entries)},
             secrets=[posixpath.basename(r) for r in expected if " " not in r][:3],
             outputs=[listing] + ([dest + "/"] if action != "list" else []),
+            separate_verifier=True,
+            artifacts=[SNAPSHOT],
+            collect=[snapshot_hook(root, dest, sorted({*files, *links}))],
             tags=["find", "search"] + {"list": [], "copy": ["copy"], "move": ["move"]}[action],
         )
 

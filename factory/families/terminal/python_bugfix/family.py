@@ -363,6 +363,9 @@ class PythonBugfix(Family):
             },
             files=files,
             outputs=[f"/app/{path}" for path in changed],
+            separate_verifier=True,
+            # the tests run the package and its visible tests (pytest.ini included) from /app
+            artifacts=["/app/"],
             tags=["python", "debugging", "pytest"],
             faults=sorted(f"{key}:{bug}" for key, bug in active),
             traps=PY_TRAPS if level == "hard" else [],

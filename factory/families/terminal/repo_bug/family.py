@@ -313,6 +313,9 @@ class TaskBuilder:
             files=files,
             secrets=secrets,
             outputs=[f"/app/{p}" for p in sorted(mutated)],
+            separate_verifier=True,
+            # verify.py copies /app (the project, its tests and their configuration) and runs it
+            artifacts=["/app/"],
             forbidden_strings=sorted(self._unique_original_lines(sites, mutated)),
             agent_timeout_sec=1800.0 if self.level == "hard" else 900.0,
             verifier_timeout_sec=float(timeout + 60),

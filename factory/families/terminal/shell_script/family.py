@@ -80,5 +80,6 @@ class ShellScript(Family):
             mutations=mutations,
             files=files,
             outputs=[path],
+            separate_verifier=True,
             tags=["bash", kind],
         )

@@ -372,5 +372,8 @@ class SqliteMigration(Family):
             context=ctx,
             files={"environment/seed.sql": "\n".join(seed) + "\n"},
             outputs=[db],
+            separate_verifier=True,
+            # a WAL, its index or a hot journal the agent leaves holds part of the database
+            artifacts=[f"{db}-wal", f"{db}-shm", f"{db}-journal"],
             tags=["sqlite", "migration", "schema"] + (["data-cleaning"] if hard else []),
         )

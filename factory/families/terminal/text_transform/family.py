@@ -112,6 +112,7 @@ class TextTransform(Family):
             }
             files = {f"environment/data/{stem}.txt": r["text"]}
             outputs = [context["out"]]
+            kept = sorted(context["digests"])
             secret = csv_text(expected)
         else:
             bugs = TT_CONFIG_BUGS[level.value]
@@ -150,6 +151,8 @@ class TextTransform(Family):
                 for c in cfg["cfgs"]
             }
             outputs = changed
+            # the tests compare every file, the unchanged ones (backups, look-alikes) too
+            kept = sorted(p for p in expected_files if p not in changed)
             secret = "".join(expected_files[p] for p in changed)
         context["bugs"] = bugs
         context["bug_notes"] = [TT_BUG_NOTES[b] for b in bugs]
@@ -158,6 +161,8 @@ class TextTransform(Family):
             files=files,
             secrets=unmentioned(self, context, level, [secret]),
             outputs=outputs,
+            separate_verifier=True,
+            kept=kept,
             tags=[shape, "sed", "awk"],
             agent_timeout_sec=AGENT_TIMEOUT[level],
         )
