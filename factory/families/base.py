@@ -96,6 +96,10 @@ class Draft:
     collect: list[str] = field(default_factory=list)
     """Separate verifier: ``[[verifier.collect]]`` commands, run after the agent in its
     container (after the ``kept`` hook) to snapshot state the tests need into files."""
+    collect_user: str | None = None
+    """Separate verifier: the OS user every collect hook runs as (None: the image's user).
+    Families whose state belongs to a service user the agent cannot read (web apps, tool
+    servers) name ``root``, so no harness runs the hooks as the agent's user."""
 
 
 class Family:

@@ -19,6 +19,15 @@ only on an admin socket the agent cannot reach. Each task carries cheat probes
 (``templates/families/_tool/cheats/``) that try the known ways around that after a wrong call:
 wiping the record with a reset, and restarting the server from its saved state.
 
+The tests run in a separate verifier (Harbor's ``environment_mode = "separate"``): a collect
+hook, run as root in the agent's container once the agent is done (its processes frozen), copies
+the server's record (the state file and the call log, exactly what a shared verifier reads)
+into a folder it creates afresh (:data:`SNAPSHOT_DIR`), and that folder travels to the fresh
+container with the reply, where the tests read it. The fresh container's own tool server starts
+from the image's initial state with an empty log; the tests never read its record (only the
+image's ``initial.json``). A failed hook leaves no folder, so the tests fail: the record can be
+neither forged nor erased on the way.
+
 Every tool family shares the templates in ``templates/families/_tool``.
 """
 
@@ -48,6 +57,26 @@ REPLY_PATH = "/home/agent/reply.md"
 """Where the agent writes its reply to the customer (the instruction says so)."""
 RECORD_DIR = "/var/lib/toolenv"
 """The tool server's record in the container: initial.json, state.json, calls.jsonl."""
+SNAPSHOT_DIR = "/var/lib/verifier-snapshot"
+"""Where the collect hook copies state.json and calls.jsonl for the tests (root's; the agent
+cannot write ``/var/lib``, and the hook replaces whatever is there anyway)."""
+
+
+def snapshot_hook(record: str = RECORD_DIR, folder: str = SNAPSHOT_DIR) -> str:
+    """The collect hook: the server's ``record`` (state.json, calls.jsonl) copied into
+    ``folder``, replaced as a whole (built beside it, then renamed: a failure leaves none). A
+    server that never got a call has no log yet: an empty one is written, as a shared verifier
+    reads a missing log as empty."""
+    r, s, tmp = shlex.quote(record), shlex.quote(folder), shlex.quote(f"{folder}.tmp")
+    return (
+        f"rm -rf {s} {tmp} && mkdir -m 0700 {tmp} && cp {r}/state.json {tmp}/state.json && "
+        f"if [ -e {r}/calls.jsonl ]; then cp {r}/calls.jsonl {tmp}/calls.jsonl; "
+        f"else : > {tmp}/calls.jsonl; fi && mv {tmp} {s}"
+    )
+
+
+TRAJECTORY_PATH = "/logs/agent/trajectory.json"
+"""Where Harbor's agents leave their ATIF trajectory (a refusal's tests read its last message)."""
 
 
 class Shape(str, Enum):
@@ -402,6 +431,8 @@ class ToolFamily(Family):
                 # after a wrong change only the initial state forgets it
                 "wrong_source": "state.json" if scenario.traps else "initial.json",
                 "record_dir": RECORD_DIR,
+                "snapshot_dir": SNAPSHOT_DIR,
+                "trajectory_path": TRAJECTORY_PATH,
                 "unchanged": unchanged,
                 # a simulated customer: only the opening is shown; what must be told is checked
                 "customer": {"opening": profile.opening} if profile is not None else None,
@@ -412,6 +443,10 @@ class ToolFamily(Family):
             mutations=mutations,
             agent_user=AGENT_USER,
             outputs=[REPLY_PATH],
+            separate_verifier=True,
+            artifacts=[SNAPSHOT_DIR, *([TRAJECTORY_PATH] if refusal else [])],
+            collect=[snapshot_hook()],
+            collect_user="root",
             healthcheck=dict(HEALTHCHECK),
             mcp_servers=mcp_servers(self.toolenv_domain),
             memory_mb=512,

@@ -11,12 +11,20 @@ The app runs as its own user (``webapp``), whose data folder (the database and i
 the agent's user (``agent``) cannot enter: the agent can only change the data through the app.
 A family may add cheat probes in ``templates/cheats/`` (e.g. forging a record straight into the
 database) that certification runs and that must score 0.
+
+The tests run in a separate verifier (Harbor's ``environment_mode = "separate"``): a collect
+hook, run as root in the agent's container once the agent is done, copies the app's live
+database with sqlite's backup API (a consistent copy even while the app holds it) into a
+folder it creates afresh (:data:`SNAPSHOT_DIR`, which the agent's user cannot create), and only
+that folder travels to the fresh container, where the tests read the copy
+(``snapshot_db`` in the templates). A failed hook leaves no folder, so the tests fail.
 """
 
 from __future__ import annotations
 
 import json
 import random
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +37,31 @@ from factory.vocabulary import AGENT_USER, Difficulty, Domain
 WEB_PORT = 8000
 WEBENV_DIR = webkit_dir()
 _KIT_FILES = ("kit.py", "browser.py", "client.py", "health.py", "entrypoint.sh", "reset.sh")
+APP_DB = "/srv/app/data/app.db"
+SNAPSHOT_DIR = "/var/lib/verifier-snapshot"
+"""Where the collect hook writes the snapshot the tests read (root's; the agent cannot write
+``/var/lib``, and the hook replaces whatever is there anyway)."""
+SNAPSHOT_DB = f"{SNAPSHOT_DIR}/app.db"
+_BACKUP = (
+    "import sqlite3, sys; "
+    "src = sqlite3.connect('file:' + sys.argv[1] + '?mode=ro', uri=True, timeout=30); "
+    "dst = sqlite3.connect(sys.argv[2]); src.backup(dst); dst.close(); src.close()"
+)
+
+
+def snapshot_hook(database: str = APP_DB, folder: str = SNAPSHOT_DIR) -> str:
+    """The collect hook: ``database`` copied with sqlite's backup API into ``folder``/app.db,
+    the folder replaced as a whole (built beside it, then renamed: a failure leaves none).
+    Python runs isolated (``-I``) from ``/``: nothing the agent put in its working directory
+    or the environment is imported."""
+    db, out = shlex.quote(database), shlex.quote(folder)
+    tmp = shlex.quote(f"{folder}.tmp")
+    return (
+        f"rm -rf {out} {tmp} && mkdir -m 0700 {tmp} && cd / && "
+        f'/usr/bin/python3 -I -c "{_BACKUP}" {db} {tmp}/app.db && mv {tmp} {out}'
+    )
+
+
 HEALTHCHECK = {
     "command": "python3 /opt/webkit/health.py",
     "interval_sec": 0.5,
@@ -74,7 +107,12 @@ class WebFamily(Family):
             files[f"environment/app/{path.relative_to(self.app_dir()).as_posix()}"] = (
                 path.read_bytes()
             )
-        context = {**scenario.context, "port": WEB_PORT, "difficulty": difficulty.value}
+        context = {
+            **scenario.context,
+            "port": WEB_PORT,
+            "difficulty": difficulty.value,
+            "snapshot_db": SNAPSHOT_DB,
+        }
         solve = self.template("solution/solve.sh.j2")
         mutations = {
             name: solve.render(**{**context, **overrides})
@@ -85,7 +123,11 @@ class WebFamily(Family):
             mutations=mutations,
             files=files,
             secrets=scenario.secrets,
-            outputs=["/srv/app/data/app.db"],
+            outputs=[APP_DB],
+            separate_verifier=True,
+            artifacts=[SNAPSHOT_DIR],
+            collect=[snapshot_hook()],
+            collect_user="root",
             agent_user=AGENT_USER,  # the app runs as its own user (dockerfile_web.j2)
             healthcheck=dict(HEALTHCHECK),
             memory_mb=768,

@@ -1,0 +1,163 @@
+"""The web and tool families' separate verifier without Docker: what their rendered tasks
+declare (separate mode, the snapshot folder as an artifact, one root collect hook), what the
+hooks do to a real database and a real tool record, and that the tests read only the snapshot
+(a missing snapshot or call log fails them instead of reading as "nothing happened")."""
+
+from __future__ import annotations
+
+import json
+import random
+import sqlite3
+import subprocess
+import types
+
+import pytest
+
+from factory.families import registry
+from factory.families.base import Family
+from factory.families.tool import toolfamily
+from factory.families.tool.toolfamily import ToolFamily
+from factory.families.web import webfamily
+from factory.families.web.webfamily import WebFamily
+from factory.generate.render import Origin, render_family
+from factory.generate.spec import TaskSpec
+from factory.generate.taxonomy import Difficulty
+from factory.tasks.config import TaskConfig, VerifierEnvironmentMode
+from factory.validate.artifacts import effective_artifacts
+
+WEB = sorted(n for n in registry.names() if isinstance(registry.get(n), WebFamily))
+TOOL = sorted(n for n in registry.names() if isinstance(registry.get(n), ToolFamily))
+
+
+def _render(family: Family, difficulty: Difficulty, seed: int) -> tuple[TaskSpec, TaskConfig]:
+    draft = family.draft(random.Random(seed), difficulty, dict(family.default_params))
+    origin = Origin("sep", f"x/{family.name}", family.category, seed, family.name)
+    spec = render_family(
+        family, draft, task_id=f"{family.name}-{seed}", difficulty=difficulty, origin=origin
+    )
+    return spec, spec.config
+
+
+def test_all_twelve_app_families_are_found():
+    assert len(WEB) == 6 and len(TOOL) == 6, (WEB, TOOL)
+
+
+@pytest.mark.parametrize("name", WEB + TOOL)
+@pytest.mark.parametrize("difficulty", list(Difficulty))
+def test_rendered_task_is_separate_with_one_root_snapshot_hook(name, difficulty):
+    family = registry.get(name)
+    tool = isinstance(family, ToolFamily)
+    module = toolfamily if tool else webfamily
+    for seed in (1, 2):
+        spec, config = _render(family, difficulty, seed)
+        again = TaskConfig.from_toml(config.to_toml())
+        assert again.verifier.mode is VerifierEnvironmentMode.SEPARATE
+        carried = {a.container_path for a in effective_artifacts(again.artifacts)}
+        assert module.SNAPSHOT_DIR in carried
+        hooks = again.verifier.collect
+        assert [(h.command, h.user) for h in hooks] == [(module.snapshot_hook(), "root")]
+        test_py = spec.files["tests/test_outputs.py"].decode()
+        if tool:
+            assert toolfamily.REPLY_PATH in carried
+            assert repr(toolfamily.SNAPSHOT_DIR) in test_py
+            # the live record is read for the image's initial.json only
+            assert 'RECORD / "state.json"' not in test_py
+            assert 'RECORD / "calls.jsonl"' not in test_py
+            if toolfamily.TRAJECTORY_PATH in test_py:
+                assert toolfamily.TRAJECTORY_PATH in carried
+        else:
+            assert f"DB = {webfamily.SNAPSHOT_DB!r}" in test_py
+            assert webfamily.APP_DB not in test_py
+
+
+def _sh(command: str, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run(["sh", "-c", command], capture_output=True, text=True, **kwargs)
+
+
+def test_the_web_hook_copies_the_committed_database_and_replaces_a_planted_snapshot(tmp_path):
+    live = tmp_path / "data" / "app.db"
+    live.parent.mkdir()
+    db = sqlite3.connect(live)
+    db.execute("CREATE TABLE orders (id INTEGER PRIMARY KEY, total INTEGER)")
+    db.execute("INSERT INTO orders (total) VALUES (42)")
+    db.commit()
+    db.execute("BEGIN IMMEDIATE")  # the app in the middle of a write: not committed, not copied
+    db.execute("INSERT INTO orders (total) VALUES (99)")
+    out = tmp_path / "snap"
+    out.mkdir()
+    (out / "app.db").write_text("forged")
+    (tmp_path / "snap.tmp").symlink_to(tmp_path / "elsewhere")
+    # a module planted where the hook runs must not be imported (python -I, run from /)
+    (tmp_path / "sqlite3.py").write_text("raise SystemExit('planted module imported')\n")
+    result = _sh(webfamily.snapshot_hook(str(live), str(out)), cwd=tmp_path)
+    db.rollback()
+    db.close()
+    assert result.returncode == 0, result.stderr
+    copy = sqlite3.connect(f"file:{out / 'app.db'}?mode=ro", uri=True)
+    assert copy.execute("SELECT total FROM orders").fetchall() == [(42,)]
+    copy.close()
+    assert not (tmp_path / "snap.tmp").exists() and not (tmp_path / "elsewhere").exists()
+
+
+def test_the_web_hook_leaves_no_snapshot_without_a_database(tmp_path):
+    out = tmp_path / "snap"
+    out.mkdir()
+    (out / "app.db").write_text("forged")
+    result = _sh(webfamily.snapshot_hook(str(tmp_path / "missing.db"), str(out)))
+    assert result.returncode != 0
+    assert not out.exists()
+
+
+def test_the_tool_hook_copies_the_record_and_writes_an_empty_log_when_none_was_kept(tmp_path):
+    record, out = tmp_path / "record", tmp_path / "snap"
+    record.mkdir()
+    (record / "state.json").write_text('{"seats": 3}')
+    (record / "calls.jsonl").write_text('{"name": "book", "violation": "no"}\n')
+    out.mkdir()
+    (out / "calls.jsonl").write_text("")  # planted: an erased log
+    assert _sh(toolfamily.snapshot_hook(str(record), str(out))).returncode == 0
+    assert (out / "state.json").read_text() == '{"seats": 3}'
+    assert (out / "calls.jsonl").read_text() == '{"name": "book", "violation": "no"}\n'
+    (record / "calls.jsonl").unlink()  # a server that never got a call
+    assert _sh(toolfamily.snapshot_hook(str(record), str(out))).returncode == 0
+    assert (out / "calls.jsonl").read_text() == ""
+    (record / "state.json").unlink()
+    assert _sh(toolfamily.snapshot_hook(str(record), str(out))).returncode != 0
+    assert not out.exists()
+
+
+def _tool_tests(tmp_path, name: str = "tool-airline") -> types.ModuleType:
+    """A tool task's rendered test module, reading its snapshot from ``tmp_path/snap``."""
+    family = registry.get(name)
+    for seed in range(1, 40):
+        spec, _ = _render(family, Difficulty.MEDIUM, seed)
+        if "tests/expected_state.json" in spec.files:
+            break
+    expected = tmp_path / "expected_state.json"
+    expected.write_bytes(spec.files["tests/expected_state.json"])
+    source = spec.files["tests/test_outputs.py"].decode()
+    source = source.replace(repr(toolfamily.SNAPSHOT_DIR), repr(str(tmp_path / "snap")))
+    source = source.replace('"/tests/expected_state.json"', repr(str(expected)))
+    module = types.ModuleType("rendered_tool_tests")
+    exec(compile(source, "test_outputs.py", "exec"), module.__dict__)  # noqa: S102
+    return module
+
+
+def test_the_tool_tests_read_the_snapshot_and_fail_without_it(tmp_path):
+    tests = _tool_tests(tmp_path)
+    snap = tmp_path / "snap"
+    with pytest.raises(FileNotFoundError):
+        tests.test_no_policy_violation()  # no snapshot: never "no calls were made"
+    with pytest.raises(FileNotFoundError):
+        tests.test_final_state()
+    snap.mkdir()
+    (snap / "state.json").write_text(json.dumps(tests.EXPECTED))
+    (snap / "calls.jsonl").write_text('{"name": "x", "ok": true}\n')
+    tests.test_final_state()
+    tests.test_no_policy_violation()
+    (snap / "calls.jsonl").write_text('{"name": "x", "violation": "forbidden"}\n')
+    with pytest.raises(AssertionError):
+        tests.test_no_policy_violation()
+    (snap / "calls.jsonl").unlink()
+    with pytest.raises(FileNotFoundError):
+        tests.test_no_policy_violation()
