@@ -146,7 +146,10 @@ def _separate_verifier(config: TaskConfig, draft: Draft) -> None:
     config.verifier = VerifierConfig(
         timeout_sec=draft.verifier_timeout_sec,
         environment_mode=VerifierEnvironmentMode.SEPARATE,
-        collect=[VerifierCollectConfig(command=c) for c in hooks],
+        collect=[
+            c if isinstance(c, VerifierCollectConfig) else VerifierCollectConfig(command=c)
+            for c in hooks
+        ],
     )
 
 
