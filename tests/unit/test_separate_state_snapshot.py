@@ -61,7 +61,7 @@ def test_converted_families_render_a_separate_verifier_with_fresh_snapshots(name
         hooks = config.verifier.collect
         assert len(hooks) == 1 and hooks[0].user == "0"
         # The hook removes whatever lies at the snapshot's path before writing it.
-        assert hooks[0].command.startswith(f"rm -rf {snapshot}; ")
+        assert hooks[0].command.startswith(f"rm -rf {snapshot} {snapshot}.tmp; ")
         assert "python3 -I -S -" in hooks[0].command
         # The tests read the snapshot, not the agent's container.
         tests = (root / "tests" / "test_outputs.py").read_text()
@@ -155,6 +155,14 @@ def test_a_planted_snapshot_never_survives_a_failing_hook(tmp_path):
     (real / "python3").symlink_to(sys.executable)
     subprocess.run(["sh", "-c", command], env={"PATH": f"{real}:/usr/bin:/bin"}, check=True)
     assert json.loads(planted.read_text())["roots"] == [str(tmp_path / "srv")]
+    # A link planted where the script writes its temporary copy redirects nothing.
+    outside = tmp_path / "outside.txt"
+    outside.write_text("the agent's")
+    planted.unlink()
+    (folder / "tree.json.tmp").symlink_to(outside)
+    subprocess.run(["sh", "-c", command], env={"PATH": f"{real}:/usr/bin:/bin"}, check=True)
+    assert outside.read_text() == "the agent's"
+    assert not planted.is_symlink() and json.loads(planted.read_text())["entries"] == {}
 
 
 def test_a_hook_script_cannot_end_its_own_heredoc():

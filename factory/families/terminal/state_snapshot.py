@@ -35,15 +35,16 @@ def snapshot_path(name: str) -> str:
 def python_hook(
     name: str, script: str, args: list[str] | tuple[str, ...] = (), *, timeout_sec: float = 60.0
 ) -> VerifierCollectConfig:
-    """A collect hook: remove ``SNAPSHOT_DIR/name``, then run ``script`` (standard library
-    only; ``sys.argv[1]`` is the snapshot's path, then ``args``) with the image's isolated
-    ``python3`` to write it."""
+    """A collect hook: remove ``SNAPSHOT_DIR/name`` (and the ``.tmp`` file the scripts write
+    it through, which a planted link would otherwise redirect), then run ``script`` (standard
+    library only; ``sys.argv[1]`` is the snapshot's path, then ``args``) with the image's
+    isolated ``python3`` to write it."""
     if _END in script:
         raise ValueError("the script must not contain the heredoc's end marker")
     path = snapshot_path(name)
     quoted = " ".join(shlex.quote(a) for a in [path, *args])
     command = (
-        f"rm -rf {shlex.quote(path)}; mkdir -p {SNAPSHOT_DIR} && "
+        f"rm -rf {shlex.quote(path)} {shlex.quote(path + '.tmp')}; mkdir -p {SNAPSHOT_DIR} && "
         f"python3 -I -S - {quoted} <<'{_END}'\n{script.rstrip()}\n{_END}\n"
     )
     return VerifierCollectConfig(command=command, timeout_sec=timeout_sec, user=HOOK_USER)
