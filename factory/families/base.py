@@ -37,6 +37,7 @@ from typing import Any, ClassVar
 import jinja2
 
 from factory.families.slots import Slots
+from factory.tasks.config import VerifierCollectConfig
 from factory.templating import folder_environment
 from factory.vocabulary import Difficulty, Domain, Trap
 
@@ -93,13 +94,14 @@ class Draft:
     copy in place."""
     artifacts: list[str] = field(default_factory=list)
     """Separate verifier: more paths to carry over (snapshots the ``collect`` hooks write)."""
-    collect: list[str] = field(default_factory=list)
-    """Separate verifier: ``[[verifier.collect]]`` commands, run after the agent in its
-    container (after the ``kept`` hook) to snapshot state the tests need into files."""
+    collect: list[str | VerifierCollectConfig] = field(default_factory=list)
+    """Separate verifier: ``[[verifier.collect]]`` hooks (a command, or the whole entry), run
+    after the agent in its container (after the ``kept`` hook) to snapshot state the tests
+    need into files (:mod:`factory.families.terminal.state_snapshot`)."""
     collect_user: str | None = None
-    """Separate verifier: the OS user every collect hook runs as (None: the image's user).
-    Families whose state belongs to a service user the agent cannot read (web apps, tool
-    servers) name ``root``, so no harness runs the hooks as the agent's user."""
+    """Separate verifier: the OS user the ``collect`` hooks given as commands run as (None:
+    the image's user). Families whose state belongs to a service user the agent cannot read
+    (web apps, tool servers) name ``root``, so no harness runs the hooks as the agent's user."""
 
 
 class Family:

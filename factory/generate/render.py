@@ -146,7 +146,12 @@ def _separate_verifier(config: TaskConfig, draft: Draft) -> None:
     config.verifier = VerifierConfig(
         timeout_sec=draft.verifier_timeout_sec,
         environment_mode=VerifierEnvironmentMode.SEPARATE,
-        collect=[VerifierCollectConfig(command=c, user=draft.collect_user) for c in hooks],
+        collect=[
+            c
+            if isinstance(c, VerifierCollectConfig)
+            else VerifierCollectConfig(command=c, user=draft.collect_user)
+            for c in hooks
+        ],
     )
 
 

@@ -41,8 +41,12 @@ def test_a_forged_state_file_is_a_near_miss_whenever_there_is_a_reload():
             continue
         forged = d.mutations["forged-state"]
         assert "kill -HUP" not in forged and d.context["hup"]["state"] in forged
+        # The question to the daemon is asked by the separate verifier's collect hook, in the
+        # agent's container; the tests judge its answer.
+        (hook,) = d.collect
+        assert "signal.SIGUSR1" in hook.command and hook.command.startswith("rm -rf ")
         tests = FAMILY.template("tests/test_outputs.py.j2").render(**d.context)
-        assert "signal.SIGUSR1" in tests
+        assert 'SEEN["reload"] is None' in tests
 
 
 def test_the_daemon_rewrites_its_state_on_sigusr1_from_memory(tmp_path):

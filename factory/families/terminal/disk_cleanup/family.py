@@ -24,6 +24,7 @@ from factory.families.terminal.seed_tree import (
     utc_text,
     words_text,
 )
+from factory.families.terminal.state_snapshot import snapshot_path, tree_hook
 from factory.families.terminal.words import CLEAN_APPS, FWORDS, WORDS
 from factory.vocabulary import Difficulty
 
@@ -326,8 +327,14 @@ class DiskCleanup(Family):
                 "gone": [f"releases/{r}" for r in deleted_releases],
                 "cache_dirs": cache_dirs if hard else ["cache"],
                 "dedupe": dedupe,
+                "snapshot": snapshot_path("tree.json"),
             },
             files={"environment/seed.tar.gz": seed_tarball(entries)},
             outputs=[root + "/"],
+            # Hard links (inode numbers) and links out of the tree do not survive the copy to
+            # the verifier's container: a hook snapshots the tree in the agent's.
+            separate_verifier=True,
+            artifacts=[snapshot_path("tree.json")],
+            collect=[tree_hook("tree.json", [root])],
             tags=["disk-usage", "find", "retention"] + (["hard-links", "dedupe"] if hard else []),
         )

@@ -10,6 +10,7 @@ from pydantic import Field, field_validator
 
 from factory.families.base import Draft, Family, register
 from factory.families.slots import Slots, Slug, Word, not_system_account
+from factory.families.terminal.state_snapshot import snapshot_path, tree_hook
 from factory.vocabulary import Difficulty
 
 APPS = [
@@ -128,6 +129,7 @@ class FilePermissions(Family):
             )
             if spec["mode"] == want:
                 spec["mode"] = "777"
+        snapshot = snapshot_path("permissions.json")
         expected = {}
         for rel in files:
             want = (
@@ -152,8 +154,14 @@ class FilePermissions(Family):
                 "expected": expected,
                 "dir_mode": dir_mode,
                 "dirs": sorted({r.split("/")[0] for r in files}),
+                "snapshot": snapshot,
             },
             files={f"environment/tree/{rel}": spec["content"] for rel, spec in files.items()},
             outputs=[root],
+            # Modes and owners do not survive the copy to the verifier's container: a hook
+            # snapshots them (and the link's target, outside the tree) in the agent's.
+            separate_verifier=True,
+            artifacts=[snapshot],
+            collect=[tree_hook("permissions.json", [root], [link["target"]] if link else [])],
             tags=["chmod", "chown"] + (["setgid"] if shared else []),
         )

@@ -4,6 +4,7 @@ in ``shipped/``."""
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Mapping
 from typing import Any
@@ -13,6 +14,7 @@ from pydantic import Field
 from factory.families.base import Draft, Family, Trap, register
 from factory.families.slots import Slots, Word
 from factory.families.terminal.shipped import fill, read
+from factory.families.terminal.state_snapshot import python_hook, snapshot_path
 from factory.families.terminal.words import APPS
 from factory.vocabulary import Difficulty
 
@@ -50,6 +52,9 @@ PM_HUP_SETTINGS = {
     "eviction": ["lru", "lfu", "fifo", "random"],
     "flush_interval": ["5", "10", "15", "30", "60"],
 }
+
+OBSERVE_TIMEOUT_SEC = 150.0
+"""The observing hook's limit: 40 s for the stack to boot, then up to 23 s of waits."""
 
 
 def _pm_program(kind: str, **values: Any) -> str:
@@ -343,6 +348,22 @@ class ProcessManagement(Family):
             "etc_files": sorted(p.removeprefix("environment/etc/") for p in extra_files),
             **ctx,
         }
+        context["snapshot"] = snapshot_path("processes.json")
+        # The separate verifier cannot see the agent's processes: a hook observes them in the
+        # agent's container (shipped/observe.py: the waits and the SIGUSR1 question the checks
+        # made there) and the tests judge what it saw, and the report, in a fresh container.
+        observed = {
+            "state_dir": state_dir,
+            "targets": targets,
+            "keepers": keepers,
+            **{k: ctx.get(k) for k in ("lock", "zombie", "guard", "hup")},
+        }
+        observe = python_hook(
+            "processes.json",
+            read(__file__, "observe.py"),
+            [json.dumps(observed, sort_keys=True)],
+            timeout_sec=OBSERVE_TIMEOUT_SEC,
+        )
         mutations = {}
         if "hup" in kinds:
             # The daemon's state file is the agent's to write: rewriting it is no reload.
@@ -354,6 +375,9 @@ class ProcessManagement(Family):
             files=files,
             secrets=[t for t in targets if " " in t],
             outputs=[report],
+            separate_verifier=True,
+            artifacts=[context["snapshot"]],
+            collect=[observe],
             tags=["processes", "signals", *kinds],
             faults=faults,
             traps=traps if level == "hard" else [],

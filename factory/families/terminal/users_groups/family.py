@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from factory.families.base import Draft, Family, register
+from factory.families.terminal.state_snapshot import snapshot_path, tree_hook
 from factory.families.terminal.words import APPS
 from factory.vocabulary import Difficulty
 
@@ -343,8 +344,21 @@ class UsersGroups(Family):
             # groups added behind the tools' back: no /etc/gshadow entries
             "no-gshadow": solve + [f"sed -i '/^{g}:/d' /etc/gshadow" for g in new_groups],
         }
+        # The separate verifier gets the account database and the homes, owners and modes
+        # as a hook snapshots them in the agent's container (owners and modes do not survive
+        # the copy; the verifier's own /etc holds the image's accounts).
+        accounts = ["/etc/passwd", "/etc/shadow", "/etc/group", "/etc/gshadow"]
+        roots = ["/etc/skel"]
+        for spec in users.values():
+            if "home_mode" in spec:
+                roots.append(spec["home"])
+            roots += spec.get("owned", [])
+        if shared:
+            roots.append(shared["path"])
+        welcomes = sorted(s["welcome"] for s in users.values() if s.get("welcome"))
         return Draft(
             context={
+                "snapshot": snapshot_path("accounts.json"),
                 "org": org,
                 "setup": setup,
                 "solve": solve,
@@ -363,6 +377,9 @@ class UsersGroups(Family):
             },
             files=files,
             outputs=[users[n]["home"] + "/" for n in new_users],
+            separate_verifier=True,
+            artifacts=[snapshot_path("accounts.json")],
+            collect=[tree_hook("accounts.json", list(dict.fromkeys(roots)), welcomes, accounts)],
             tags=["useradd", "groups", "shadow"] + (["repair"] if level == "hard" else []),
         )
 
