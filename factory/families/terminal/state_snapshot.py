@@ -1,25 +1,83 @@
-"""Collect hooks that snapshot state no file carries (owners, modes, inode numbers, links,
-processes and their answers to signals) into JSON files, for families whose tests run in
+"""Collect hooks that snapshot state no artifact carries, for families whose tests run in
 Harbor's separate verifier (:attr:`factory.families.base.Draft.separate_verifier`).
 
-A hook runs in the agent's container after the agent's processes are frozen and the toolchain
-is restored from the image. It trusts nothing the agent left at the snapshot's path: it removes
-the path first (``rm -rf``, whatever the agent put there: a file, a folder, a link), then the
-image's ``python3`` writes the snapshot afresh, isolated (``-I -S``: no environment variables,
-no user or site packages, no ``.pth`` files), from a script that lives in the hook itself (in
-task.toml, never in the agent's container). A hook that fails leaves no snapshot, and tests
-that find none fail: a snapshot the tests read was written by the hook.
+An artifact reaches the separate verifier owned by root, with group/other write and setuid bits
+cleared and links leaving it dropped; running processes do not travel at all. So tests that
+check owners, modes, inodes, links, paths outside the artifacts or processes read a snapshot
+instead, written by a ``[[verifier.collect]]`` hook in the agent's container after the agent's
+processes are frozen and the toolchain is restored from the image. Every hook first removes
+whatever is at its snapshot's path (a file, a folder, a link the agent planted), so a snapshot
+the tests read was written by the hook; a test that finds it missing fails.
 
-The tests read the snapshot in the fresh container (a test module that cannot read it fails),
-and resolve user and group names there, against the image's account database.
+Two kinds, for two needs:
+
+* **Shell lines** (:func:`snapshot_hook` with :func:`stat_lines`, :func:`tree_lines`,
+  :func:`present_lines`): one hook empties :data:`STATE_DIR` and writes each snapshot file from
+  ``stat``/``find`` output, with only the commands busybox and GNU coreutils/findutils share
+  (``stat -c``, ``find -exec ... {} +``, no ``find -printf``): factory runs the hooks under its
+  harness busybox, Harbor with the image's shell and tools. Formats, one record per line with
+  the path last so it may hold spaces: :func:`stat_lines` ``UID RAWMODE PATH`` (``st_mode`` in
+  hex, type bits included, of the path itself) or ``- - PATH`` when missing;
+  :func:`tree_lines` ``RAWMODE MTIME PATH`` of every entry under a folder;
+  :func:`present_lines` the paths of a list that exist (or are dangling links).
+* **JSON by the image's Python** (:func:`python_hook`, :func:`tree_hook`): the image's
+  ``python3`` runs isolated (``-I -S``: no environment variables, no user or site packages, no
+  ``.pth`` files) a script that lives in the hook itself (in task.toml, never in the agent's
+  container) and writes ``SNAPSHOT_DIR/<name>`` (each one a file artifact of its own): file
+  hashes, inode numbers, link targets, whole texts, processes and their answers to signals.
+  The tests resolve user and group names in the fresh container, against the image's account
+  database.
 """
 
 from __future__ import annotations
 
 import json
 import shlex
+from collections.abc import Mapping
 
 from factory.tasks.config import VerifierCollectConfig
+
+STATE_DIR = "/var/lib/factory-verifier/state"
+"""Where the hook writes the snapshots (an artifact of the task)."""
+
+
+def _quoted(paths: list[str]) -> str:
+    return " ".join(shlex.quote(p) for p in paths)
+
+
+def stat_lines(paths: list[str]) -> str:
+    """Shell: ``UID RAWMODE PATH`` per path (``- - PATH`` when missing)."""
+    return (
+        f"for f in {_quoted(paths)}; do "
+        'stat -c "%u %f %n" -- "$f" 2>/dev/null || printf -- "- - %s\\n" "$f"; done'
+    )
+
+
+def tree_lines(root: str) -> str:
+    """Shell: ``RAWMODE MTIME PATH`` of every entry under ``root`` (not following links)."""
+    return f"find {shlex.quote(root)} -mindepth 1 -exec stat -c '%f %Y %n' {{}} +"
+
+
+def present_lines(paths: list[str]) -> str:
+    """Shell: those of ``paths`` that exist (a dangling link counts), one per line."""
+    return (
+        f"for f in {_quoted(paths)}; do "
+        'if [ -e "$f" ] || [ -L "$f" ]; then printf "%s\\n" "$f"; fi; done'
+    )
+
+
+def snapshot_hook(snapshots: Mapping[str, str]) -> str:
+    """One collect hook: :data:`STATE_DIR` emptied, then ``STATE_DIR/NAME`` written from the
+    stdout of each shell command (name -> command)."""
+    if not snapshots:
+        raise ValueError("no snapshots")
+    writes = " ".join(
+        f"{{ {command}; }} > {shlex.quote(STATE_DIR + '/' + name)};"
+        for name, command in snapshots.items()
+    )
+    state = shlex.quote(STATE_DIR)
+    return f"rm -rf {state} && mkdir -p {state} && {{ {writes} }}"
+
 
 SNAPSHOT_DIR = "/logs/state"
 """Where the hooks write their snapshots (each one a file artifact of its own)."""

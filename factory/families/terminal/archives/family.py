@@ -22,6 +22,12 @@ from factory.families.terminal.seed_tree import (
     utc_text,
     words_text,
 )
+from factory.families.terminal.state_snapshot import (
+    STATE_DIR,
+    present_lines,
+    snapshot_hook,
+    tree_lines,
+)
 from factory.families.terminal.words import FWORDS, USERS, WORDS
 from factory.vocabulary import Difficulty
 
@@ -288,9 +294,19 @@ class Archives(Family):
                 "landings": landings,
                 "expected": dict(sorted(expected.items())),
                 "workdir": posixpath.dirname(archive),
+                "tree_state": f"{STATE_DIR}/target.tree",
+                "landed_state": f"{STATE_DIR}/landed.list",
             },
             files={f"environment/{posixpath.basename(archive)}": blob},
             outputs=[target + "/"],
+            separate_verifier=True,
+            kept=[archive],
+            artifacts=[STATE_DIR],
+            collect=[
+                snapshot_hook(
+                    {"target.tree": tree_lines(target), "landed.list": present_lines(landings)}
+                )
+            ],
             tags=["tar", "zip", "extract"] + (["path-traversal"] if hard else []),
         )
 
@@ -451,5 +467,6 @@ class Archives(Family):
             },
             files={"environment/seed.tar.gz": seed_tarball(entries)},
             outputs=[out],
+            separate_verifier=True,
             tags=["tar", "compression", "create"] + (["reproducible-build"] if hard else []),
         )

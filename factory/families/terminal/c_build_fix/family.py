@@ -119,6 +119,8 @@ class CBuildFix(Family):
             },
             files=files,
             outputs=[f"{root}/{proj.prog}"],
+            separate_verifier=True,
+            artifacts=[root],
             verifier_timeout_sec=180.0,
             tags=["c", "make", *proj.breakages] + (["install", "destdir"] if proj.install else []),
         )

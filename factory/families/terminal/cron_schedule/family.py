@@ -13,6 +13,7 @@ from factory.families.base import Draft, Family, register
 from factory.families.names import MONTH_NAMES
 from factory.families.slots import Slots, Slug
 from factory.families.terminal.shipped import fill, read
+from factory.families.terminal.state_snapshot import STATE_DIR, snapshot_hook, stat_lines
 from factory.families.terminal.words import APPS
 from factory.vocabulary import Difficulty
 
@@ -419,9 +420,13 @@ class CronSchedule(Family):
                 "mutants": mutants,
                 "has_original": original is not None,
                 "cron_lib": CRON_LIB,
+                "state": f"{STATE_DIR}/crontabs.stat",
             },
             files=programs,
             secrets=[e for j in jobs for e in j["exprs"]],
             outputs=list(files_spec),
+            separate_verifier=True,
+            artifacts=[STATE_DIR],
+            collect=[snapshot_hook({"crontabs.stat": stat_lines(list(files_spec))})],
             tags=["cron", "crontab"] + (["repair"] if existing else []),
         )

@@ -19,6 +19,7 @@ from factory.families.terminal.seed_tree import (
     tar_bytes,
     words_text,
 )
+from factory.families.terminal.state_snapshot import STATE_DIR, snapshot_hook, stat_lines
 from factory.families.terminal.words import CLEAN_APPS, WORDS
 from factory.vocabulary import Difficulty
 
@@ -288,10 +289,14 @@ class DataRecovery(Family):
                 "expected": final,
                 "expected_sha": sha256_hex(final.encode()),
                 "torn": hard,
+                "state": f"{STATE_DIR}/live.stat",
             },
             files={"environment/seed.tar.gz": seed_tarball(entries)},
             secrets=secrets,
             outputs=[live],
+            separate_verifier=True,
+            artifacts=[STATE_DIR],
+            collect=[snapshot_hook({"live.stat": stat_lines([live])})],
             tags=["backup", "patch", "diff"] + (["checksums"] if hard else []),
         )
 
@@ -480,5 +485,6 @@ class DataRecovery(Family):
             files={"environment/seed.tar.gz": seed_tarball(entries)},
             secrets=changed[:2],
             outputs=[live],
+            separate_verifier=True,
             tags=["csv", "json-lines", "change-log", "backup"] + (["checksums"] if hard else []),
         )

@@ -411,6 +411,7 @@ class GitRepair(Family):
             files={"environment/plan.json": json.dumps(plan, indent=1, sort_keys=True) + "\n"},
             secrets=secrets,
             outputs=[path + "/"],
+            separate_verifier=True,
             tags=[
                 "git",
                 {"detached": "detached-head", "merge": "merge-conflict", "lost": "fsck"}[scenario],

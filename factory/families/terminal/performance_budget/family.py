@@ -374,6 +374,7 @@ class PerformanceBudget(Family):
             },
             files={"environment/original/" + script.rsplit("/", 1)[1]: original},
             outputs=[script],
+            separate_verifier=True,
             agent_timeout_sec=900.0,
             verifier_timeout_sec=240.0,
             tags=[kind, "optimisation", *slow],
