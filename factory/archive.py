@@ -42,9 +42,15 @@ def refuse_special(path: Path) -> None:
 def tar_directory(local_dir: Path, arcname: str) -> bytes:
     """A tar of ``local_dir`` whose entries live under ``arcname/``, owned by root. Links are
     packed as links (never followed)."""
+    return tar_paths([(local_dir, arcname)])
+
+
+def tar_paths(items: list[tuple[Path, str]]) -> bytes:
+    """One tar of several local files or folders, each ``(path, arcname)`` packed as
+    :func:`tar_directory` packs one, in order."""
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w") as archive:
-        for path, name in _walk(local_dir, arcname):
+        for path, name in (pair for local, arcname in items for pair in _walk(local, arcname)):
             refuse_special(path)
             info = archive.gettarinfo(str(path), arcname=name)
             info.uid = info.gid = 0

@@ -29,7 +29,7 @@ from factory.tasks.paths import (
 )
 from factory.validate.isolation import VERIFIER_ENV, Baseline, capture_baseline, isolate
 from factory.validate.outcome import PhaseKind, PhaseResult, parse_reward, reward_is_invalid
-from factory.validate.separate import is_separate, verifier_container
+from factory.validate.separate import is_separate, start_verifier, verifier_container
 
 HARNESS_STEP_TIMEOUT_SEC = 60.0
 _SWAP_FAILED = "factory-harness:tests-not-installed"
@@ -174,18 +174,25 @@ def verify(
     :mod:`factory.validate.isolation`). A task with a separate verifier has its tests run in
     a fresh container that gets only the artifacts (:mod:`factory.validate.separate`)."""
     timings = result.timings
-    if baseline is not None:
-        mark = time.monotonic()
-        report = isolate(box, baseline)
-        timings["isolate"] = time.monotonic() - mark
-        result.isolation = report.summary()
-        (log_dir / "isolation.log").write_text(report.log_text(), encoding="utf-8")
-    if is_separate(task):
+    starting = None
+    if is_separate(task):  # its start overlaps the isolation, hooks and copies below
         spec = container_spec(task, box.spec.image, labels=dict(box.spec.labels))
-        with verifier_container(task, box, spec, log_dir, timings) as fresh:
+        starting = start_verifier(task, box, spec)
+    try:
+        if baseline is not None:
+            mark = time.monotonic()
+            report = isolate(box, baseline)
+            timings["isolate"] = time.monotonic() - mark
+            result.isolation = report.summary()
+            (log_dir / "isolation.log").write_text(report.log_text(), encoding="utf-8")
+        if starting is None:
+            run_tests(task, box, result, log_dir)
+            return
+        with verifier_container(task, box, starting, log_dir, timings) as fresh:
             run_tests(task, fresh, result, log_dir)
-    else:
-        run_tests(task, box, result, log_dir)
+    finally:
+        if starting is not None:
+            starting.close()
 
 
 def run_tests(task: Task, box: Sandbox, result: PhaseResult, log_dir: Path) -> None:

@@ -11,10 +11,12 @@ For a task whose ``[verifier]`` says ``environment_mode = "separate"`` (or has a
    the agent's container, at most :data:`~factory.validate.artifacts.DEFAULT_MAX_ARTIFACT_BYTES`
    each, and made safe (:mod:`factory.validate.artifacts`).
 3. A fresh container starts from the task's image with the task's limits and the verifier's
-   network policy (``verifier.network_mode`` when set, else the environment's), waits for the
-   healthcheck, and gets each artifact back at its source path, owned by root: a folder is
-   emptied first and its parent made mode 777, a file's parent is created with mode 777 (what
-   Harbor's ``empty_dirs``/``ensure_dirs`` do).
+   network policy (``verifier.network_mode`` when set, else the environment's) and waits for
+   the healthcheck; it is started in the background as soon as the agent is done
+   (:func:`start_verifier`), so its start overlaps steps 1-2 and the isolation before them.
+   It gets each artifact back at its source path, owned by root, with one command and one
+   archive: a folder is emptied first and its parent made mode 777, a file's parent is
+   created with mode 777 (what Harbor's ``empty_dirs``/``ensure_dirs`` do).
 4. ``tests/test.sh`` runs there (:func:`factory.validate.phases.run_tests`).
 
 One addition to Harbor: before the hooks run, what the agent left behind is isolated exactly as
@@ -32,13 +34,14 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
-from factory.archive import tar_directory
+from factory.archive import tar_paths
 from factory.errors import ContainerDiedError, EnvironmentUnhealthyError
 from factory.runtime import BUSYBOX, ContainerSpec, Sandbox
 from factory.tasks.config import NetworkMode, VerifierEnvironmentMode
@@ -163,41 +166,107 @@ def collect_artifacts(
 
 
 def restore_artifacts(box: Sandbox, artifacts: list[tuple[str, str, Path]]) -> None:
-    """Put each artifact at its source path in the verifier's container (as root)."""
+    """Put each artifact at its source path in the verifier's container (as root), in order
+    (a later one wins where they overlap): one command prepares every target (a folder is
+    emptied and made mode 777, a file's parent is created with mode 777), then one archive
+    extracted at ``/`` carries them all."""
+    if not artifacts:
+        return
+    steps: list[str] = []
+    args: list[str] = []
+    packed: list[tuple[Path, str]] = []
     for parent, name, local in artifacts:
         target = f"{parent.rstrip('/')}/{name}"
+        t, p = f'"${{{len(args) + 1}}}"', f'"${{{len(args) + 2}}}"'
+        args += [target, parent]
         if local.is_dir():
-            script = (
-                f'{BUSYBOX} rm -rf "$1" && {BUSYBOX} mkdir -p "$1" && '
-                f'{BUSYBOX} chmod 777 "$1" && {BUSYBOX} mkdir -p "$2"'
+            steps.append(
+                f"{BUSYBOX} rm -rf {t} && {BUSYBOX} mkdir -p {t} && {BUSYBOX} chmod 777 {t} "
+                f"&& {BUSYBOX} mkdir -p {p}"
             )
         else:
-            script = f'{BUSYBOX} rm -rf "$1" && {BUSYBOX} mkdir -p "$2" && {BUSYBOX} chmod 777 "$2"'
-        box.exec_checked(
-            [BUSYBOX, "sh", "-c", script, "restore", target, parent],
-            timeout_sec=HARNESS_STEP_TIMEOUT_SEC,
-            what=f"placing artifact {target}",
-            user="0",
-        )
-        box.put_tar(parent, tar_directory(local, name))
+            steps.append(
+                f"{BUSYBOX} rm -rf {t} && {BUSYBOX} mkdir -p {p} && {BUSYBOX} chmod 777 {p}"
+            )
+        packed.append((local, target.lstrip("/")))
+    box.exec_checked(
+        [BUSYBOX, "sh", "-c", " && ".join(steps), "restore", *args],
+        timeout_sec=HARNESS_STEP_TIMEOUT_SEC,
+        what="placing the artifacts",
+        user="0",
+    )
+    box.put_tar("/", tar_paths(packed))
+
+
+class VerifierStart:
+    """The separate verifier's fresh container, started in the background as soon as the
+    agent is done (:func:`start_verifier`), so its start and healthcheck overlap the
+    isolation, the collect hooks and the artifact copies in the agent's container."""
+
+    def __init__(self, task: Task, agent_box: Sandbox, spec: ContainerSpec) -> None:
+        self.spec = replace(spec, network=_network(task))
+        self._runtime = agent_box.runtime
+        self._box: Sandbox | None = None
+        self._error: BaseException | None = None
+        self._seconds = 0.0
+        self._thread = threading.Thread(target=self._start, name="verifier-start", daemon=True)
+        self._thread.start()
+
+    def _start(self) -> None:
+        mark = time.monotonic()
+        try:
+            self._box = self._runtime.start(self.spec)
+            self._box.wait_ready()
+        except BaseException as exc:  # handed to the caller in result()
+            self._error = exc
+        finally:
+            self._seconds = time.monotonic() - mark
+
+    def result(self) -> tuple[Sandbox, float]:
+        """The started, healthy container and the seconds its start took; raises what the
+        start raised (a failed healthcheck as :class:`ContainerDiedError`)."""
+        self._thread.join()
+        if self._box is None and self._error is None:
+            raise ContainerDiedError("the separate verifier's container was already removed")
+        if self._error is not None:
+            if isinstance(self._error, EnvironmentUnhealthyError):
+                raise ContainerDiedError(
+                    f"the separate verifier's container: {self._error}"
+                ) from None
+            raise self._error
+        assert self._box is not None
+        return self._box, self._seconds
+
+    def close(self) -> None:
+        """Remove the container (waits for its start first: nothing is left behind); a
+        second call does nothing."""
+        self._thread.join()
+        box, self._box = self._box, None
+        if box is not None:
+            box.close()
+
+
+def start_verifier(task: Task, agent_box: Sandbox, spec: ContainerSpec) -> VerifierStart:
+    """Start ``task``'s separate verifier container from ``spec`` (the task's,
+    :func:`factory.validate.phases.container_spec`) in the background."""
+    return VerifierStart(task, agent_box, spec)
 
 
 @contextmanager
 def verifier_container(
     task: Task,
     agent_box: Sandbox,
-    spec: ContainerSpec,
+    starting: VerifierStart,
     log_dir: Path,
     timings: dict[str, float],
     *,
     max_bytes: int = DEFAULT_MAX_ARTIFACT_BYTES,
 ) -> Iterator[Sandbox]:
-    """Hooks and artifacts from ``agent_box`` (already isolated), then a fresh container
-    started from ``spec`` (the task's, :func:`factory.validate.phases.container_spec`) with
-    them in place; closed on exit."""
+    """Hooks and artifacts from ``agent_box`` (already isolated), then the fresh container
+    ``starting`` (:func:`start_verifier`) with them in place; closed on exit (also when the
+    hooks or copies fail)."""
     log: list[str] = [f"# separate verifier: image {agent_box.spec.image}"]
     staging = Path(tempfile.mkdtemp(prefix="factory-artifacts-"))
-    fresh: Sandbox | None = None
     try:
         mark = time.monotonic()
         prepare_agent_container(agent_box)
@@ -205,17 +274,14 @@ def verifier_container(
         artifacts = collect_artifacts(task, agent_box, staging, log, max_bytes=max_bytes)
         timings["artifacts"] = time.monotonic() - mark
         mark = time.monotonic()
-        spec = replace(spec, network=_network(task))
-        fresh = agent_box.runtime.start(spec)
-        try:
-            fresh.wait_ready()
-        except EnvironmentUnhealthyError as exc:
-            raise ContainerDiedError(f"the separate verifier's container: {exc}") from None
+        fresh, started_sec = starting.result()
+        timings["verifier_start_wait"] = time.monotonic() - mark
+        timings["verifier_start"] = started_sec
+        mark = time.monotonic()
         restore_artifacts(fresh, artifacts)
-        timings["verifier_start"] = time.monotonic() - mark
+        timings["artifacts_restore"] = time.monotonic() - mark
         yield fresh
     finally:
         (log_dir / "artifacts.log").write_text("\n".join(log) + "\n", encoding="utf-8")
-        if fresh is not None:
-            fresh.close()
+        starting.close()
         shutil.rmtree(staging, ignore_errors=True)
