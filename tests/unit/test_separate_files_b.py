@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 import tomllib
+from fixtures.family_tasks import render_one
 
 from factory.families import registry
 from factory.families.terminal.file_search.family import SNAPSHOT, snapshot_hook
-from factory.generate.render import Origin, render_family
 from factory.generate.taxonomy import Difficulty
 from factory.tasks.config import TaskConfig, VerifierEnvironmentMode
 from factory.tasks.lint import lint_task
@@ -39,13 +39,8 @@ CONVERTED = [
 
 
 def _render(name, difficulty, seed, tmp_path):
-    family = registry.get(name)
-    draft = family.draft(random.Random(seed), difficulty, dict(family.default_params))
-    origin = Origin("lint", f"x/{name}", family.category, seed, name)
-    spec = render_family(
-        family, draft, task_id=f"{name}-{difficulty.value}", difficulty=difficulty, origin=origin
-    )
-    root = spec.write(tmp_path / f"{difficulty.value}-{seed}")
+    task = render_one(name, difficulty, seed, tmp_path / f"{difficulty.value}-{seed}")
+    draft, root = task.draft, task.root
     config = TaskConfig.from_toml((root / "task.toml").read_text())
     carried = {a.container_path for a in effective_artifacts(config.artifacts)}
     return draft, root, config, carried

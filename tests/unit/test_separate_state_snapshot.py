@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import subprocess
 import sys
 
 import pytest
+from fixtures.family_tasks import render_one
 
-from factory.families import registry
 from factory.families.terminal.shipped import read
 from factory.families.terminal.state_snapshot import (
     SNAPSHOT_DIR,
@@ -22,7 +21,6 @@ from factory.families.terminal.state_snapshot import (
     snapshot_path,
     tree_hook,
 )
-from factory.generate.render import Origin, render_family
 from factory.generate.taxonomy import Difficulty
 from factory.tasks.config import TaskConfig, VerifierEnvironmentMode
 from factory.tasks.lint import lint_task
@@ -38,13 +36,8 @@ STILL_SHARED = ["service-config"]
 
 
 def _render(name, difficulty, seed, tmp_path):
-    family = registry.get(name)
-    draft = family.draft(random.Random(seed), difficulty, dict(family.default_params))
-    origin = Origin("lint", f"x/{name}", family.category, seed, name)
-    spec = render_family(
-        family, draft, task_id=f"{name}-{difficulty.value}", difficulty=difficulty, origin=origin
-    )
-    return draft, spec.write(tmp_path / f"{difficulty.value}-{seed}")
+    task = render_one(name, difficulty, seed, tmp_path / f"{difficulty.value}-{seed}")
+    return task.draft, task.root
 
 
 @pytest.mark.parametrize("name", sorted(CONVERTED))
