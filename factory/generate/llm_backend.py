@@ -55,6 +55,7 @@ from factory.tasks.config import (
     TaskConfig,
     TaskSection,
     VerifierConfig,
+    VerifierEnvironmentMode,
 )
 from factory.tasks.harbor_schema import CURRENT_SCHEMA_VERSION
 from factory.templating import render
@@ -65,6 +66,8 @@ HIDDEN_FLAG_PROMPT = "hidden_flag_v1"
 SYSTEM_PROMPT = "system_v1"
 MODE_FREE = "free"
 MODE_HIDDEN_FLAG = "hidden-flag"
+HIDDEN_FLAG_OUTPUT = "/app/flag.txt"
+"""Where a hidden-flag task's agent writes the flag (its tests read nothing else)."""
 
 
 class LlmFile(BaseModel):
@@ -395,12 +398,18 @@ class LlmBackend(ConversingBackend):
         files["solution/solve.sh"] = _shell(task.find_sh).encode()
         config = self._config(task_id, difficulty, origin, "Find a hidden flag")
         config.metadata["technique"] = task.technique[:300]
+        # The tests read only the flag file: Harbor's separate verifier gets it alone.
+        config.artifacts = [HIDDEN_FLAG_OUTPUT]
+        config.verifier = VerifierConfig(
+            timeout_sec=config.verifier.timeout_sec,
+            environment_mode=VerifierEnvironmentMode.SEPARATE,
+        )
         return TaskSpec(
             id=task_id,
             files=files,
             config=config,
             secrets=(flag,),
-            outputs=("/app/flag.txt",),
+            outputs=(HIDDEN_FLAG_OUTPUT,),
             forbidden_strings=(flag,),
         )
 

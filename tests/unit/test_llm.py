@@ -14,6 +14,8 @@ from factory.generate.pipeline import GenerationError
 from factory.generate.results import QualityOutcome
 from factory.generate.taxonomy import Difficulty, parse_taxonomy
 from factory.llm import BudgetExceededError, LlmClient, LlmError, LlmSettings
+from factory.tasks.config import VerifierEnvironmentMode
+from factory.tasks.lint import lint_task
 
 
 @pytest.fixture
@@ -226,7 +228,7 @@ def test_unparseable_reply_goes_back_with_the_error(stub):
         backend(stub, parse_repairs=1).make(COUNT, Difficulty.EASY, 8, "text-count-003")
 
 
-def test_hidden_flag_mode_fills_only_the_open_parts(stub):
+def test_hidden_flag_mode_fills_only_the_open_parts(stub, tmp_path):
     stub.queue = [
         reply(
             json.dumps(
@@ -246,6 +248,11 @@ def test_hidden_flag_mode_fills_only_the_open_parts(stub):
     assert b"base64" in spec.files["environment/hide.sh"]
     assert spec.config.provenance.prompt_version == "hidden_flag_v1"
     assert flag not in json.dumps(stub.requests[0])  # the model never sees the flag
+    # Harbor's separate verifier: the tests get the flag file alone, and the linter is quiet
+    assert spec.config.verifier.mode is VerifierEnvironmentMode.SEPARATE
+    assert spec.config.artifacts == ["/app/flag.txt"]
+    root = spec.write(tmp_path / "task")
+    assert [f.line() for f in lint_task(root)] == []
 
 
 def test_repair_sends_the_verdict_back(stub):
