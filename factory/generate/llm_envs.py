@@ -25,15 +25,24 @@ from pydantic import BaseModel, Field, field_validator
 
 from factory.families.tool.toolfamily import KIT_FILES as TOOL_KIT_FILES
 from factory.families.tool.toolfamily import (
+    RECORD_DIR,
     REPLY_PATH,
+    SNAPSHOT_DIR,
     TOOLENV_DIR,
     Call,
+    snapshot_hook,
     solve_script,
 )
 from factory.families.web.webfamily import HEALTHCHECK as WEB_HEALTHCHECK
 from factory.families.web.webfamily import WEB_PORT, web_environment_files
 from factory.generate.spec import TaskSpec
-from factory.tasks.config import TaskConfig, unique
+from factory.tasks.config import (
+    TaskConfig,
+    VerifierCollectConfig,
+    VerifierConfig,
+    VerifierEnvironmentMode,
+    unique,
+)
 from factory.tasks.tool_server import HEALTHCHECK as TOOL_HEALTHCHECK
 from factory.tasks.tool_server import TOOL_PORT, mcp_servers
 from factory.templating import render
@@ -213,6 +222,8 @@ def tool_domain_spec(task: LlmToolDomain, task_id: str, config: TaskConfig) -> T
         "reply_path": REPLY_PATH,
         "reply": "I have taken care of your request.",
         "customer": None,  # the request is the instruction (no simulated customer)
+        "record_dir": RECORD_DIR,
+        "snapshot_dir": SNAPSHOT_DIR,
     }
     for rel in (
         "environment/Dockerfile",
@@ -235,4 +246,12 @@ def tool_domain_spec(task: LlmToolDomain, task_id: str, config: TaskConfig) -> T
     config.environment.memory_mb = 512
     config.agent.user = AGENT_USER  # the tool server runs as its own user (start-tools.sh)
     config.metadata["tags"] = unique([*config.metadata.get("tags", []), "tool-use", task.name])
+    # Harbor's separate verifier, as for the tool families: a root hook copies the server's
+    # record into a fresh folder once the agent is done; the tests read only that copy.
+    config.artifacts = [SNAPSHOT_DIR]
+    config.verifier = VerifierConfig(
+        timeout_sec=config.verifier.timeout_sec,
+        environment_mode=VerifierEnvironmentMode.SEPARATE,
+        collect=[VerifierCollectConfig(command=snapshot_hook(), user="root")],
+    )
     return TaskSpec(id=task_id, files=files, config=config, mutations=mutations)

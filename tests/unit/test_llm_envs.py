@@ -9,10 +9,13 @@ import pytest
 from fixtures.llm_envs import TOOL, TOOL_DOMAIN_REPLY, WEB, WEB_APP_REPLY
 from fixtures.llm_stub import Stub, reply
 
+from factory.families.tool.toolfamily import SNAPSHOT_DIR, snapshot_hook
 from factory.generate.llm_backend import LlmBackend
 from factory.generate.pipeline import GenerationError
 from factory.generate.taxonomy import Difficulty
 from factory.llm import LlmClient, LlmSettings
+from factory.tasks.config import VerifierEnvironmentMode
+from factory.tasks.lint import lint_task
 
 
 @pytest.fixture
@@ -42,7 +45,7 @@ def test_web_leaf_gets_the_web_skeleton(stub):
     assert spec.config.provenance.prompt_version == "web_app_v1"
 
 
-def test_tool_leaf_gets_the_tool_skeleton(stub):
+def test_tool_leaf_gets_the_tool_skeleton(stub, tmp_path):
     stub.queue = [reply(json.dumps(TOOL_DOMAIN_REPLY))]
     spec, _ = backend(stub).make(TOOL, Difficulty.HARD, 5, "tool-library-000")
     files = spec.files
@@ -55,6 +58,14 @@ def test_tool_leaf_gets_the_tool_skeleton(stub):
     assert set(spec.mutations) == {"stops-early", "breaks-policy-1"}
     assert "m-2" in spec.mutations["breaks-policy-1"]
     assert spec.config.environment.mcp_servers[0].url == "http://127.0.0.1:8000/mcp"
+    # Harbor's separate verifier: a root hook copies the server's record; the tests read it
+    assert spec.config.verifier.mode is VerifierEnvironmentMode.SEPARATE
+    assert spec.config.artifacts == [SNAPSHOT_DIR]
+    (hook,) = spec.config.verifier.collect
+    assert hook.command == snapshot_hook() and hook.user == "root"
+    tests = files["tests/test_outputs.py"].decode()
+    assert f"SNAPSHOT = Path({SNAPSHOT_DIR!r})" in tests and '(SNAPSHOT / "calls.jsonl")' in tests
+    assert [f.line() for f in lint_task(spec.write(tmp_path / "task"))] == []
 
 
 @pytest.mark.parametrize(
