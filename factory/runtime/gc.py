@@ -15,6 +15,7 @@ from factory.processes import pid_alive
 from factory.runtime.client import docker_sdk
 from factory.runtime.constants import (
     KIND_BUILD_LEASE,
+    KIND_CONTAINER,
     KIND_ROOTFS,
     KIND_TASK_IMAGE,
     LABEL_HOST,
@@ -123,10 +124,12 @@ def collect_garbage(
     label_filter = [f"{LABEL_MANAGED}=1"] + ([f"{LABEL_RUN}={run_id}"] if run_id else [])
     for item in api.containers(all=True, filters={"label": f"{LABEL_MANAGED}=1"}):
         labels = item.get("Labels") or {}
-        if LABEL_PID not in labels:
-            # Not started by a run (those carry their owner's pid): it inherited the labels
-            # from one of our images. Only a stopped one (an interrupted build's step
-            # container) is garbage, and only once no live build can be using it.
+        if labels.get(LABEL_KIND) != KIND_CONTAINER or LABEL_PID not in labels:
+            # Not started by a run (those are labelled kind=container with their owner's
+            # pid): a build step's container, with the labels of the image it runs (a base
+            # image keeps the pid and run of the process that imported its root filesystem,
+            # so those say nothing about the build). Only a stopped one (an interrupted
+            # build's) is garbage, and only once no live build can be using it.
             if item.get("State") == "running" or not leftover_of_dead_build(item["Created"]):
                 continue
         elif run_id and labels.get(LABEL_RUN) != run_id:
