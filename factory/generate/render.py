@@ -140,9 +140,12 @@ def kept_hook(paths: list[str]) -> str:
 
 def _separate_verifier(config: TaskConfig, draft: Draft) -> None:
     """Harbor's separate verifier for a family's task (see :attr:`Draft.separate_verifier`)."""
-    paths = [p.rstrip("/") or "/" for p in [*draft.outputs, *draft.kept, *draft.artifacts]]
+    paths = unique(p.rstrip("/") or "/" for p in [*draft.outputs, *draft.kept, *draft.artifacts])
+    # A path inside another entry travels with it; listed too, it would collide in Harbor,
+    # which keeps the first claim and skips the folder listed after a file inside it.
+    paths = [p for p in paths if not any(p.startswith(q.rstrip("/") + "/") for q in paths)]
     hooks = ([kept_hook(draft.kept)] if draft.kept else []) + list(draft.collect)
-    config.artifacts = unique(paths)
+    config.artifacts = paths
     config.verifier = VerifierConfig(
         timeout_sec=draft.verifier_timeout_sec,
         environment_mode=VerifierEnvironmentMode.SEPARATE,

@@ -202,6 +202,54 @@ def artifact_entries(entries: list[str | ArtifactConfig]) -> list[ArtifactConfig
     return [ArtifactConfig(source=e) if isinstance(e, str) else e for e in entries]
 
 
+ARTIFACTS_CONVENTION_DIR = "/logs/artifacts"
+"""The agent's publish folder: Harbor always collects it (and puts it back) as an artifact."""
+
+
+def effective_artifacts(entries: list[str | ArtifactConfig]) -> list[ArtifactConfig]:
+    """The artifacts a collection pass copies: the task's, with ``/logs/artifacts`` first
+    unless the task lists it itself (Harbor's ``with_convention_entry``)."""
+    found = artifact_entries(entries)
+    if not any(a.container_path == ARTIFACTS_CONVENTION_DIR for a in found):
+        found.insert(0, ArtifactConfig(source=ARTIFACTS_CONVENTION_DIR))
+    return found
+
+
+def _output(artifact: ArtifactConfig) -> PurePosixPath:
+    """Where Harbor keeps ``artifact``'s copy, relative to the trial's artifacts folder."""
+    parts = [p for p in PurePosixPath(artifact.destination or artifact.source).parts]
+    return PurePosixPath(*[p for p in parts if p not in ("", "/", "..")] or ["."])
+
+
+def _covers(prior: ArtifactConfig, later: ArtifactConfig) -> bool:
+    """Whether ``prior``'s copy already holds ``later``'s, at the same place."""
+    source, prior_source = PurePosixPath(later.source), PurePosixPath(prior.source)
+    if not source.is_relative_to(prior_source):
+        return False
+    if source == prior_source and _output(later) == _output(prior):
+        return prior.exclude == later.exclude
+    return not prior.exclude and _output(later) == _output(prior) / source.relative_to(prior_source)
+
+
+def artifact_collisions(
+    entries: list[ArtifactConfig],
+) -> list[tuple[ArtifactConfig, ArtifactConfig]]:
+    """Pairs (first, later) of ``entries`` whose copies land on each other, as Harbor finds
+    them (``harbor.models.task.artifacts.validate_artifact_entries``): the same place, or one
+    inside the other, unless the first already covers the later where it goes. Harbor keeps
+    the first claim and skips the later entry when it collects: a folder listed after a file
+    inside it is not copied at all."""
+    found = []
+    for i, first in enumerate(entries):
+        for later in entries[i + 1 :]:
+            if _covers(first, later):
+                continue
+            a, b = _output(first), _output(later)
+            if a == b or a in b.parents or b in a.parents:
+                found.append((first, later))
+    return found
+
+
 class VerifierConfig(_Section):
     """``[verifier]``: how ``tests/test.sh`` runs."""
 

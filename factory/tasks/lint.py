@@ -5,6 +5,7 @@ Three sources of findings, each naming the task, the file and the field or line:
 * **harbor** — the rules of Harbor's own linter (``harbor task lint``, default rule set of
   Harbor 0.26) that a task directory without a docker-compose file can break: invalid or
   unknown ``task.toml`` fields, missing files, a verifier that shares the agent's sandbox,
+  artifacts whose copies land on each other,
   unpinned Python installs, grading files copied into the agent's image.
 * **fidelity** — what makes a task behave differently elsewhere than here: a verifier that
   installs packages while its network is off, an outdated ``schema_version``, keywords or tags
@@ -31,7 +32,12 @@ from pathlib import Path
 from pydantic import BaseModel, ValidationError
 
 from factory.errors import TaskFormatError
-from factory.tasks.config import NetworkMode, TaskConfig
+from factory.tasks.config import (
+    NetworkMode,
+    TaskConfig,
+    artifact_collisions,
+    effective_artifacts,
+)
 from factory.tasks.harbor_schema import (
     CURRENT_SCHEMA_VERSION,
     TASK_NAME_PATTERN,
@@ -62,6 +68,7 @@ class LintRule(str, Enum):
     UNKNOWN_CONFIG_FIELD = "unknown-config-field"
     INVALID_TASK_FILES = "invalid-task-files"
     SHARED_VERIFIER = "shared-verifier"
+    OVERLAPPING_ARTIFACTS = "overlapping-artifacts"
     UNPINNED_PYTHON_DEPENDENCY = "unpinned-python-dependency"
     VERIFIER_RUNTIME_INSTALL = "verifier-runtime-install"
     AGENT_IMAGE_TEST_LEAK = "agent-image-test-leak"
@@ -80,6 +87,7 @@ RULE_SOURCE: dict[LintRule, LintSource] = {
     LintRule.UNKNOWN_CONFIG_FIELD: LintSource.HARBOR,
     LintRule.INVALID_TASK_FILES: LintSource.HARBOR,
     LintRule.SHARED_VERIFIER: LintSource.HARBOR,
+    LintRule.OVERLAPPING_ARTIFACTS: LintSource.HARBOR,
     LintRule.UNPINNED_PYTHON_DEPENDENCY: LintSource.HARBOR,
     LintRule.VERIFIER_RUNTIME_INSTALL: LintSource.HARBOR,
     LintRule.AGENT_IMAGE_TEST_LEAK: LintSource.HARBOR,
@@ -327,6 +335,15 @@ class _Linter:
                 "the verifier shares the agent's sandbox; Harbor wants "
                 'verifier.environment_mode = "separate"',
                 "verifier.environment_mode",
+            )
+        for first, later in artifact_collisions(effective_artifacts(config.artifacts)):
+            self.add(
+                LintRule.OVERLAPPING_ARTIFACTS,
+                path,
+                f"{later.source} lands on {first.source}'s copy (one inside the other); "
+                "Harbor keeps the entry listed first and skips this one: list the folder "
+                "alone",
+                "artifacts",
             )
         # The model reads "http" as "streamable-http"; what the file says is in the raw TOML.
         servers = (raw.get("environment") or {}).get("mcp_servers") or []

@@ -20,21 +20,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-from factory.tasks.config import ArtifactConfig, artifact_entries
+from factory.tasks.config import (
+    ARTIFACTS_CONVENTION_DIR,
+    ArtifactConfig,
+    artifact_collisions,
+    effective_artifacts,
+)
 
-ARTIFACTS_CONVENTION_DIR = "/logs/artifacts"
-"""The agent's publish folder: Harbor always collects it (and puts it back) as an artifact."""
+__all__ = [
+    "ARTIFACTS_CONVENTION_DIR",
+    "DEFAULT_MAX_ARTIFACT_BYTES",
+    "Sanitised",
+    "artifact_collisions",
+    "effective_artifacts",
+    "excluded",
+    "placement",
+    "sanitise",
+]
 DEFAULT_MAX_ARTIFACT_BYTES = 256 << 20
 """Most bytes one artifact's archive may take; a larger one is left out (and logged)."""
-
-
-def effective_artifacts(entries: list[str | ArtifactConfig]) -> list[ArtifactConfig]:
-    """The artifacts a collection pass copies: the task's, with ``/logs/artifacts`` first
-    unless the task lists it itself (Harbor's ``with_convention_entry``)."""
-    found = artifact_entries(entries)
-    if not any(a.container_path == ARTIFACTS_CONVENTION_DIR for a in found):
-        found.insert(0, ArtifactConfig(source=ARTIFACTS_CONVENTION_DIR))
-    return found
 
 
 def excluded(relative: str, patterns: list[str]) -> bool:

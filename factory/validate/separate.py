@@ -49,6 +49,7 @@ from factory.tasks.model import Task
 from factory.validate.artifacts import (
     ARTIFACTS_CONVENTION_DIR,
     DEFAULT_MAX_ARTIFACT_BYTES,
+    artifact_collisions,
     effective_artifacts,
     placement,
     sanitise,
@@ -142,8 +143,16 @@ def collect_artifacts(
     """Copy each artifact out of ``box`` and make it safe; returns (parent, name, local copy)
     for each one that came out."""
     found: list[tuple[str, str, Path]] = []
-    for index, artifact in enumerate(effective_artifacts(task.config.artifacts)):
+    artifacts = effective_artifacts(task.config.artifacts)
+    skipped = {id(later): first for first, later in artifact_collisions(artifacts)}
+    for index, artifact in enumerate(artifacts):
         source = artifact.container_path
+        if id(artifact) in skipped:  # as Harbor collects: the first claim wins
+            log.append(
+                f"artifact {source}: skipped, its copy would land on that of "
+                f"{skipped[id(artifact)].source} (listed first)"
+            )
+            continue
         with tempfile.TemporaryFile(dir=staging) as archive:
             complete = box.copy_out(source, archive, max_bytes=max_bytes)
             if complete is None:

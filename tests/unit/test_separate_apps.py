@@ -12,6 +12,7 @@ import subprocess
 import types
 
 import pytest
+from fixtures.family_tasks import Carried
 
 from factory.families import registry
 from factory.families.base import Family
@@ -23,7 +24,6 @@ from factory.generate.render import Origin, render_family
 from factory.generate.spec import TaskSpec
 from factory.generate.taxonomy import Difficulty
 from factory.tasks.config import TaskConfig, VerifierEnvironmentMode
-from factory.validate.artifacts import effective_artifacts
 
 WEB = sorted(n for n in registry.names() if isinstance(registry.get(n), WebFamily))
 TOOL = sorted(n for n in registry.names() if isinstance(registry.get(n), ToolFamily))
@@ -52,7 +52,7 @@ def test_rendered_task_is_separate_with_one_root_snapshot_hook(name, difficulty)
         spec, config = _render(family, difficulty, seed)
         again = TaskConfig.from_toml(config.to_toml())
         assert again.verifier.mode is VerifierEnvironmentMode.SEPARATE
-        carried = {a.container_path for a in effective_artifacts(again.artifacts)}
+        carried = Carried(again)
         assert module.SNAPSHOT_DIR in carried
         hooks = again.verifier.collect
         assert [(h.command, h.user) for h in hooks] == [(module.snapshot_hook(), "root")]

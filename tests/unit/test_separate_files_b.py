@@ -17,14 +17,13 @@ from pathlib import Path
 
 import pytest
 import tomllib
-from fixtures.family_tasks import render_one
+from fixtures.family_tasks import Carried, render_one
 
 from factory.families import registry
 from factory.families.terminal.file_search.family import SNAPSHOT, snapshot_hook
 from factory.generate.taxonomy import Difficulty
 from factory.tasks.config import TaskConfig, VerifierEnvironmentMode
 from factory.tasks.lint import lint_task
-from factory.validate.artifacts import effective_artifacts
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "tasks"
@@ -42,7 +41,7 @@ def _render(name, difficulty, seed, tmp_path):
     task = render_one(name, difficulty, seed, tmp_path / f"{difficulty.value}-{seed}")
     draft, root = task.draft, task.root
     config = TaskConfig.from_toml((root / "task.toml").read_text())
-    carried = {a.container_path for a in effective_artifacts(config.artifacts)}
+    carried = Carried(config)
     return draft, root, config, carried
 
 
@@ -190,7 +189,7 @@ def test_every_example_runs_a_separate_verifier_and_lints_clean(task):
     config = TaskConfig.from_toml((root / "task.toml").read_text())
     assert config.verifier.mode is VerifierEnvironmentMode.SEPARATE
     assert [f.line() for f in lint_task(root)] == []
-    carried = {a.container_path for a in effective_artifacts(config.artifacts)}
+    carried = Carried(config)
     tests = (root / "tests" / "test_outputs.py").read_text()
     # each snapshot a hook writes is carried, and written afresh
     for hook in config.verifier.collect:

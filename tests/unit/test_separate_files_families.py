@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from fixtures.family_tasks import Carried
 
 from factory.families import registry
 from factory.families.terminal import state_snapshot
@@ -26,7 +27,6 @@ from factory.generate.render import Origin, render_family
 from factory.generate.taxonomy import Difficulty
 from factory.tasks.config import TaskConfig, VerifierEnvironmentMode
 from factory.tasks.lint import lint_task
-from factory.validate.artifacts import effective_artifacts
 
 FAMILIES = [
     "archives",
@@ -65,7 +65,7 @@ def test_tasks_are_separate_lint_clean_and_carry_what_the_tests_read(name, tmp_p
         assert [f.line() for f in lint_task(root)] == []
         config = TaskConfig.from_toml((root / "task.toml").read_text())
         assert config.verifier.mode is VerifierEnvironmentMode.SEPARATE
-        carried = {a.container_path for a in effective_artifacts(config.artifacts)}
+        carried = Carried(config)
         assert {p.rstrip("/") for p in [*draft.outputs, *draft.kept]} <= carried
         tests = (root / "tests" / "test_outputs.py").read_text()
         hooks = [h.command for h in config.verifier.collect]

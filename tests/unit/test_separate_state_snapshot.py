@@ -11,7 +11,7 @@ import subprocess
 import sys
 
 import pytest
-from fixtures.family_tasks import render_one
+from fixtures.family_tasks import Carried, render_one
 
 from factory.families.terminal.shipped import read
 from factory.families.terminal.state_snapshot import (
@@ -24,7 +24,6 @@ from factory.families.terminal.state_snapshot import (
 from factory.generate.taxonomy import Difficulty
 from factory.tasks.config import TaskConfig, VerifierEnvironmentMode
 from factory.tasks.lint import lint_task
-from factory.validate.artifacts import effective_artifacts
 
 CONVERTED = {
     "file-permissions": "permissions.json",
@@ -49,7 +48,7 @@ def test_converted_families_render_a_separate_verifier_with_fresh_snapshots(name
         assert [f.line() for f in lint_task(root)] == []
         config = TaskConfig.from_toml((root / "task.toml").read_text())
         assert config.verifier.mode is VerifierEnvironmentMode.SEPARATE
-        carried = {a.container_path for a in effective_artifacts(config.artifacts)}
+        carried = Carried(config)
         assert {p.rstrip("/") for p in draft.outputs} | {snapshot} <= carried
         hooks = config.verifier.collect
         assert len(hooks) == 1 and hooks[0].user == "0"

@@ -10,7 +10,7 @@ import subprocess
 import tarfile
 
 import pytest
-from fixtures.family_tasks import render_every_difficulty
+from fixtures.family_tasks import Carried, render_every_difficulty
 from pydantic import ValidationError
 
 from factory.families import registry
@@ -186,7 +186,7 @@ def test_separate_family_tasks_lint_clean_and_carry_their_outputs(name, tmp_path
         assert [f.line() for f in lint_task(task.root)] == []
         config = TaskConfig.from_toml((task.root / "task.toml").read_text())
         assert config.verifier.mode is VerifierEnvironmentMode.SEPARATE
-        carried = {a.container_path for a in effective_artifacts(config.artifacts)}
+        carried = Carried(config)
         assert {p.rstrip("/") for p in [*task.draft.outputs, *task.draft.kept]} <= carried
         kept = kept_hook(task.draft.kept)
         assert bool(task.draft.kept) == any(h.command == kept for h in config.verifier.collect)
