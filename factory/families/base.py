@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import inspect
 import random
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +41,19 @@ from factory.families.slots import Slots
 from factory.tasks.config import VerifierCollectConfig
 from factory.templating import folder_environment
 from factory.vocabulary import Difficulty, Domain, Trap
+
+SNAPSHOT_DIR = "/var/lib/verifier-snapshot"
+"""Where a web or tool family's collect hook writes what its tests read (root's; the agent
+cannot write ``/var/lib``, and the hook replaces whatever is there anyway)."""
+
+
+def fresh_folder_hook(folder: str, fill: str) -> str:
+    """A collect hook that builds ``folder`` anew: ``fill`` (a shell command; ``{tmp}`` in it
+    stands for the quoted path of the folder being built) writes it beside ``folder``, then it
+    is renamed into place, so a failure leaves no folder and whatever was there is gone."""
+    out, tmp = shlex.quote(folder), shlex.quote(f"{folder}.tmp")
+    body = fill.replace("{tmp}", tmp)
+    return f"rm -rf {out} {tmp} && mkdir -m 0700 {tmp} && {body} && mv {tmp} {out}"
 
 
 @dataclass

@@ -43,7 +43,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, ClassVar
 
-from factory.families.base import Draft, Family
+from factory.families.base import SNAPSHOT_DIR, Draft, Family, fresh_folder_hook
 from factory.families.tool.customer import UserMode, simulated_customer, told_reply
 from factory.resources import templates_dir, toolenv_dir
 from factory.tasks.tool_server import HEALTHCHECK, TOOL_PORT, mcp_servers
@@ -57,21 +57,19 @@ REPLY_PATH = "/home/agent/reply.md"
 """Where the agent writes its reply to the customer (the instruction says so)."""
 RECORD_DIR = "/var/lib/toolenv"
 """The tool server's record in the container: initial.json, state.json, calls.jsonl."""
-SNAPSHOT_DIR = "/var/lib/verifier-snapshot"
-"""Where the collect hook copies state.json and calls.jsonl for the tests (root's; the agent
-cannot write ``/var/lib``, and the hook replaces whatever is there anyway)."""
 
 
 def snapshot_hook(record: str = RECORD_DIR, folder: str = SNAPSHOT_DIR) -> str:
     """The collect hook: the server's ``record`` (state.json, calls.jsonl) copied into
-    ``folder``, replaced as a whole (built beside it, then renamed: a failure leaves none). A
+    ``folder``, replaced as a whole (:func:`~factory.families.base.fresh_folder_hook`). A
     server that never got a call has no log yet: an empty one is written, as a shared verifier
     reads a missing log as empty."""
-    r, s, tmp = shlex.quote(record), shlex.quote(folder), shlex.quote(f"{folder}.tmp")
-    return (
-        f"rm -rf {s} {tmp} && mkdir -m 0700 {tmp} && cp {r}/state.json {tmp}/state.json && "
-        f"if [ -e {r}/calls.jsonl ]; then cp {r}/calls.jsonl {tmp}/calls.jsonl; "
-        f"else : > {tmp}/calls.jsonl; fi && mv {tmp} {s}"
+    r = shlex.quote(record)
+    return fresh_folder_hook(
+        folder,
+        f"cp {r}/state.json {{tmp}}/state.json && "
+        f"if [ -e {r}/calls.jsonl ]; then cp {r}/calls.jsonl {{tmp}}/calls.jsonl; "
+        "else : > {tmp}/calls.jsonl; fi",
     )
 
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from factory.families.base import Draft, Family
+from factory.families.base import SNAPSHOT_DIR, Draft, Family, fresh_folder_hook
 from factory.resources import web_apps_dir, webkit_dir
 from factory.vocabulary import AGENT_USER, Difficulty, Domain
 
@@ -38,9 +38,6 @@ WEB_PORT = 8000
 WEBENV_DIR = webkit_dir()
 _KIT_FILES = ("kit.py", "browser.py", "client.py", "health.py", "entrypoint.sh", "reset.sh")
 APP_DB = "/srv/app/data/app.db"
-SNAPSHOT_DIR = "/var/lib/verifier-snapshot"
-"""Where the collect hook writes the snapshot the tests read (root's; the agent cannot write
-``/var/lib``, and the hook replaces whatever is there anyway)."""
 SNAPSHOT_DB = f"{SNAPSHOT_DIR}/app.db"
 _BACKUP = (
     "import sqlite3, sys; "
@@ -51,14 +48,12 @@ _BACKUP = (
 
 def snapshot_hook(database: str = APP_DB, folder: str = SNAPSHOT_DIR) -> str:
     """The collect hook: ``database`` copied with sqlite's backup API into ``folder``/app.db,
-    the folder replaced as a whole (built beside it, then renamed: a failure leaves none).
+    the folder replaced as a whole (:func:`~factory.families.base.fresh_folder_hook`).
     Python runs isolated (``-I``) from ``/``: nothing the agent put in its working directory
     or the environment is imported."""
-    db, out = shlex.quote(database), shlex.quote(folder)
-    tmp = shlex.quote(f"{folder}.tmp")
-    return (
-        f"rm -rf {out} {tmp} && mkdir -m 0700 {tmp} && cd / && "
-        f'/usr/bin/python3 -I -c "{_BACKUP}" {db} {tmp}/app.db && mv {tmp} {out}'
+    db = shlex.quote(database)
+    return fresh_folder_hook(
+        folder, f'cd / && /usr/bin/python3 -I -c "{_BACKUP}" {db} {{tmp}}/app.db'
     )
 
 
