@@ -217,7 +217,7 @@ def effective_artifacts(entries: list[str | ArtifactConfig]) -> list[ArtifactCon
 
 def _output(artifact: ArtifactConfig) -> PurePosixPath:
     """Where Harbor keeps ``artifact``'s copy, relative to the trial's artifacts folder."""
-    parts = [p for p in PurePosixPath(artifact.destination or artifact.source).parts]
+    parts = PurePosixPath(artifact.destination or artifact.source).parts
     return PurePosixPath(*[p for p in parts if p not in ("", "/", "..")] or ["."])
 
 
