@@ -24,7 +24,8 @@ harness toolkit), :mod:`.builds` (image builds: limits, network, cancellation),
 :mod:`.sandbox` (one running container: exec, copy, readiness), :mod:`.overlay` (reading an
 overlay filesystem's changes), :mod:`.containers` (starting, limiting and removing
 containers), :mod:`.engine` (:class:`DockerRuntime`, made of those parts) and :mod:`.gc`
-(what killed runs left behind).
+(what killed runs left behind), :mod:`.group` (multi-container tasks: a network of the
+task's own, its sidecars).
 """
 
 from factory.archive import tar_directory
@@ -63,7 +64,8 @@ from factory.runtime.constants import (
 )
 from factory.runtime.engine import DockerRuntime
 from factory.runtime.gc import GcReport, collect_garbage, engine_summary, owner_alive
-from factory.runtime.sandbox import ContainerSpec, ExecResult, Readiness, Sandbox
+from factory.runtime.group import compose_readiness, image_readiness
+from factory.runtime.sandbox import ContainerSpec, ExecResult, Readiness, Sandbox, ServiceSpec
 
 __all__ = [
     "BUSYBOX",
@@ -103,8 +105,11 @@ __all__ = [
     "GcReport",
     "Readiness",
     "Sandbox",
+    "ServiceSpec",
     "collect_garbage",
+    "compose_readiness",
     "engine_summary",
+    "image_readiness",
     "max_ready_sec",
     "new_run_id",
     "owner_alive",
