@@ -165,6 +165,9 @@ class TaskImageBuilder:
                 service=sidecar.name,
             )
             image.services[sidecar.name] = built.ref
+            sidecar_log = log_path.with_name(f"build-{sidecar.name}.log") if log_path else None
+            if sidecar_log is not None and not built.built and not sidecar_log.exists():
+                sidecar_log.write_text(f"# cached image {built.ref} (sidecar unchanged)\n")
             image.notes += built.notes
             image.unreachable += [h for h in built.unreachable if h not in image.unreachable]
             image.built = image.built or built.built
