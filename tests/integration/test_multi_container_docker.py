@@ -25,10 +25,10 @@ from factory.runtime import (
     LABEL_KIND,
     LABEL_MANAGED,
     LABEL_RUN,
+    LABEL_SERVICE,
     DockerRuntime,
     collect_garbage,
 )
-from factory.runtime.constants import LABEL_SERVICE
 from factory.tasks.model import load_task
 from factory.validate.outcome import Outcome, PhaseKind
 from factory.validate.phases import container_spec
@@ -158,6 +158,20 @@ def test_sidecars_are_limited_isolated_from_the_host_and_removed(runtime):
             assert probe.exit_code == 0, probe.output
             assert probe.output.strip().endswith("REACHED"), probe.output
         assert accepted == []
+        # the control: the same probe from Docker's default bridge does reach the host
+        control = api.create_container(
+            image,
+            command=["python3", "-c", PROBE, str(port), *addresses],
+            labels={LABEL_MANAGED: "1", LABEL_RUN: runtime.run_id},
+            host_config=api.create_host_config(network_mode="bridge"),
+        )
+        try:
+            api.start(control)
+            api.wait(control, timeout=60)
+            reached = api.logs(control).decode().split()
+        finally:
+            api.remove_container(control, force=True)
+        assert reached[0] == "REACHED" and len(reached) > 1, reached
         # nor the internet (the task has no network; sidecars never do)
         outside = kv.exec(["python3", "-c", PROBE, "53", "1.1.1.1", "8.8.8.8"], timeout_sec=30)
         assert outside.output.strip().endswith("REACHED"), outside.output
