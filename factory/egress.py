@@ -175,6 +175,22 @@ def install(docker_subnets: Iterable[str] = ()) -> None:
         _ensure_jump("INPUT", INPUT_CHAIN)
 
 
+def protect_bridges(pattern: str) -> None:
+    """Reject anything new from the interfaces matching ``pattern`` (iptables' ``name+``
+    wildcard) to the host itself: the input chain of the egress filter, jumped to for them
+    (raises :class:`EgressError`). Task networks are internal, so nothing leaves them
+    otherwise; this closes the one way left, the host's own addresses."""
+    if shutil.which("iptables") is None:
+        raise EgressError("iptables is not installed")
+    _LOCK.parent.mkdir(parents=True, exist_ok=True)
+    with open(_LOCK, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        _sync_chain(INPUT_CHAIN, input_rules())
+        jump = ["-i", pattern, "-j", INPUT_CHAIN]
+        if _iptables("-C", "INPUT", *jump, check=False).returncode != 0:
+            _iptables("-I", "INPUT", "1", *jump)
+
+
 def installed() -> bool:
     """Whether the jumps to both chains are in place (a cheap check for a second caller)."""
     if shutil.which("iptables") is None:

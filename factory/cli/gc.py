@@ -30,6 +30,7 @@ def gc(
     report = collect_garbage(DockerRuntime(), run_id=run_id, task_images=images, force=force)
     say(
         f"removed {len(report.containers)} container(s), {len(report.images)} image(s)"
+        + (f", {len(report.networks)} task network(s)" if report.networks else "")
         + (
             f"; left {len(report.skipped_live)} of live runs (use --force)"
             if report.skipped_live

@@ -53,6 +53,28 @@ class TaskImage:
     unreachable: list[str] = field(default_factory=list)
     """Hosts the build tried and failed to reach (no internet here) although it succeeded,
     e.g. ``curl ... | sh`` whose pipe hid the failure: the image may lack what they serve."""
+    services: dict[str, str] = field(default_factory=dict)
+    """The image of each sidecar (service name -> reference); empty for one container."""
+
+
+_SERVICE_IMAGES: dict[tuple[str, str], dict[str, str]] = {}
+_SERVICES_LOCK = threading.Lock()
+
+
+def service_images(task: Task, image: str) -> dict[str, str]:
+    """The sidecar images :meth:`TaskImageBuilder.ensure` made for ``task`` (whose own image is
+    ``image``) in this process. Raises :class:`ImageBuildError` when it made none: every
+    caller gets ``image`` from ``ensure`` first."""
+    if task.compose is None or not task.compose.sidecars:
+        return {}
+    with _SERVICES_LOCK:
+        found = _SERVICE_IMAGES.get((str(task.root.resolve()), image))
+    if found is None:
+        raise ImageBuildError(
+            f"the sidecar images of {task.root} were not built in this process "
+            "(TaskImageBuilder.ensure builds them with the task's own image)"
+        )
+    return dict(found)
 
 
 def _label_each_stage(dockerfile: str) -> str:
@@ -105,7 +127,11 @@ class TaskImageBuilder:
             return self._locks.setdefault(key, threading.Lock())
 
     def ensure(self, task: Task, *, log_path: Path | None = None) -> TaskImage:
-        """Return the image for ``task``, building it if needed.
+        """Return the image for ``task``, building it if needed; a task with sidecars (its
+        compose file's other services) gets theirs too (each built from its Dockerfile under
+        ``environment/``, with its log beside ``log_path`` as ``build-<service>.log``, or its
+        ``image`` through the alias table), in :attr:`TaskImage.services` and for
+        :func:`service_images`.
 
         Raises BaseImageMissingError, UnavailableOfflineError (what the Dockerfile installs
         from the internet, or what the tests download, has no offline source here),
@@ -115,6 +141,43 @@ class TaskImageBuilder:
 
         The image's notes say which of the task's limits this engine cannot enforce.
         """
+        image = self._ensure_main(task, log_path=log_path)
+        compose = task.compose
+        if compose is None or not compose.sidecars:
+            return image
+        started = time.monotonic()
+        for sidecar in compose.sidecars:
+            if sidecar.build_context is None:
+                assert sidecar.image is not None
+                ref = self.aliases.resolve(sidecar.image, self._base_available)
+                if ref is None:
+                    raise BaseImageMissingError(sidecar.image, compose.path)
+                if ref != sidecar.image:
+                    image.notes.append(f"sidecar '{sidecar.name}': image {sidecar.image} -> {ref}")
+                image.services[sidecar.name] = ref
+                continue
+            context = task.paths.environment_dir / sidecar.build_context
+            built = self._build_dockerfile(
+                task,
+                context,
+                context / sidecar.dockerfile,
+                log_path=log_path.with_name(f"build-{sidecar.name}.log") if log_path else None,
+                service=sidecar.name,
+            )
+            image.services[sidecar.name] = built.ref
+            sidecar_log = log_path.with_name(f"build-{sidecar.name}.log") if log_path else None
+            if sidecar_log is not None and not built.built and not sidecar_log.exists():
+                sidecar_log.write_text(f"# cached image {built.ref} (sidecar unchanged)\n")
+            image.notes += built.notes
+            image.unreachable += [h for h in built.unreachable if h not in image.unreachable]
+            image.built = image.built or built.built
+        image.seconds += time.monotonic() - started
+        with _SERVICES_LOCK:
+            _SERVICE_IMAGES[(str(task.root.resolve()), image.ref)] = dict(image.services)
+        return image
+
+    def _ensure_main(self, task: Task, *, log_path: Path | None = None) -> TaskImage:
+        """The image of the task's own container (see :meth:`ensure`)."""
         started = time.monotonic()
         env = task.config.environment
         notes: list[str] = []
@@ -132,23 +195,48 @@ class TaskImageBuilder:
                 f"docker_image {env.docker_image} cannot be pulled here; built "
                 "environment/Dockerfile instead"
             )
-        original = read_text(task.paths.dockerfile)
+        image = self._build_dockerfile(
+            task, task.paths.environment_dir, task.paths.dockerfile, log_path=log_path
+        )
+        image.notes = notes + image.notes + self._run_notes(task, image.ref)
+        image.seconds = time.monotonic() - started
+        return image
+
+    def _build_dockerfile(
+        self,
+        task: Task,
+        context_dir: Path,
+        dockerfile_path: Path,
+        *,
+        log_path: Path | None,
+        service: str | None = None,
+    ) -> TaskImage:
+        """Build ``dockerfile_path`` with ``context_dir`` as context (base images through the
+        alias table, toolchains provided offline), once per content hash."""
+        started = time.monotonic()
+        env = task.config.environment
+        notes: list[str] = []
+        original = read_text(dockerfile_path)
         compat = make_legacy_compatible(original)
         notes += compat.notes
         rewrite = rewrite_dockerfile(
-            compat.text, self.aliases, self._base_available, dockerfile=task.paths.dockerfile
+            compat.text, self.aliases, self._base_available, dockerfile=dockerfile_path
         )
         toolchains = provide_toolchains(rewrite.text)
         rewrite.notes += toolchains.notes
         missing = toolchains.missing
-        if rewrite.substitutions:  # on a stand-in: what the tests download must be here too
+        if rewrite.substitutions and service is None:  # the tests' downloads must be here too
             missing += test_time_downloads(task.paths.environment_dir, _scripts_text(task))
         if missing:
-            raise UnavailableOfflineError(missing, task.paths.dockerfile)
+            raise UnavailableOfflineError(missing, dockerfile_path)
         dockerfile = _label_each_stage(toolchains.text)
         base_ids = [self.runtime.image_id(ref) or ref for ref in rewrite.base_images]
-        env_hash = hash_tree(task.paths.environment_dir, extra=[dockerfile, *base_ids])
+        extra = [dockerfile, *base_ids] + ([f"service:{service}"] if service else [])
+        env_hash = hash_tree(context_dir, extra=extra)
         tag = f"{TASK_IMAGE_REPO}:{env_hash[:20]}"
+        if service:
+            notes = [f"sidecar '{service}': {note}" for note in notes + rewrite.notes]
+            rewrite.notes = []
         with self._lock_for(env_hash):
             if self.runtime.image_exists(tag):
                 record_use(tag, self.runtime.image_id(tag))  # for `factory images prune`
@@ -157,7 +245,7 @@ class TaskImageBuilder:
                     False,
                     time.monotonic() - started,
                     env_hash,
-                    notes + rewrite.notes + self._run_notes(task, tag),
+                    notes + rewrite.notes,
                     recall_unreachable(env_hash),
                 )
             labels = {
@@ -175,7 +263,7 @@ class TaskImageBuilder:
             )
             try:
                 built = self.runtime.build_image(
-                    task.paths.environment_dir,
+                    context_dir,
                     dockerfile,
                     tag=tag,
                     labels=labels,
@@ -187,15 +275,15 @@ class TaskImageBuilder:
             except BuildLimitError:
                 raise
             except ImageBuildError as exc:
-                _raise_if_packages_missing(exc, rewrite.base_images, task.paths.dockerfile)
-                where = task.paths.dockerfile.relative_to(task.root).as_posix()
+                _raise_if_packages_missing(exc, rewrite.base_images, dockerfile_path)
+                where = dockerfile_path.relative_to(task.root).as_posix()
                 explained = explain_parse_error(str(exc), dockerfile, original, where)
                 if explained is None:
                     raise
                 raise ImageBuildError(explained, exc.log_tail) from None
             record_use(tag, self.runtime.image_id(tag))
             unreachable = remember_unreachable(env_hash, log_path)
-        notes += rewrite.notes + built.notes + self._run_notes(task, tag)
+        notes += rewrite.notes + built.notes
         return TaskImage(tag, True, time.monotonic() - started, env_hash, notes, unreachable)
 
     def _run_notes(self, task: Task, image: str) -> list[str]:

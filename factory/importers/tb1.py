@@ -5,7 +5,9 @@ TB1 layout::
     task.yaml            instruction (or descriptions[key=base]), difficulty, category, tags,
                          max_agent_timeout_sec, max_test_timeout_sec, author_*, parser_name
     Dockerfile           built with the task folder as context
-    docker-compose.yaml  one service, ``client`` (its environment becomes [environment.env])
+    docker-compose.yaml  the agent's service, ``client`` (its environment becomes
+                         [environment.env]); other services are sidecars, written into
+                         environment/docker-compose.yaml in Harbor's form (``main``)
     run-tests.sh         run with TEST_DIR=/tests from the container's working directory
     solution.sh | solution.yaml
     tests/
@@ -22,6 +24,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from factory import __version__
@@ -29,6 +32,7 @@ from factory.errors import TaskFormatError
 from factory.fsutil import staged_directory
 from factory.inputs import load_yaml_file
 from factory.resources import templates_dir
+from factory.tasks.compose import ComposeEnvironment, parse_compose
 from factory.tasks.config import (
     MAX_TIMEOUT_SEC,
     AgentConfig,
@@ -162,13 +166,6 @@ def _compose_client(paths: TB1Paths) -> tuple[str, dict[str, Any]]:
             "container `client`)",
             field="services.client",
         )
-    others = sorted(set(services) - {name})
-    if others:
-        raise TaskFormatError(
-            paths.compose,
-            f"multi-container tasks are not supported yet (extra services: {', '.join(others)})",
-            field="services",
-        )
     client = services[name] or {}
     if not isinstance(client, dict):
         raise TaskFormatError(paths.compose, "must be a mapping", field=f"services.{name}")
@@ -189,6 +186,129 @@ def _compose_env(client: dict[str, Any], compose: Path) -> dict[str, str]:
             compose, "must be a list or mapping", field="services.client.environment"
         )
     return {k: v for k, v in pairs.items() if not k.startswith(_TB_ENV_VARS) and "${" not in v}
+
+
+TB1_VARIABLES = {
+    "T_BENCH_TASK_DOCKER_CLIENT_IMAGE_NAME": "client",
+    "T_BENCH_TASK_DOCKER_CLIENT_CONTAINER_NAME": "client",
+    "T_BENCH_TASK_DOCKER_NAME_PREFIX": "tb",
+    "T_BENCH_TEST_DIR": "/tests",
+    "T_BENCH_CONTAINER_LOGS_PATH": "/logs",
+    "T_BENCH_CONTAINER_AGENT_LOGS_PATH": "/agent-logs",
+}
+"""What Terminal-Bench's harness sets for a compose file (its container-side paths; the
+host-side ones are mounts, which factory does not make)."""
+
+
+def _tb1_sidecars(
+    paths: TB1Paths, service: str, client: dict[str, Any]
+) -> ComposeEnvironment | None:
+    """The services besides the agent's, parsed and checked (errors name the TB1 file and
+    field); None when there are none. Build contexts are relative to the task folder."""
+    if not paths.compose.is_file():
+        return None
+    data = _load_yaml(paths.compose) or {}
+    if len(data.get("services") or {}) < 2:
+        return None
+    handled = frozenset(str(key) for key in client) - {"depends_on", "healthcheck"}
+    return parse_compose(
+        paths.compose,
+        environment_dir=paths.root,
+        main=service,
+        variables=TB1_VARIABLES,
+        main_ignored=handled,
+    )
+
+
+def _dollars(value: Any) -> Any:
+    """Escape ``$`` for a compose file that is interpolated again (Harbor's)."""
+    if isinstance(value, str):
+        return value.replace("$", "$$")
+    if isinstance(value, list):
+        return [_dollars(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _dollars(v) for k, v in value.items()}
+    return value
+
+
+def _write_sidecars(
+    compose: ComposeEnvironment, src: Path, context: Path, environment_dir: Path, notes: list[str]
+) -> None:
+    """Write the Harbor form of a TB1 multi-service compose file into ``environment/``: the
+    agent's service is ``main``, each sidecar keeps its settings, and a sidecar's build
+    context outside the agent's (already copied) goes to ``environment/_sidecars/<name>``."""
+    src = src.resolve()
+    services: dict[str, Any] = {}
+    if compose.main_depends_on:
+        services["main"] = {
+            "depends_on": {n: {"condition": c} for n, c in compose.main_depends_on.items()}
+        }
+    for sidecar in compose.sidecars:
+        entry: dict[str, Any] = {}
+        if sidecar.build_context is not None:
+            folder = (src / sidecar.build_context).resolve()
+            if folder == context or context in folder.parents:
+                where = folder.relative_to(context).as_posix() or "."
+            elif folder == src or folder in context.parents:
+                raise TaskFormatError(
+                    compose.path,
+                    "the build context holds the agent's build and the task's tests; give "
+                    "the service a folder of its own",
+                    field=f"services.{sidecar.name}.build.context",
+                )
+            else:
+                where = f"_sidecars/{sidecar.name}"
+                shutil.copytree(folder, environment_dir / where, symlinks=True)
+                notes.append(f"sidecar '{sidecar.name}': its build context is environment/{where}")
+            entry["build"] = {"context": where, "dockerfile": sidecar.dockerfile}
+        else:
+            entry["image"] = sidecar.image
+        for key, value in (
+            ("command", list(sidecar.command) if sidecar.command is not None else None),
+            ("entrypoint", list(sidecar.entrypoint) if sidecar.entrypoint is not None else None),
+            ("environment", dict(sidecar.env) or None),
+            ("working_dir", sidecar.workdir),
+            ("user", sidecar.user),
+        ):
+            if value is not None:
+                entry[key] = value
+        if sidecar.healthcheck_disabled:
+            entry["healthcheck"] = {"disable": True}
+        elif sidecar.healthcheck is not None:
+            check = sidecar.healthcheck
+            entry["healthcheck"] = {
+                "test": ["CMD-SHELL", check.command],
+                "interval": f"{check.interval_sec:g}s",
+                "timeout": f"{check.timeout_sec:g}s",
+                "retries": check.retries,
+                "start_period": f"{check.start_period_sec:g}s",
+            }
+        if sidecar.depends_on:
+            entry["depends_on"] = {n: {"condition": c} for n, c in sidecar.depends_on.items()}
+        limits = {
+            k: v
+            for k, v in (
+                ("cpus", sidecar.cpus),
+                ("memory", f"{sidecar.memory_mb}M" if sidecar.memory_mb else None),
+                ("pids", sidecar.pids_limit),
+            )
+            if v is not None
+        }
+        if limits:
+            entry["deploy"] = {"resources": {"limits": limits}}
+        services[sidecar.name] = entry
+    header = (
+        "# Converted by factory from the Terminal-Bench 1 docker-compose.yaml: the agent's\n"
+        f"# service ('{compose.main}') is Harbor's `main`.\n"
+    )
+    body = yaml.safe_dump({"services": _dollars(services)}, sort_keys=False)
+    (environment_dir / "docker-compose.yaml").write_text(header + body, encoding="utf-8")
+    names = ", ".join(s.name for s in compose.sidecars)
+    notes.append(
+        f"docker-compose.yaml: sidecars {names} run beside the agent's container "
+        "(environment/docker-compose.yaml, Harbor's layout)"
+    )
+    notes.extend(compose.notes)
 
 
 def _solution_script(paths: TB1Paths, notes: list[str]) -> str | None:
@@ -289,6 +409,7 @@ def convert_tb1(src: Path, dest: Path) -> Task:
         notes.append(
             f"docker-compose.yaml: the only service, '{service}', is the agent's container"
         )
+    sidecars = _tb1_sidecars(paths, service, client)
     solution = _solution_script(paths, notes)
 
     with staged_directory(dest) as staging:
@@ -343,6 +464,8 @@ def convert_tb1(src: Path, dest: Path) -> Task:
             out.solve_script.write_text(solution)
             out.solve_script.chmod(0o755)
         out.instruction.write_text(spec.instruction_text() or "")
+        if sidecars is not None:
+            _write_sidecars(sidecars, src, context, out.environment_dir, notes)
         environment = _compose_environment(client, paths.compose, notes)
         config = TaskConfig(
             schema_version=CURRENT_SCHEMA_VERSION,

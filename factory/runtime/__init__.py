@@ -24,7 +24,8 @@ harness toolkit), :mod:`.builds` (image builds: limits, network, cancellation),
 :mod:`.sandbox` (one running container: exec, copy, readiness), :mod:`.overlay` (reading an
 overlay filesystem's changes), :mod:`.containers` (starting, limiting and removing
 containers), :mod:`.engine` (:class:`DockerRuntime`, made of those parts) and :mod:`.gc`
-(what killed runs left behind).
+(what killed runs left behind), :mod:`.group` (multi-container tasks: a network of the
+task's own, its sidecars).
 """
 
 from factory.archive import tar_directory
@@ -46,6 +47,7 @@ from factory.runtime.constants import (
     KIND_NETWORK,
     KIND_ROOTFS,
     KIND_TASK_IMAGE,
+    KIND_TASK_NETWORK,
     LABEL_ENV_HASH,
     LABEL_HOST,
     LABEL_KIND,
@@ -53,17 +55,20 @@ from factory.runtime.constants import (
     LABEL_PID,
     LABEL_RECIPE_HASH,
     LABEL_RUN,
+    LABEL_SERVICE,
     LABEL_TASK,
     MAX_BUILD_LOG_BYTES,
     MAX_WAIT_SEC,
     POLL_SEC,
     TASK_IMAGE_REPO,
+    TASK_NETWORK_PREFIX,
     max_ready_sec,
     new_run_id,
 )
 from factory.runtime.engine import DockerRuntime
 from factory.runtime.gc import GcReport, collect_garbage, engine_summary, owner_alive
-from factory.runtime.sandbox import ContainerSpec, ExecResult, Readiness, Sandbox
+from factory.runtime.group import compose_readiness, image_readiness
+from factory.runtime.sandbox import ContainerSpec, ExecResult, Readiness, Sandbox, ServiceSpec
 
 __all__ = [
     "BUSYBOX",
@@ -82,6 +87,7 @@ __all__ = [
     "KIND_NETWORK",
     "KIND_ROOTFS",
     "KIND_TASK_IMAGE",
+    "KIND_TASK_NETWORK",
     "LABEL_ENV_HASH",
     "LABEL_HOST",
     "LABEL_KIND",
@@ -89,11 +95,13 @@ __all__ = [
     "LABEL_PID",
     "LABEL_RECIPE_HASH",
     "LABEL_RUN",
+    "LABEL_SERVICE",
     "LABEL_TASK",
     "MAX_BUILD_LOG_BYTES",
     "MAX_WAIT_SEC",
     "POLL_SEC",
     "TASK_IMAGE_REPO",
+    "TASK_NETWORK_PREFIX",
     "BuildLimits",
     "BuildNetwork",
     "BuiltImage",
@@ -103,8 +111,11 @@ __all__ = [
     "GcReport",
     "Readiness",
     "Sandbox",
+    "ServiceSpec",
     "collect_garbage",
+    "compose_readiness",
     "engine_summary",
+    "image_readiness",
     "max_ready_sec",
     "new_run_id",
     "owner_alive",

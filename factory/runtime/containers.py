@@ -18,6 +18,7 @@ from factory.runtime.constants import (
     LABEL_KIND,
     LABEL_RUN,
 )
+from factory.runtime.group import NETWORK_MARK
 from factory.runtime.sandbox import ContainerSpec, Sandbox
 
 log = logging.getLogger(__name__)
@@ -43,10 +44,34 @@ class ContainersMixin:
     _storage_quota: bool | None
 
     def start(self, spec: ContainerSpec) -> Sandbox:
-        """Create and start a sandboxed container that idles until commands are exec'd."""
-        docker = docker_sdk()
+        """Create and start a sandboxed container that idles until commands are exec'd; with
+        ``spec.services``, its sidecars first, on a network of its own."""
         if self._closing:
             raise CancelledError("the run is shutting down")
+        if spec.services or spec.join:
+            return self._start_in_group(spec)
+        return self._start_one(spec)
+
+    def _start_in_group(self, spec: ContainerSpec) -> Sandbox:
+        """The task's network (or the one it joins) and sidecars first, then its container on
+        it (see :mod:`factory.runtime.group`); on failure nothing is left behind."""
+        network = spec.join or self.create_task_network(spec.task_id)
+        owns = spec.join is None
+        sidecars: list[Sandbox] = []
+        try:
+            sidecars = self.start_sidecars(spec, network)
+            box = self._start_one(spec, group=network)
+        except BaseException:
+            for sidecar in sidecars:
+                self._remove_container(sidecar.id)
+            if owns:
+                self.remove_network(network)
+            raise
+        box.network, box.owns_network, box.sidecars = network, owns, sidecars
+        return box
+
+    def _start_one(self, spec: ContainerSpec, *, group: str | None = None) -> Sandbox:
+        docker = docker_sdk()
         labels = {**self.base_labels(spec.task_id), LABEL_KIND: KIND_CONTAINER, **spec.labels}
         host_cpus = self.engine_cpus()
         kwargs: dict[str, Any] = {
@@ -64,6 +89,13 @@ class ContainersMixin:
             "environment": dict(spec.env),
             "hostname": "sandbox",
         }
+        if group is not None:  # on the task's network; internet through factory's bridge
+            del kwargs["network_mode"]
+            kwargs["network"] = group
+            aliases = [spec.alias] if spec.join is None else []
+            kwargs["networking_config"] = {
+                group: self.api.create_endpoint_config(aliases=aliases or None)
+            }
         if spec.workdir:
             kwargs["working_dir"] = spec.workdir
         if spec.storage_mb and self._storage_quota is not False:
@@ -89,6 +121,8 @@ class ContainersMixin:
                 f"cannot create a container: {exc.explanation or exc}"
             ) from None
         sandbox = Sandbox(self, container.id, spec)
+        if group is not None:
+            sandbox.network = group  # removed by the caller if the start fails
         with self._lock:
             self._live[container.id] = sandbox
             closing = self._closing
@@ -96,6 +130,10 @@ class ContainersMixin:
             sandbox.close()
             raise CancelledError("the run is shutting down")
         try:
+            if group is not None and spec.network:
+                outside = self.container_network()
+                if outside != "none":
+                    self.api.connect_container_to_network(container.id, outside)
             container.start()
         except docker.errors.APIError as exc:
             sandbox.close()
@@ -152,23 +190,35 @@ class ContainersMixin:
         )
 
     def _discard(self, sandbox: Sandbox) -> None:
+        """Remove the container, then its sidecars, then the task network it owns."""
         with self._lock:
             self._live.pop(sandbox.id, None)
             closing = self._closing
             if not closing and self._reaper is None:
                 self._reaper = threading.Thread(target=self._reap, name="reaper", daemon=True)
                 self._reaper.start()
-        if closing:  # no reaper any more: remove it now, in this (joined) thread
-            self._remove_containers([sandbox.id], time.monotonic() + CLOSE_DEADLINE_SEC)
+        items = [sandbox.id, *(s.id for s in sandbox.sidecars)]
+        if sandbox.owns_network and sandbox.network:
+            items.append(NETWORK_MARK + sandbox.network)
+        if closing:  # no reaper any more: remove them now, in this (joined) thread
+            deadline = time.monotonic() + CLOSE_DEADLINE_SEC
+            self._remove_containers([i for i in items if not i.startswith(NETWORK_MARK)], deadline)
+            for item in items:
+                if item.startswith(NETWORK_MARK):
+                    self.remove_network(item[len(NETWORK_MARK) :])
         else:
-            self._removals.put(sandbox.id)
+            for item in items:
+                self._removals.put(item)
 
     def _reap(self) -> None:
         while True:
-            container_id = self._removals.get()
-            if container_id is None:
+            item = self._removals.get()
+            if item is None:
                 return
-            self._remove_container(container_id)
+            if item.startswith(NETWORK_MARK):
+                self.remove_network(item[len(NETWORK_MARK) :])
+            else:
+                self._remove_container(item)
 
     def _remove_container(self, container_id: str) -> bool:
         try:
@@ -232,11 +282,18 @@ class ContainersMixin:
                 queued.append(item)
         if reaper is not None:
             self._removals.put(None)
-        self._remove_containers([s.id for s in live] + queued + references, deadline)
+        networks = [i[len(NETWORK_MARK) :] for i in queued if i.startswith(NETWORK_MARK)]
+        networks += [s.network for s in live if s.owns_network and s.network]
+        ids = [s.id for s in live] + [c.id for s in live for c in s.sidecars]
+        ids += [i for i in queued if not i.startswith(NETWORK_MARK)]
+        self._remove_containers(ids + references, deadline)
         if reaper is not None:
             reaper.join(max(0.0, deadline - time.monotonic()))
         if self._client is not None:
             self.sweep(deadline)
+            for network in networks:
+                self.remove_network(network)
+            self.sweep_networks()
 
     def sweep(self, deadline: float | None = None) -> int:
         """Remove every container labelled with this run id (belt and braces after close)."""

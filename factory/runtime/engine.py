@@ -9,12 +9,15 @@ from factory.runtime.builds import BuildNetwork, BuildsMixin, _BuildHandle
 from factory.runtime.client import ConnectionMixin
 from factory.runtime.constants import new_run_id
 from factory.runtime.containers import ContainersMixin
+from factory.runtime.group import GroupMixin
 from factory.runtime.images import ImagesMixin
 from factory.runtime.network import NetworkMixin
 from factory.runtime.sandbox import Sandbox
 
 
-class DockerRuntime(ConnectionMixin, NetworkMixin, ImagesMixin, BuildsMixin, ContainersMixin):
+class DockerRuntime(
+    ConnectionMixin, NetworkMixin, ImagesMixin, BuildsMixin, GroupMixin, ContainersMixin
+):
     """Images, builds and containers for one run (one ``run_id``)."""
 
     def __init__(
@@ -44,3 +47,5 @@ class DockerRuntime(ConnectionMixin, NetworkMixin, ImagesMixin, BuildsMixin, Con
         self._driver: str | None = None
         self._network_lock = threading.Lock()
         self._network: tuple[str, str | None] | None = None  # (network mode, why unfiltered)
+        self._protect_lock = threading.Lock()
+        self._bridges_protected: bool | None = None  # task networks' host filter, once

@@ -18,6 +18,7 @@ from factory.runtime.constants import (
     KIND_CONTAINER,
     KIND_ROOTFS,
     KIND_TASK_IMAGE,
+    KIND_TASK_NETWORK,
     LABEL_HOST,
     LABEL_KIND,
     LABEL_MANAGED,
@@ -36,6 +37,8 @@ class GcReport:
     """Build leases of dead runs that were removed."""
     cgroups: int = 0
     """Empty build cgroups of dead factory processes that were removed."""
+    networks: list[str] = field(default_factory=list)
+    """Task networks (of multi-container tasks) of dead runs that were removed."""
 
 
 def owner_alive(labels: Mapping[str, str]) -> bool:
@@ -102,7 +105,8 @@ def collect_garbage(
 ) -> GcReport:
     """Remove what killed runs left behind, and nothing a live run is using.
 
-    * containers labelled ``factory.managed`` whose owning process is gone (all with ``force``);
+    * containers labelled ``factory.managed`` whose owning process is gone (all with ``force``),
+      sidecars included, and then the task networks of those runs;
     * stopped build-step containers and dangling (untagged) images of interrupted builds,
       except those made after a live run began a build (its build lease); with ``run_id``,
       only those made while that run was building;
@@ -142,6 +146,14 @@ def collect_garbage(
             report.containers.append(item["Id"][:12])
         except docker.errors.APIError:
             pass
+    for item in api.networks(filters={"label": f"{LABEL_KIND}={KIND_TASK_NETWORK}"}):
+        labels = item.get("Labels") or {}
+        if run_id and labels.get(LABEL_RUN) != run_id:
+            continue
+        if not force and owner_alive(labels):
+            continue
+        if runtime.remove_network(item["Name"], attempts=2):  # its containers went above
+            report.networks.append(item["Name"])
     for item in api.images(filters={"label": f"{LABEL_KIND}={KIND_ROOTFS}"}):
         labels = item.get("Labels") or {}
         if run_id and labels.get(LABEL_RUN) != run_id:

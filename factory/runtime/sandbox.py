@@ -64,6 +64,40 @@ class ContainerSpec:
     """A check to pass before the container is used (see :meth:`Sandbox.wait_ready`)."""
     harness: bool = True
     """Mount the harness toolkit read-only at :data:`HARNESS_MOUNT` (verifier isolation)."""
+    services: tuple[ServiceSpec, ...] = ()
+    """Sidecars, started first in this order on a network of the task's own (see
+    :mod:`factory.runtime.group`); they are removed with the container."""
+    alias: str = "main"
+    """The container's name on its task's network (when it has sidecars)."""
+    join: str | None = None
+    """Join this task network (another container's :attr:`Sandbox.network`: its sidecars)
+    instead of making one; the separate verifier does."""
+
+
+@dataclass(frozen=True)
+class ServiceSpec:
+    """A sidecar: a service of the task's compose file besides the agent's container. It runs
+    its image's own command (or ``command``/``entrypoint``), unprivileged and limited like the
+    task's container, with no harness mount and no network but the task's own."""
+
+    name: str
+    """Its service name: its host name and its name on the task's network."""
+    image: str
+    command: tuple[str, ...] | None = None
+    entrypoint: tuple[str, ...] | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+    workdir: str | None = None
+    user: str | None = None
+    cpus: float = 1.0
+    memory_mb: int = 512
+    pids_limit: int = 256
+    readiness: Readiness | None = None
+    """Its healthcheck; None: the image's HEALTHCHECK, if it has one."""
+    image_healthcheck: bool = True
+    """Whether the image's HEALTHCHECK counts when ``readiness`` is None (Compose's
+    ``healthcheck: {disable: true}`` says no)."""
+    must_complete: bool = False
+    """A dependent waits for it to exit 0 (``service_completed_successfully``)."""
 
 
 @dataclass(frozen=True)
@@ -134,6 +168,12 @@ class Sandbox:
         self.spec = spec
         self.dead = False
         self._overlay: tuple[str, list[str]] | tuple[()] | None = None
+        self.network: str | None = None
+        """The task's own network when it has sidecars (or joined another's)."""
+        self.owns_network = False
+        """Whether the network is removed with this container."""
+        self.sidecars: list[Sandbox] = []
+        """The sidecars started for this container (removed with it)."""
 
     @property
     def _api(self):

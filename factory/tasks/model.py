@@ -16,7 +16,13 @@ from pydantic import ValidationError
 
 from factory.errors import TaskFormatError
 from factory.fsutil import write_text_atomic
-from factory.inputs import load_toml_file, load_yaml_file, read_text
+from factory.inputs import load_toml_file, read_text
+from factory.tasks.compose import (
+    ComposeEnvironment,
+    find_compose_file,
+    harbor_variables,
+    parse_compose,
+)
 from factory.tasks.config import TaskConfig
 from factory.tasks.hashing import hash_tree
 from factory.tasks.paths import TaskPaths, TB1Paths
@@ -78,6 +84,8 @@ class Task:
     """For a converted task: the directory the user pointed at."""
     notes: list[str] = field(default_factory=list)
     """What a conversion rewrote (shown to the user)."""
+    compose: ComposeEnvironment | None = None
+    """The sidecar services of ``environment/docker-compose.yaml`` (None: one container)."""
 
     @property
     def root(self) -> Path:
@@ -114,44 +122,28 @@ def load_harbor_task(root: Path) -> Task:
     instruction = read_text(paths.instruction)
     if not instruction.strip():
         raise TaskFormatError(paths.instruction, "the instruction is empty")
-    compose = [paths.environment_dir / n for n in ("docker-compose.yaml", "docker-compose.yml")]
-    for compose_file in compose:
-        _refuse_sidecars(compose_file)
+    compose_file = find_compose_file(paths.environment_dir)
+    compose = None
+    if compose_file is not None:
+        env = config.environment
+        variables = harbor_variables(
+            env.env, cpus=env.effective_cpus, memory_mb=env.effective_memory_mb
+        )
+        compose = parse_compose(compose_file, variables=variables)
     if config.environment.docker_image is None and not paths.dockerfile.is_file():
-        if any(p.is_file() for p in compose):
-            raise TaskFormatError(
-                paths.environment_dir,
-                "multi-container (docker-compose) environments are not supported yet; "
-                "provide environment/Dockerfile",
-            )
         raise TaskFormatError(
             paths.dockerfile,
-            "file is missing (or set environment.docker_image in task.toml)",
+            "file is missing (or set environment.docker_image in task.toml)"
+            + ("; the main service of docker-compose.yaml is built from it" if compose else ""),
         )
     if not paths.test_script.is_file():
         raise TaskFormatError(
             paths.test_script,
             "file is missing (the verifier entry point that writes /logs/verifier/reward.txt)",
         )
-    return Task(paths=paths, config=config, instruction=instruction)
-
-
-def _refuse_sidecars(compose_file: Path) -> None:
-    """Harbor merges ``environment/docker-compose.yaml`` over its own ``main`` service; extra
-    services (sidecars: a database, a DNS server) would be silently missing here, so a task
-    that declares any is refused with their names rather than failing its oracle obscurely."""
-    if not compose_file.is_file():
-        return
-    data = load_yaml_file(compose_file) or {}
-    services = data.get("services") if isinstance(data, dict) else None
-    extra = sorted(set(services) - {"main"}) if isinstance(services, dict) else []
-    if extra:
-        raise TaskFormatError(
-            compose_file,
-            "multi-container environments are not supported yet (services besides 'main': "
-            f"{', '.join(extra)}); fold them into environment/Dockerfile",
-            field="services",
-        )
+    task = Task(paths=paths, config=config, instruction=instruction)
+    task.compose = compose
+    return task
 
 
 def load_task(root: Path | str) -> Task:

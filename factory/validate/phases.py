@@ -20,7 +20,18 @@ from factory.errors import (
     EnvironmentUnhealthyError,
     ExecTimeoutError,
 )
-from factory.runtime import BUSYBOX, ContainerSpec, DockerRuntime, ExecResult, Readiness, Sandbox
+from factory.images.task_image import service_images
+from factory.runtime import (
+    BUSYBOX,
+    ContainerSpec,
+    DockerRuntime,
+    ExecResult,
+    Readiness,
+    Sandbox,
+    ServiceSpec,
+    compose_readiness,
+)
+from factory.tasks.compose import ServiceHealthcheck, sidecar_limits
 from factory.tasks.model import Task
 from factory.tasks.paths import (
     CONTAINER_SOLUTION_DIR,
@@ -39,6 +50,8 @@ _RUN_SCRIPT = 'if command -v bash >/dev/null 2>&1; then exec bash "$0"; else exe
 def container_spec(
     task: Task, image: str, *, labels: dict[str, str] | None = None
 ) -> ContainerSpec:
+    """How to start ``task``'s container from ``image``; with its sidecars (the other services
+    of its compose file, images from :func:`service_images`) when it has them."""
     env = task.config.environment
     check = env.healthcheck
     readiness = None
@@ -51,6 +64,12 @@ def container_spec(
             start_period_sec=check.start_period_sec,
             start_interval_sec=check.start_interval_sec or 0.2,
         )
+    compose = task.compose
+    environment = dict(env.env)
+    if compose is not None:
+        environment.update(compose.main_env)
+        if readiness is None and compose.main_healthcheck is not None:
+            readiness = _readiness(compose.main_healthcheck)
     return ContainerSpec(
         image=image,
         cpus=env.effective_cpus,
@@ -59,12 +78,61 @@ def container_spec(
         storage_mb=env.effective_storage_mb,
         gpus=env.gpus,
         network=env.network_enabled,
-        env=env.env,
+        env=environment,
         workdir=env.workdir,
         task_id=task.id,
         labels=labels or {},
         readiness=readiness,
+        services=sidecar_specs(task, image),
     )
+
+
+def _readiness(check: ServiceHealthcheck) -> Readiness:
+    return compose_readiness(
+        check.command, check.interval_sec, check.timeout_sec, check.retries, check.start_period_sec
+    )
+
+
+def sidecar_specs(task: Task, image: str) -> tuple[ServiceSpec, ...]:
+    """The task's sidecars as the runtime starts them, in start order: limits from the compose
+    file (or factory's defaults), never above the task's own container's."""
+    compose = task.compose
+    if compose is None or not compose.sidecars:
+        return ()
+    images = service_images(task, image)
+    env = task.config.environment
+    completes = {
+        dep
+        for wants in [compose.main_depends_on, *(s.depends_on for s in compose.sidecars)]
+        for dep, condition in wants.items()
+        if condition == "service_completed_successfully"
+    }
+    specs = []
+    for sidecar in compose.sidecars:
+        cpus, memory_mb, pids = sidecar_limits(
+            sidecar,
+            cpus=env.effective_cpus,
+            memory_mb=env.effective_memory_mb,
+            pids=env.pids_limit or 1024,
+        )
+        specs.append(
+            ServiceSpec(
+                name=sidecar.name,
+                image=images[sidecar.name],
+                command=sidecar.command,
+                entrypoint=sidecar.entrypoint,
+                env=dict(sidecar.env),
+                workdir=sidecar.workdir,
+                user=sidecar.user,
+                cpus=cpus,
+                memory_mb=memory_mb,
+                pids_limit=pids,
+                readiness=_readiness(sidecar.healthcheck) if sidecar.healthcheck else None,
+                image_healthcheck=not sidecar.healthcheck_disabled,
+                must_complete=sidecar.name in completes,
+            )
+        )
+    return tuple(specs)
 
 
 def _write(path: Path, result: ExecResult) -> None:
@@ -97,6 +165,10 @@ def run_phase(
         box = container.result() if container else runtime.start(container_spec(task, image))
     except (ContainerDiedError, CancelledError) as exc:
         result.infra_error = str(exc)
+        timings["total"] = time.monotonic() - started
+        return result
+    except EnvironmentUnhealthyError as exc:  # a sidecar's healthcheck
+        result.unhealthy = str(exc)
         timings["total"] = time.monotonic() - started
         return result
     try:

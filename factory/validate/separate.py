@@ -25,7 +25,8 @@ for a shared verifier (its processes frozen, the toolchain restored from the ima
 background process rewrites a file while it is copied. Harbor runs the hooks with the agent's
 processes still live; an honest agent's verdict is the same either way.
 
-factory runs single-container tasks: a hook or artifact of another compose service, a
+For a task with sidecars the fresh container joins the agent's task network (the same
+sidecars, in the state the agent left them); hooks and artifacts come from ``main``. A
 ``tests/Dockerfile`` or a ``[verifier.environment]`` naming another image are refused before
 anything runs (:func:`separate_verifier_problem`).
 """
@@ -213,7 +214,11 @@ class VerifierStart:
     isolation, the collect hooks and the artifact copies in the agent's container."""
 
     def __init__(self, task: Task, agent_box: Sandbox, spec: ContainerSpec) -> None:
-        self.spec = replace(spec, network=_network(task))
+        # With sidecars it joins the agent's task network: the tests see the services the
+        # agent changed (no fresh ones), as Harbor's verifier does.
+        self.spec = replace(
+            spec, network=_network(task), services=(), join=getattr(agent_box, "network", None)
+        )
         self._runtime = agent_box.runtime
         self._box: Sandbox | None = None
         self._error: BaseException | None = None

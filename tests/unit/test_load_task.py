@@ -101,11 +101,12 @@ def test_compose_environments_are_refused_clearly(tmp_path):
         load_task(task)
 
 
-def test_sidecar_services_are_refused_by_name(tmp_path):
+def test_sidecar_services_load_and_unsupported_ones_are_refused_by_field(tmp_path):
     files = {
         "task.toml": 'version = "1.0"\n',
         "instruction.md": "do it\n",
         "environment/Dockerfile": "FROM ubuntu:24.04\n",
+        "environment/dns-server/Dockerfile": "FROM debian:bookworm\n",
         "environment/docker-compose.yaml": (
             "services:\n  main:\n    depends_on: [dns-server, db]\n"
             "  dns-server:\n    build: ./dns-server\n  db:\n    image: postgres:16\n"
@@ -113,14 +114,23 @@ def test_sidecar_services_are_refused_by_name(tmp_path):
         **TEST_SH,
     }
     task = write_task(tmp_path / "t", files)
-    with pytest.raises(TaskFormatError, match="besides 'main': db, dns-server") as info:
+    compose = load_task(task).compose
+    assert [s.name for s in compose.sidecars] == ["db", "dns-server"]
+    assert compose.sidecar("dns-server").build_context == "dns-server"
+    assert compose.sidecar("db").image == "postgres:16"
+    (task / "environment" / "docker-compose.yaml").write_text(
+        "services:\n  main: {}\n  db:\n    image: postgres:16\n    ports: ['5432:5432']\n"
+    )
+    with pytest.raises(TaskFormatError, match="publishes ports on the host") as info:
         load_task(task)
-    assert info.value.field == "services"
+    assert info.value.field == "services.db.ports"
     # overrides of the main service alone are fine
     (task / "environment" / "docker-compose.yaml").write_text(
         "services:\n  main:\n    environment: [A=1]\n"
     )
-    assert load_task(task).config.environment.docker_image is None
+    loaded = load_task(task)
+    assert loaded.config.environment.docker_image is None
+    assert loaded.compose.sidecars == () and loaded.compose.main_env == {"A": "1"}
 
 
 def test_task_ids_are_safe():

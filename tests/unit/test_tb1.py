@@ -101,13 +101,21 @@ def test_missing_files(tmp_path, missing):
         convert_tb1(src, tmp_path / "out")
 
 
-def test_multi_service_compose_is_refused(tmp_path):
+def test_multi_service_compose_becomes_harbor_sidecars(tmp_path):
     src = _copy(tmp_path)
     (src / "docker-compose.yaml").write_text(
-        "services:\n  client:\n    build: .\n  db:\n    image: postgres:16\n"
+        "services:\n  client:\n    build: .\n    depends_on: [db]\n  db:\n    image: postgres:16\n"
     )
-    with pytest.raises(TaskFormatError, match="multi-container.*db"):
+    task = convert_tb1(src, tmp_path / "out")
+    assert [s.name for s in task.compose.sidecars] == ["db"]
+    assert task.compose.main_depends_on == {"db": "service_started"}
+    (src / "docker-compose.yaml").write_text(
+        "services:\n  client:\n    build: .\n  db:\n    image: postgres:16\n    privileged: true\n"
+    )
+    with pytest.raises(TaskFormatError, match="privileged") as info:
         convert_tb1(src, tmp_path / "out")
+    assert info.value.field == "services.db.privileged"
+    assert info.value.path == src / "docker-compose.yaml"
 
 
 def test_a_lone_service_of_another_name_is_the_agents(tmp_path):

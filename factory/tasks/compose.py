@@ -1,0 +1,707 @@
+"""A task's ``environment/docker-compose.yaml``: its sidecar services, parsed and checked.
+
+Harbor (0.26, ``--env docker``) starts a task whose environment has a ``docker-compose.yaml`` as
+``docker compose up --wait`` over three files: its own base (the ``main`` service: logs mounts,
+CPU and memory limits), its build file (``main`` built from ``environment/`` with the task's
+Dockerfile, kept alive with ``sleep infinity``) and the task's file last, which adds services and
+overrides ``main``. Paths in the task's file are relative to ``environment/``, and
+``${MAIN_IMAGE_NAME}``, ``${CONTEXT_DIR}``, ``${CPUS}``, ``${MEMORY}``, the log paths and the
+task's ``[environment.env]`` are the variables it may use. The agent and the verifier run in
+``main``; every other service is a *sidecar* (a database, an API, an MCP server), reached by its
+service name.
+
+factory runs the same files without Compose (:mod:`factory.runtime` starts each sidecar with the
+sandbox's limits on a network of the task's own with no route to the host or anywhere else), so
+what a sidecar may ask for is the part of Compose that fits that sandbox: an image (local, or
+built from a Dockerfile under ``environment/``), its command, environment, working directory and
+user, a healthcheck, ``depends_on`` (with its conditions) and resource limits. What does not
+fit is refused here, before anything is built, with the file and the field: published ports,
+privileged mode, capabilities, devices, host networks and namespaces, volumes (bind mounts of
+host paths, named volumes), env files, and anything unknown. Keys that only matter to Compose
+itself (``container_name``, ``restart``, ``expose``, ``networks`` of the bridge kind, logging,
+labels) are accepted and have no effect; each one used is recorded in the notes.
+
+A Terminal-Bench 1 compose file (agent service ``client``) is parsed by the same function with
+``main="client"`` and TB1's variables; :mod:`factory.importers.tb1` rewrites it into Harbor's
+form.
+"""
+
+from __future__ import annotations
+
+import math
+import posixpath
+import re
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from factory.errors import TaskFormatError
+from factory.inputs import load_yaml_file
+
+COMPOSE_NAMES = ("docker-compose.yaml", "docker-compose.yml")
+HARBOR_MAIN = "main"
+MAX_SIDECARS = 8
+"""More services than this in one task is refused (each is a container per phase)."""
+DEFAULT_SIDECAR_MEMORY_MB = 512
+DEFAULT_SIDECAR_CPUS = 1.0
+DEFAULT_SIDECAR_PIDS = 256
+
+_SERVICE_NAME = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,62}$")
+_VARIABLE = re.compile(
+    r"\$(?:(\$)|\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?+])([^}]*))?\}|([A-Za-z_][A-Za-z0-9_]*))"
+)
+
+# What a service may say, by what factory does with it.
+_IGNORED_KEYS = {
+    "container_name": "factory names its containers itself",
+    "restart": "a sidecar lives as long as its phase",
+    "expose": "every port of a sidecar is open to the task's other services",
+    "networks": "every service of a task is on the task's own network",
+    "hostname": "a sidecar's host name is its service name",
+    "labels": "factory labels its containers itself",
+    "logging": "factory keeps no sidecar logs",
+    "stop_grace_period": "sidecars are removed at once when the phase ends",
+    "stop_signal": "sidecars are removed at once when the phase ends",
+    "tty": "sidecars have no terminal",
+    "stdin_open": "sidecars have no terminal",
+    "platform": "images run on the engine's platform",
+    "pull_policy": "nothing is pulled here",
+    "init": "factory runs every container with an init process",
+    "ulimits": "factory's own limits apply",
+    "shm_size": "factory's own limits apply",
+    "dns": "sidecars resolve the task's service names only",
+    "domainname": "sidecars resolve the task's service names only",
+}
+_REFUSED_KEYS = {
+    "ports": "publishes ports on the host; services reach each other by name on the task's "
+    "network, so drop it (use `expose` or nothing)",
+    "privileged": "privileged containers are not allowed",
+    "cap_add": "extra capabilities are not allowed",
+    "devices": "host devices are not allowed",
+    "device_cgroup_rules": "host devices are not allowed",
+    "gpus": "sidecars get no GPUs (set environment.gpus for main)",
+    "runtime": "only the engine's default runtime is used",
+    "network_mode": "a service cannot leave the task's network (host networks and other "
+    "containers' namespaces are not allowed)",
+    "pid": "host and shared process namespaces are not allowed",
+    "ipc": "host and shared IPC namespaces are not allowed",
+    "uts": "the host's UTS namespace is not allowed",
+    "userns_mode": "the host's user namespace is not allowed",
+    "cgroup": "the host's cgroup namespace is not allowed",
+    "cgroup_parent": "factory places containers in its own cgroups",
+    "security_opt": "factory sets the security options itself",
+    "sysctls": "kernel parameters cannot be changed",
+    "extra_hosts": "host entries (host-gateway) would point at the host",
+    "links": "services reach each other by name; drop it",
+    "external_links": "containers outside the task cannot be reached",
+    "volumes": "volumes (host paths and named volumes) are not supported; COPY the files in "
+    "the service's Dockerfile",
+    "volumes_from": "volumes are not supported",
+    "tmpfs": "mounts are not supported",
+    "env_file": "env files are not supported; list the variables under `environment`",
+    "configs": "configs are not supported; COPY the files in the service's Dockerfile",
+    "secrets": "secrets are not supported; COPY the files in the service's Dockerfile",
+    "extends": "extends is not supported; write the service out",
+    "profiles": "profiles are not supported",
+    "scale": "one container per service",
+    "oom_kill_disable": "factory's own limits apply",
+    "oom_score_adj": "factory's own limits apply",
+    "storage_opt": "factory's own limits apply",
+    "isolation": "factory's own isolation applies",
+    "mac_address": "addresses are assigned by the task's network",
+    "develop": "not supported",
+    "post_start": "not supported",
+    "pre_stop": "not supported",
+}
+_SUPPORTED_KEYS = {
+    "build",
+    "image",
+    "command",
+    "entrypoint",
+    "environment",
+    "healthcheck",
+    "depends_on",
+    "deploy",
+    "working_dir",
+    "user",
+    "mem_limit",
+    "memswap_limit",
+    "cpus",
+    "pids_limit",
+}
+_TOP_IGNORED = {"version", "name"}
+_TOP_REFUSED = {
+    "volumes": "named volumes are not supported; COPY the files in the service's Dockerfile",
+    "configs": "configs are not supported",
+    "secrets": "secrets are not supported",
+    "include": "include is not supported; write the services out in this file",
+}
+_CONDITIONS = ("service_started", "service_healthy", "service_completed_successfully")
+
+
+@dataclass(frozen=True)
+class ServiceHealthcheck:
+    """A service's healthcheck as Compose states it (its defaults are Compose's)."""
+
+    command: str
+    """Run with ``sh -c`` in the service's container; exit 0 means healthy."""
+    interval_sec: float = 30.0
+    timeout_sec: float = 30.0
+    retries: int = 3
+    start_period_sec: float = 0.0
+
+    def deadline_sec(self) -> float:
+        """How long Docker would try before calling the service unhealthy."""
+        return self.start_period_sec + self.retries * (self.interval_sec + self.timeout_sec)
+
+
+@dataclass(frozen=True)
+class Sidecar:
+    """One service besides ``main``."""
+
+    name: str
+    build_context: str | None = None
+    """Folder of its build, relative to ``environment/`` (posix); None: ``image`` is used."""
+    dockerfile: str = "Dockerfile"
+    """Relative to the build context."""
+    image: str | None = None
+    """A local image (or one the alias table maps to a local one) when it is not built."""
+    command: tuple[str, ...] | None = None
+    entrypoint: tuple[str, ...] | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+    workdir: str | None = None
+    user: str | None = None
+    healthcheck: ServiceHealthcheck | None = None
+    healthcheck_disabled: bool = False
+    """``healthcheck: {disable: true}``: not even the image's HEALTHCHECK is run."""
+    depends_on: Mapping[str, str] = field(default_factory=dict)
+    """Service -> condition (``service_started``, ``service_healthy``,
+    ``service_completed_successfully``)."""
+    cpus: float | None = None
+    memory_mb: int | None = None
+    pids_limit: int | None = None
+
+
+@dataclass(frozen=True)
+class ComposeEnvironment:
+    """What a task's compose file adds to its environment."""
+
+    path: Path
+    main: str = HARBOR_MAIN
+    """The agent's service (Harbor: ``main``; Terminal-Bench 1: ``client``)."""
+    sidecars: tuple[Sidecar, ...] = ()
+    """In start order: every service after those it depends on."""
+    main_env: Mapping[str, str] = field(default_factory=dict)
+    """``environment`` of the main service (applied over ``[environment.env]``)."""
+    main_depends_on: Mapping[str, str] = field(default_factory=dict)
+    main_healthcheck: ServiceHealthcheck | None = None
+    notes: tuple[str, ...] = ()
+
+    def sidecar(self, name: str) -> Sidecar:
+        return next(s for s in self.sidecars if s.name == name)
+
+
+def find_compose_file(environment_dir: Path) -> Path | None:
+    for name in COMPOSE_NAMES:
+        if (environment_dir / name).is_file():
+            return environment_dir / name
+    return None
+
+
+def harbor_variables(env: Mapping[str, str], *, cpus: float, memory_mb: int) -> dict[str, str]:
+    """The variables Harbor's Docker environment sets for a task's compose file (the log
+    paths are its container-side ones: factory mounts nothing from the host)."""
+    return {
+        "MAIN_IMAGE_NAME": "main",
+        "CONTEXT_DIR": ".",
+        "ENV_VERIFIER_LOGS_PATH": "/logs/verifier",
+        "ENV_AGENT_LOGS_PATH": "/logs/agent",
+        "ENV_ARTIFACTS_PATH": "/logs/artifacts",
+        "CPUS": f"{cpus:g}",
+        "MEMORY": f"{memory_mb}M",
+        **dict(env),
+    }
+
+
+class _Where:
+    """The file being parsed, for errors that name it and the field."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def error(self, field_name: str, message: str) -> TaskFormatError:
+        return TaskFormatError(self.path, message, field=field_name)
+
+
+def interpolate(value: Any, variables: Mapping[str, str], where: _Where, at: str) -> Any:
+    """Compose's ``${VAR}``, ``${VAR:-default}``, ``${VAR-default}``, ``${VAR:?err}``,
+    ``${VAR:+alt}``, ``$VAR`` and ``$$`` in every string of ``value`` (an unset variable is
+    empty, as in Compose)."""
+    if isinstance(value, dict):
+        return {k: interpolate(v, variables, where, f"{at}.{k}") for k, v in value.items()}
+    if isinstance(value, list):
+        return [interpolate(v, variables, where, f"{at}[{i}]") for i, v in enumerate(value)]
+    if not isinstance(value, str) or "$" not in value:
+        return value
+
+    def one(match: re.Match[str]) -> str:
+        if match.group(1):
+            return "$"
+        name = match.group(2) or match.group(5)
+        op, arg = match.group(3), match.group(4) or ""
+        found = variables.get(name)
+        if op in (":-", "-"):
+            use_default = found is None or (op == ":-" and found == "")
+            return arg if use_default else str(found)
+        if op in (":?", "?"):
+            if found is None or (op == ":?" and found == ""):
+                raise where.error(at, f"variable {name} is required: {arg or 'not set'}")
+            return str(found)
+        if op in (":+", "+"):
+            present = found is not None and (op == "+" or found != "")
+            return arg if present else ""
+        return "" if found is None else str(found)
+
+    return _VARIABLE.sub(one, value)
+
+
+def _command(value: Any, where: _Where, at: str) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            return tuple(shlex.split(value))
+        except ValueError as exc:
+            raise where.error(at, f"cannot be split into words: {exc}") from None
+    if isinstance(value, list) and all(isinstance(v, str | int | float) for v in value):
+        return tuple(str(v) for v in value)
+    raise where.error(at, "must be a string or a list of strings")
+
+
+def _env(value: Any, where: _Where, at: str) -> dict[str, str]:
+    if value is None:
+        return {}
+    pairs: dict[str, str] = {}
+    if isinstance(value, list):
+        for item in value:
+            key, sep, val = str(item).partition("=")
+            if sep:  # `- NAME` alone takes the value from the host: nothing here
+                pairs[key] = val
+    elif isinstance(value, dict):
+        for key, val in value.items():
+            if val is not None:
+                pairs[str(key)] = str(val).lower() if isinstance(val, bool) else str(val)
+    else:
+        raise where.error(at, "must be a list of NAME=value or a mapping")
+    return pairs
+
+
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)(us|ms|s|m|h)")
+
+
+def parse_duration(value: Any, where: _Where, at: str) -> float:
+    """Compose durations ('1m30s', '500ms', '10s', or a number of seconds) in seconds."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        seconds = float(value)
+    else:
+        text = str(value).strip()
+        parts = _DURATION.findall(text)
+        if not text or "".join(n + u for n, u in parts) != text:
+            raise where.error(at, f"'{value}' is not a duration such as '10s' or '1m30s'")
+        scale = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+        seconds = sum(float(n) * scale[u] for n, u in parts)
+    if not math.isfinite(seconds) or seconds < 0 or seconds > 86_400:
+        raise where.error(at, f"'{value}' is not a duration between 0 and 24h")
+    return seconds
+
+
+def _healthcheck(value: Any, where: _Where, at: str) -> tuple[ServiceHealthcheck | None, bool]:
+    """(the check, whether it is disabled)."""
+    if value is None:
+        return None, False
+    if not isinstance(value, dict):
+        raise where.error(at, "must be a mapping (test, interval, timeout, retries, ...)")
+    unknown = sorted(
+        set(value)
+        - {"test", "interval", "timeout", "retries", "start_period", "start_interval", "disable"}
+    )
+    if unknown:
+        raise where.error(f"{at}.{unknown[0]}", "not a healthcheck field")
+    if value.get("disable") is True:
+        return None, True
+    test = value.get("test")
+    if test is None:
+        raise where.error(f"{at}.test", "missing (the command that says the service is up)")
+    if isinstance(test, str):
+        command = test
+    elif isinstance(test, list) and test and all(isinstance(t, str) for t in test):
+        kind, rest = test[0], test[1:]
+        if kind == "NONE":
+            return None, True
+        if kind == "CMD-SHELL" and len(rest) == 1:
+            command = rest[0]
+        elif kind == "CMD" and rest:
+            command = shlex.join(rest)
+        else:
+            raise where.error(f"{at}.test", "must be [CMD, ...], [CMD-SHELL, cmd] or a string")
+    else:
+        raise where.error(f"{at}.test", "must be a string or a list of strings")
+    retries = value.get("retries", 3)
+    if not isinstance(retries, int) or isinstance(retries, bool) or not 1 <= retries <= 10_000:
+        raise where.error(f"{at}.retries", "must be a whole number from 1 to 10000")
+    check = ServiceHealthcheck(
+        command=command,
+        interval_sec=max(
+            0.1, parse_duration(value.get("interval", "30s"), where, f"{at}.interval")
+        ),
+        timeout_sec=max(0.1, parse_duration(value.get("timeout", "30s"), where, f"{at}.timeout")),
+        retries=retries,
+        start_period_sec=parse_duration(value.get("start_period", 0), where, f"{at}.start_period"),
+    )
+    return check, False
+
+
+def _depends_on(value: Any, where: _Where, at: str) -> dict[str, str]:
+    if value is None:
+        return {}
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return {name: "service_started" for name in value}
+    if not isinstance(value, dict):
+        raise where.error(at, "must be a list of services or a mapping")
+    found: dict[str, str] = {}
+    for name, spec in value.items():
+        spec = spec or {}
+        if not isinstance(spec, dict):
+            raise where.error(f"{at}.{name}", "must be a mapping with a condition")
+        condition = spec.get("condition", "service_started")
+        if condition not in _CONDITIONS:
+            raise where.error(f"{at}.{name}.condition", f"must be one of {', '.join(_CONDITIONS)}")
+        found[str(name)] = condition
+    return found
+
+
+def _memory_mb(value: Any, where: _Where, at: str) -> int:
+    text = str(value).strip().lower()
+    match = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?", text)
+    if not match:
+        raise where.error(at, f"'{value}' is not a size such as '512m' or '1g'")
+    number, unit = float(match.group(1)), match.group(2)
+    if not unit:  # Compose: a bare number is bytes
+        return max(1, int(number) >> 20)
+    factor = {"k": 1 / 1024, "m": 1, "g": 1024, "t": 1024 * 1024}[unit]
+    return max(1, int(number * factor))
+
+
+def _limits(
+    service: dict[str, Any], where: _Where, at: str
+) -> tuple[float | None, int | None, int | None]:
+    deploy = service.get("deploy") or {}
+    if not isinstance(deploy, dict):
+        raise where.error(f"{at}.deploy", "must be a mapping")
+    unknown = sorted(set(deploy) - {"resources", "restart_policy", "labels", "replicas"})
+    if unknown:
+        raise where.error(f"{at}.deploy.{unknown[0]}", "not supported by factory")
+    if deploy.get("replicas", 1) != 1:
+        raise where.error(f"{at}.deploy.replicas", "one container per service")
+    resources = deploy.get("resources") or {}
+    if not isinstance(resources, dict):
+        raise where.error(f"{at}.deploy.resources", "must be a mapping")
+    if (resources.get("reservations") or {}).get("devices"):
+        raise where.error(
+            f"{at}.deploy.resources.reservations.devices", "host devices are not allowed"
+        )
+    limits = resources.get("limits") or {}
+    if not isinstance(limits, dict):
+        raise where.error(f"{at}.deploy.resources.limits", "must be a mapping")
+    cpus_value = limits.get("cpus", service.get("cpus"))
+    memory_value = limits.get("memory", service.get("mem_limit"))
+    pids_value = limits.get("pids", service.get("pids_limit"))
+    cpus = memory = pids = None
+    if cpus_value is not None:
+        try:
+            cpus = float(cpus_value)
+        except (TypeError, ValueError):
+            cpus = -1.0
+        if not math.isfinite(cpus) or not 0 < cpus <= 256:
+            raise where.error(
+                f"{at}.deploy.resources.limits.cpus", f"'{cpus_value}' is not a CPU count"
+            )
+    if memory_value is not None:
+        memory = _memory_mb(memory_value, where, f"{at}.deploy.resources.limits.memory")
+    if pids_value is not None:
+        if not isinstance(pids_value, int) or isinstance(pids_value, bool) or pids_value < 1:
+            raise where.error(f"{at}.deploy.resources.limits.pids", "must be a positive number")
+        pids = pids_value
+    return cpus, memory, pids
+
+
+def _build(value: Any, where: _Where, at: str, environment_dir: Path) -> tuple[str, str]:
+    """(context relative to ``environment/``, Dockerfile relative to the context)."""
+    if isinstance(value, str):
+        context, dockerfile = value, "Dockerfile"
+    elif isinstance(value, dict):
+        unknown = sorted(set(value) - {"context", "dockerfile"})
+        if unknown:
+            raise where.error(
+                f"{at}.{unknown[0]}", "not supported by factory (context and dockerfile are)"
+            )
+        context = str(value.get("context", "."))
+        dockerfile = str(value.get("dockerfile", "Dockerfile"))
+    else:
+        raise where.error(at, "must be a folder or a mapping with context and dockerfile")
+    for name, text in (("context", context), ("dockerfile", dockerfile)):
+        if "://" in text or text.startswith("git@"):
+            raise where.error(f"{at}.{name}", "remote build contexts cannot be fetched here")
+        if posixpath.isabs(text):
+            raise where.error(f"{at}.{name}", f"'{text}' must be relative to environment/")
+    normal = posixpath.normpath(context)
+    if normal == ".." or normal.startswith("../"):
+        raise where.error(f"{at}.context", f"'{context}' is outside environment/")
+    rel_dockerfile = posixpath.normpath(posixpath.join(normal, dockerfile))
+    if rel_dockerfile == ".." or rel_dockerfile.startswith("../"):
+        raise where.error(f"{at}.dockerfile", f"'{dockerfile}' is outside environment/")
+    if not (environment_dir / normal).is_dir():
+        raise where.error(f"{at}.context", f"'{context}' is not a folder in environment/")
+    if not (environment_dir / rel_dockerfile).is_file():
+        raise where.error(f"{at}.dockerfile", f"environment/{rel_dockerfile} is missing")
+    return normal, posixpath.relpath(rel_dockerfile, normal)
+
+
+def _check_keys(
+    service: dict[str, Any], where: _Where, at: str, notes: list[str], allowed: set[str]
+) -> None:
+    for key in service:
+        if key in _REFUSED_KEYS:
+            raise where.error(f"{at}.{key}", _REFUSED_KEYS[key])
+        if key in _IGNORED_KEYS:
+            notes.append(f"{at}.{key} has no effect: {_IGNORED_KEYS[key]}")
+        elif key not in allowed and not str(key).startswith("x-"):
+            raise where.error(f"{at}.{key}", "not supported by factory")
+
+
+def _sidecar(
+    name: str, service: dict[str, Any], where: _Where, notes: list[str], environment_dir: Path
+) -> Sidecar:
+    at = f"services.{name}"
+    _check_keys(service, where, at, notes, _SUPPORTED_KEYS)
+    if "memswap_limit" in service:
+        notes.append(f"{at}.memswap_limit has no effect: swap is always off")
+    context = dockerfile = None
+    if service.get("build") is not None:
+        context, dockerfile = _build(service["build"], where, f"{at}.build", environment_dir)
+    image = service.get("image")
+    if image is not None and not isinstance(image, str):
+        raise where.error(f"{at}.image", "must be a string")
+    if context is None and not image:
+        raise where.error(at, "needs `build` (a Dockerfile under environment/) or `image`")
+    if context is not None:
+        image = None  # Compose tags the build with it; here builds get content-hash tags
+    healthcheck, disabled = _healthcheck(service.get("healthcheck"), where, f"{at}.healthcheck")
+    cpus, memory_mb, pids = _limits(service, where, at)
+    for key in ("working_dir", "user"):
+        if service.get(key) is not None and not isinstance(service[key], str | int):
+            raise where.error(f"{at}.{key}", "must be a string")
+    return Sidecar(
+        name=name,
+        build_context=context,
+        dockerfile=dockerfile or "Dockerfile",
+        image=image,
+        command=_command(service.get("command"), where, f"{at}.command"),
+        entrypoint=_command(service.get("entrypoint"), where, f"{at}.entrypoint"),
+        env=_env(service.get("environment"), where, f"{at}.environment"),
+        workdir=str(service["working_dir"]) if service.get("working_dir") is not None else None,
+        user=str(service["user"]) if service.get("user") is not None else None,
+        healthcheck=healthcheck,
+        healthcheck_disabled=disabled,
+        depends_on=_depends_on(service.get("depends_on"), where, f"{at}.depends_on"),
+        cpus=cpus,
+        memory_mb=memory_mb,
+        pids_limit=pids,
+    )
+
+
+def _start_order(sidecars: dict[str, Sidecar], main: str, where: _Where) -> list[Sidecar]:
+    """Sidecars after the services they depend on; a cycle or an unknown name is refused."""
+    order: list[Sidecar] = []
+    state: dict[str, str] = {}
+
+    def visit(name: str, path: list[str]) -> None:
+        if state.get(name) == "done":
+            return
+        if state.get(name) == "visiting":
+            cycle = " -> ".join([*path[path.index(name) :], name])
+            raise where.error(f"services.{name}.depends_on", f"a dependency cycle: {cycle}")
+        state[name] = "visiting"
+        for dep in sidecars[name].depends_on:
+            if dep == main:
+                raise where.error(
+                    f"services.{name}.depends_on.{dep}",
+                    f"a sidecar cannot wait for '{main}' (the agent's container starts last)",
+                )
+            if dep not in sidecars:
+                raise where.error(f"services.{name}.depends_on.{dep}", "no such service")
+            visit(dep, [*path, name])
+        state[name] = "done"
+        order.append(sidecars[name])
+
+    for name in sorted(sidecars):
+        visit(name, [])
+    return order
+
+
+def parse_compose(
+    path: Path,
+    *,
+    environment_dir: Path | None = None,
+    main: str = HARBOR_MAIN,
+    variables: Mapping[str, str] | None = None,
+    main_ignored: frozenset[str] = frozenset(),
+) -> ComposeEnvironment:
+    """Parse and check a compose file (see the module docstring); errors name the file and
+    the field. ``environment_dir`` (default: the file's folder) is what build contexts are
+    relative to; ``main_ignored`` are keys of the main service a caller handles itself."""
+    where = _Where(path)
+    environment_dir = environment_dir or path.parent
+    data = load_yaml_file(path)
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise TaskFormatError(path, "must be a mapping with `services`")
+    notes: list[str] = []
+    for key in data:
+        if key in _TOP_REFUSED:
+            raise where.error(str(key), _TOP_REFUSED[key])
+        if key not in ("services", "networks", *_TOP_IGNORED) and not str(key).startswith("x-"):
+            raise where.error(str(key), "not supported by factory")
+    _check_networks(data.get("networks"), where)
+    data = interpolate(data, variables or {}, where, "")
+    services = data.get("services")
+    if services is None:
+        services = {}
+    if not isinstance(services, dict):
+        raise where.error("services", "must be a mapping of service names to services")
+    sidecars: dict[str, Sidecar] = {}
+    main_service: dict[str, Any] = {}
+    for raw_name, service in services.items():
+        name = str(raw_name)
+        if service is None:
+            service = {}
+        if not isinstance(service, dict):
+            raise where.error(f"services.{name}", "must be a mapping")
+        if name == main:
+            main_service = service
+            continue
+        if not _SERVICE_NAME.match(name):
+            raise where.error(f"services.{name}", "not a valid service name")
+        sidecars[name] = _sidecar(name, service, where, notes, environment_dir)
+    if len(sidecars) > MAX_SIDECARS:
+        raise where.error(
+            "services", f"{len(sidecars)} services besides '{main}' (at most {MAX_SIDECARS})"
+        )
+    at = f"services.{main}"
+    main_keys = {
+        "environment",
+        "depends_on",
+        "healthcheck",
+        "build",
+        "image",
+        "command",
+        "deploy",
+        "cpus",
+        "mem_limit",
+        "working_dir",
+    } | set(main_ignored)
+    _check_keys(
+        {k: v for k, v in main_service.items() if k not in main_ignored},
+        where,
+        at,
+        notes,
+        main_keys,
+    )
+    for key, why in (
+        ("build", "main is built from environment/Dockerfile"),
+        ("image", "main runs the task's image"),
+        ("command", "factory keeps main alive with its own command, as Harbor does"),
+        ("deploy", "main's limits are task.toml's [environment]"),
+        ("cpus", "main's limits are task.toml's [environment]"),
+        ("mem_limit", "main's limits are task.toml's [environment]"),
+        ("working_dir", "main's working directory is task.toml's environment.workdir"),
+    ):
+        if key in main_service and key not in main_ignored:
+            notes.append(f"{at}.{key} has no effect: {why}")
+    build = main_service.get("build")
+    if build is not None and "build" not in main_ignored:
+        context, dockerfile = _build(build, where, f"{at}.build", environment_dir)
+        if (context, dockerfile) != (".", "Dockerfile"):
+            raise where.error(
+                f"{at}.build",
+                "main is built from environment/Dockerfile (its context is environment/); "
+                "move the Dockerfile there",
+            )
+    main_check, _ = _healthcheck(main_service.get("healthcheck"), where, f"{at}.healthcheck")
+    main_depends = _depends_on(main_service.get("depends_on"), where, f"{at}.depends_on")
+    for dep in main_depends:
+        if dep not in sidecars:
+            raise where.error(f"{at}.depends_on.{dep}", "no such service")
+    ordered = _start_order(sidecars, main, where)
+    for service in [*ordered, None]:
+        wants = main_depends if service is None else service.depends_on
+        owner = main if service is None else service.name
+        for dep, condition in wants.items():
+            target = sidecars[dep]
+            if condition == "service_healthy" and target.healthcheck_disabled:
+                raise where.error(
+                    f"services.{owner}.depends_on.{dep}.condition",
+                    f"'{dep}' has its healthcheck disabled, so it never becomes healthy",
+                )
+    return ComposeEnvironment(
+        path=path,
+        main=main,
+        sidecars=tuple(ordered),
+        main_env=_env(main_service.get("environment"), where, f"{at}.environment"),
+        main_depends_on=main_depends,
+        main_healthcheck=main_check,
+        notes=tuple(notes),
+    )
+
+
+def _check_networks(networks: Any, where: _Where) -> None:
+    """Top-level ``networks``: bridge networks are fine (the task gets one network of its own
+    for all its services); external ones, host, and driver options are refused."""
+    if networks is None:
+        return
+    if not isinstance(networks, dict):
+        raise where.error("networks", "must be a mapping of network names")
+    for name, spec in networks.items():
+        spec = spec or {}
+        if not isinstance(spec, dict):
+            raise where.error(f"networks.{name}", "must be a mapping")
+        if spec.get("external"):
+            raise where.error(
+                f"networks.{name}.external", "networks outside the task are not allowed"
+            )
+        driver = spec.get("driver", "bridge")
+        if driver != "bridge":
+            raise where.error(
+                f"networks.{name}.driver",
+                f"'{driver}' networks are not "
+                "allowed (every task gets one bridge network of its own)",
+            )
+        for key in spec:
+            if key not in ("driver", "internal", "name", "attachable", "labels"):
+                raise where.error(f"networks.{name}.{key}", "not supported by factory")
+
+
+def sidecar_limits(
+    sidecar: Sidecar, *, cpus: float, memory_mb: int, pids: int
+) -> tuple[float, int, int]:
+    """A sidecar's (cpus, memory MB, pids): what its compose entry asks for, else factory's
+    defaults, and never more than the task's own container gets (``cpus``, ``memory_mb``,
+    ``pids``)."""
+    return (
+        min(sidecar.cpus or DEFAULT_SIDECAR_CPUS, cpus),
+        min(sidecar.memory_mb or DEFAULT_SIDECAR_MEMORY_MB, memory_mb),
+        min(sidecar.pids_limit or DEFAULT_SIDECAR_PIDS, pids),
+    )
