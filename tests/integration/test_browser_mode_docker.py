@@ -81,6 +81,16 @@ def test_only_the_browser_reaches_the_app(runtime, tmp_path):
         per_action = (time.monotonic() - started) / 5
         print(f"browse snapshot: {per_action:.2f} s per action")
         assert per_action < 5.0
+        # The reset (rollouts sharing a container) blanks the browser; an app it has to
+        # restart comes back behind its gate.
+        started = time.monotonic()
+        assert box.exec(["sh", "/opt/webkit/reset.sh"], timeout_sec=60).exit_code == 0
+        print(f"reset: {time.monotonic() - started:.2f} s")
+        assert agent("browse", "snapshot").output.startswith("URL: about:blank")
+        assert box.exec(["sh", "-c", "kill $(cat /run/webapp.pid)"], timeout_sec=10).exit_code == 0
+        assert box.exec(["sh", "/opt/webkit/reset.sh"], timeout_sec=60).exit_code == 0
+        assert agent("python3", "-c", _DIRECT, "/login").output.startswith("403")
+        assert 'textbox "Username"' in agent("browse", "goto", "/login").output
 
 
 class ReportReader(ReplyPolicy):

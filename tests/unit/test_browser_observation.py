@@ -150,6 +150,7 @@ def test_a_wrapper_with_a_name_is_shown():
         (["scroll"], browse.Command("scroll", None, "down")),
         (["scroll", "UP"], browse.Command("scroll", None, "up")),
         (["back"], browse.Command("back")),
+        (["reset"], browse.Command("reset")),
     ],
 )
 def test_command_lines(argv, want):
@@ -244,7 +245,15 @@ def test_a_browser_task_ships_chromium_and_says_use_the_browser(name):
     assert "chromium" in dockerfile and "/opt/browserkit/entrypoint.sh" in dockerfile
     assert sorted(p for p in draft.files if p.startswith("environment/browserkit/")) == [
         f"environment/browserkit/{n}"
-        for n in ("axtree.py", "browse.py", "browsed.py", "cdp.py", "entrypoint.sh", "gate.py")
+        for n in (
+            "axtree.py",
+            "browse.py",
+            "browsed.py",
+            "cdp.py",
+            "entrypoint.sh",
+            "gate.py",
+            "reset.sh",
+        )
     ]
     solve = draft.files["solution/solve.sh"]
     assert "browse(" in solve and "from client import" not in solve

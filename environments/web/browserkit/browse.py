@@ -13,7 +13,8 @@ accessibility tree whose elements carry ids (``[33] button "Add to cart"``)::
     browse scroll [down|up]    scroll the page
     browse back                go back one page
 
-Cookies, history and the page itself persist between commands: it is one browser. Stdlib only.
+Cookies, history and the page itself persist between commands: it is one browser (``browse
+reset`` clears its cookies and blanks the page, as the task's reset does). Stdlib only.
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ def parse(argv: list[str]) -> Command:
             want = str(low) if low == high else f"{low} to {high}"
             raise UsageError(f"{action} takes {want} argument(s), got {len(args)}")
 
-    if action in ("snapshot", "back", "ping"):
+    if action in ("snapshot", "back", "ping", "reset"):
         arity(0, 0)
         return Command(action)
     if action == "goto":

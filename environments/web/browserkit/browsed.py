@@ -194,6 +194,9 @@ class Session:
             self.call(
                 "Page.navigateToHistoryEntry", {"entryId": history["entries"][index - 1]["id"]}
             )
+        elif action == "reset":
+            self.call("Network.clearBrowserCookies")
+            self.call("Page.navigate", {"url": "about:blank"})
         elif action not in ("snapshot", "ping"):
             raise ActionError(f"unknown action {action}")
         if action != "ping":

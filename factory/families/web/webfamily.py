@@ -51,7 +51,15 @@ from factory.vocabulary import AGENT_USER, Difficulty, Domain
 WEB_PORT = 8000
 WEBENV_DIR = webkit_dir()
 BROWSERKIT_DIR = WEBENV_DIR.parent / "browserkit"
-_BROWSERKIT_FILES = ("axtree.py", "browse.py", "browsed.py", "cdp.py", "entrypoint.sh", "gate.py")
+_BROWSERKIT_FILES = (
+    "axtree.py",
+    "browse.py",
+    "browsed.py",
+    "cdp.py",
+    "entrypoint.sh",
+    "gate.py",
+    "reset.sh",
+)
 TEXT, BROWSER = "text", "browser"
 _KIT_FILES = ("kit.py", "browser.py", "client.py", "health.py", "entrypoint.sh", "reset.sh")
 APP_DB = "/srv/app/data/app.db"
