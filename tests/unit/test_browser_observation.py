@@ -4,10 +4,12 @@ origin rule, and what a browser-mode task ships (the text mode unchanged)."""
 
 from __future__ import annotations
 
+import collections
 import importlib.util
 import io
 import random
 import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -34,6 +36,7 @@ axtree = _load("axtree")
 browse = _load("browse")
 gate = _load("gate")
 browsed = _load("browsed")
+cdp = _load("cdp")
 
 
 def node(node_id, role, name="", *, children=(), parent=None, backend=None, **extra):
@@ -309,3 +312,47 @@ def test_the_driver_reads_tree_lines():
     assert list(scope["elements"](page))[3] == (31, "textbox", "Username", ' value="ann42" focused')
     assert scope["find"](page, "button", "Sign in") == 35
     assert scope["find"](page, "link", "Products", after="Sign in") == 23
+
+
+def test_only_the_apps_requests_leave_the_browser():
+    # Every request the page makes is paused: only the app's own go on (with the key the
+    # browser adds); a link, an image or a script's fetch elsewhere fails, the key unsent.
+    sent = []
+    session = browsed.Session.__new__(browsed.Session)
+    session.origin = "http://127.0.0.1:8000"
+    session.session = "S1"
+    session.browser = types.SimpleNamespace(send=lambda *call: sent.append(call))
+    urls = {
+        "1": "http://127.0.0.1:8000/api/sales?month=2024-01",
+        "2": "http://127.0.0.1:9999/steal",
+        "3": "http://127.0.0.1:8000.evil.example/",
+        "4": "https://127.0.0.1:8000/",
+    }
+    for request_id, url in urls.items():
+        session._let_through({"params": {"requestId": request_id, "request": {"url": url}}})
+    assert sent[0] == ("Fetch.continueRequest", {"requestId": "1"}, "S1")
+    assert [(m, p["requestId"], p.get("errorReason")) for m, p, _ in sent[1:]] == [
+        ("Fetch.failRequest", r, "BlockedByClient") for r in ("2", "3", "4")
+    ]
+
+
+def test_handled_events_are_answered_while_a_command_waits():
+    browser = cdp.Browser.__new__(cdp.Browser)
+    browser.events = collections.deque()
+    seen = []
+    browser.handlers = {"Fetch.requestPaused": seen.append}
+    replies = iter(
+        [
+            {"method": "Fetch.requestPaused", "params": {"requestId": "7"}},
+            {"method": "Page.loadEventFired", "params": {}},
+            {"id": 99, "result": {}},  # a reply nobody waits for
+            {"id": 1, "result": {"frameId": "F"}},
+        ]
+    )
+    browser._read = lambda timeout: next(replies, None)
+    browser.send = lambda method, params=None, session=None: 1
+    assert browser.call("Page.navigate", {"url": "x"}) == {"frameId": "F"}
+    assert [e["params"]["requestId"] for e in seen] == ["7"]
+    assert [e["method"] for e in browser.events] == ["Page.loadEventFired"]
+    assert browser.poll(0)["method"] == "Page.loadEventFired"
+    assert browser.poll(0) is None

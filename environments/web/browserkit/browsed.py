@@ -6,7 +6,8 @@ read), becomes the ``browser`` user and starts Chromium. Every request the page 
 the key in a header (``Network.setExtraHTTPHeaders``); the app answers nothing without it
 (``gate.py``), so the app is reachable through this browser only. The key never reaches the
 page: scripts cannot read the headers the browser adds, Chromium opens no debugging port (the
-pipe is this process's alone), and ``goto`` opens only the app's own origin.
+pipe is this process's alone), ``goto`` opens only the app's own origin, and every request
+to another origin (a link, an image, a script's fetch) is stopped before it leaves.
 """
 
 from __future__ import annotations
@@ -80,12 +81,30 @@ class Session:
         for domain in ("Page", "Network", "Runtime"):
             self.call(f"{domain}.enable")
         self.call("Network.setExtraHTTPHeaders", {"headers": {KEY_HEADER: key}})
+        # Every request the page makes is held until let go: only the app's own are, so
+        # neither a link nor a script can carry the key (a header on every request) elsewhere.
+        browser.handlers["Fetch.requestPaused"] = self._let_through
+        self.call("Fetch.enable", {"patterns": [{"urlPattern": "*", "requestStage": "Request"}]})
         self.frame = self.call("Page.getFrameTree")["frameTree"]["frame"]["id"]
         self.loading = False
         self.inflight: set[str] = set()
 
     def call(self, method: str, params: dict | None = None) -> dict[str, Any]:
         return self.browser.call(method, params, self.session)
+
+    def _let_through(self, event: dict[str, Any]) -> None:
+        params = event["params"]
+        parts = urllib.parse.urlsplit(params["request"]["url"])
+        if f"{parts.scheme}://{parts.netloc}" == self.origin:
+            self.browser.send(
+                "Fetch.continueRequest", {"requestId": params["requestId"]}, self.session
+            )
+        else:
+            self.browser.send(
+                "Fetch.failRequest",
+                {"requestId": params["requestId"], "errorReason": "BlockedByClient"},
+                self.session,
+            )
 
     # --- waiting ----------------------------------------------------------------------------
     def _track(self, event: dict[str, Any]) -> None:

@@ -15,6 +15,7 @@ import os
 import select
 import subprocess
 import time
+from collections.abc import Callable
 from typing import Any
 
 
@@ -56,6 +57,10 @@ class Browser:
         self._buffer = b""
         self._next_id = 0
         self.events: collections.deque[dict[str, Any]] = collections.deque()
+        self.handlers: dict[str, Callable[[dict[str, Any]], None]] = {}
+        """Events answered as soon as they arrive, even while a command waits for its reply
+        (a paused request must be let go before the navigation that made it can finish);
+        a handler may :meth:`send`, never :meth:`call`."""
 
     def send(self, method: str, params: dict | None = None, session: str | None = None) -> int:
         self._next_id += 1
@@ -81,17 +86,28 @@ class Browser:
                 if "error" in message:
                     raise CdpError(f"{method}: {message['error'].get('message', message['error'])}")
                 return message.get("result", {})
-            if "method" in message:
+            if "method" in message and not self._handled(message):
                 self.events.append(message)
 
     def poll(self, timeout: float) -> dict[str, Any] | None:
         """The next event (queued, or read within ``timeout`` seconds), or None."""
         if self.events:
             return self.events.popleft()
-        message = self._read(timeout)
-        while message is not None and "method" not in message:
-            message = self._read(0)  # a late reply to a command nobody waits for
-        return message
+        deadline = time.monotonic() + timeout
+        while True:
+            message = self._read(deadline - time.monotonic())
+            if message is None:
+                return None
+            # skip late replies to commands nobody waits for, and handled events
+            if "method" in message and not self._handled(message):
+                return message
+
+    def _handled(self, event: dict[str, Any]) -> bool:
+        handler = self.handlers.get(event["method"])
+        if handler is None:
+            return False
+        handler(event)
+        return True
 
     def _read(self, timeout: float) -> dict[str, Any] | None:
         deadline = time.monotonic() + max(0.0, timeout)
