@@ -8,7 +8,7 @@ import random
 from factory.families.base import register
 from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
-from factory.families.web.webfamily import WebFamily, WebScenario, app_user
+from factory.families.web.webfamily import BROWSER, TEXT, WebFamily, WebScenario, app_user
 from factory.vocabulary import Difficulty
 
 BILLERS = [
@@ -58,6 +58,7 @@ class WebBank(WebFamily):
     name = "web-bank"
     title = "Pay bills and move money in an online bank with limits and confirmations"
     category = "web-finance"
+    observations = (TEXT, BROWSER)
 
     def scenario(self, rng: random.Random, difficulty: Difficulty) -> WebScenario:
         people = rng.sample([f"{f} {s}" for f in FIRST for s in LAST], 3)
@@ -225,3 +226,13 @@ class WebBank(WebFamily):
             ["limits"] if difficulty is Difficulty.HARD else []
         )
         return WebScenario(seed=seed, context=context, near_misses=near, tags=tags)
+
+
+@register
+class WebBankBrowser(WebBank):
+    """``web-bank`` in the browser observation mode: the same payments, made through a headless
+    Chromium seen as an accessibility tree (``browse``); the app answers only the browser."""
+
+    name = "web-bank-browser"
+    title = "Pay bills in an online bank, through a real browser"
+    default_params = {"observation": BROWSER}

@@ -7,7 +7,7 @@ import random
 from factory.families.base import register
 from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
-from factory.families.web.webfamily import WebFamily, WebScenario, app_user
+from factory.families.web.webfamily import BROWSER, TEXT, WebFamily, WebScenario, app_user
 from factory.vocabulary import Difficulty
 
 ADJECTIVES = [
@@ -57,6 +57,7 @@ class WebShop(WebFamily):
     name = "web-shop"
     title = "Place exactly the requested order in a web shop"
     category = "web-commerce"
+    observations = (TEXT, BROWSER)
 
     def scenario(self, rng: random.Random, difficulty: Difficulty) -> WebScenario:
         names = set()
@@ -192,3 +193,13 @@ class WebShop(WebFamily):
             near_misses=near,
             tags=["shopping", "forms"] + (["coupon"] if coupon else []),
         )
+
+
+@register
+class WebShopBrowser(WebShop):
+    """``web-shop`` in the browser observation mode: the same orders, placed through a headless
+    Chromium seen as an accessibility tree (``browse``); the app answers only the browser."""
+
+    name = "web-shop-browser"
+    title = "Place exactly the requested order in a web shop, through a real browser"
+    default_params = {"observation": BROWSER}
