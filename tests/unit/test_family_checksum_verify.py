@@ -1,14 +1,22 @@
 """checksum-verify's generation logic, without Docker: the expected report is what checking the
-shipped files against the shipped list gives, recomputed here independently."""
+shipped files against the shipped lists gives, recomputed here independently; at hard, the
+reference (shell, GNU coreutils) runs here on the shipped files, and each near miss (one list
+left unchecked) writes a report that differs."""
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import random
+import re
+import shutil
+import subprocess
 
 import pytest
 
 from factory.families import registry
+from factory.families.terminal.checksum_verify.family import CV_LISTS, CV_TRAPS
+from factory.quality.structure import named_traps, solution_steps
 from factory.vocabulary import Difficulty
 
 FAMILY = registry.get("checksum-verify")
@@ -33,7 +41,7 @@ def check(files: dict[str, bytes]) -> list[str]:
     return sorted(lines)
 
 
-@pytest.mark.parametrize("difficulty", list(Difficulty))
+@pytest.mark.parametrize("difficulty", [Difficulty.EASY, Difficulty.MEDIUM])
 @pytest.mark.parametrize("seed", range(1, 7))
 def test_expected_report_is_what_checking_the_shipped_files_gives(difficulty, seed):
     d = draft(difficulty, seed)
@@ -52,8 +60,10 @@ def test_difficulty_knobs():
             "environment/files/SHA256SUMS"
         ].decode().replace(" *", "")  # no binary-mode marks on easy lists
         assert len(medium.context["report"]) == 2
-        assert [line for line in hard.context["report"] if line.endswith("MISSING")]
-        assert "missing-as-failed" in hard.mutations and "missing-as-failed" not in easy.mutations
+        missing = "missing" in hard.faults
+        assert any(line.endswith("MISSING") for line in hard.context["report"]) == missing
+        assert ("missing-as-failed" in hard.mutations) == missing
+        assert "missing-as-failed" not in easy.mutations
         assert not any(line.endswith("MISSING") for line in medium.context["report"])
 
 
@@ -70,3 +80,116 @@ def test_a_corruption_keeps_the_size_and_changes_the_digest():
 def test_same_seed_same_task():
     assert draft(Difficulty.MEDIUM, 4).files == draft(Difficulty.MEDIUM, 4).files
     assert draft(Difficulty.MEDIUM, 4).files != draft(Difficulty.MEDIUM, 5).files
+
+
+# --- hard: several lists, in several folders and formats -------------------------------------
+
+HARD_SEEDS = range(1, 13)
+needs_tools = pytest.mark.skipif(
+    not all(shutil.which(t) for t in ("bash", "sed", "sort", "zcat", "md5sum", "sha512sum")),
+    reason="GNU coreutils, sed and gzip needed",
+)
+BSD = re.compile(r"^(?P<algo>[A-Z0-9]+) \((?P<name>.+)\) = (?P<digest>[0-9a-f]+)$")
+
+
+def check_all(files: dict[str, bytes]) -> list[str]:
+    """Every list of a hard task read here (GNU and BSD lines, gzip, sidecars)."""
+    prefix = "environment/files/"
+    shipped = {rel[len(prefix) :]: data for rel, data in files.items()}
+    entries = []  # (folder, algorithm, digest, name)
+    for path, data in shipped.items():
+        folder, _, base = path.rpartition("/")
+        algo = {"MD5SUMS": "md5", "SHA512SUMS": "sha512"}.get(base, "sha256")
+        if base == "SHA256SUMS.gz":
+            data = gzip.decompress(data)
+        elif not (
+            base in ("SHA256SUMS", "MD5SUMS", "SHA512SUMS", "CHECKSUMS") or base.endswith(".sha256")
+        ):
+            continue
+        for line in data.decode().splitlines():
+            bsd = BSD.match(line)
+            if bsd:
+                entries.append((folder, bsd["algo"].lower(), bsd["digest"], bsd["name"]))
+            else:
+                assert line[len(line.split(" ")[0]) + 1] in " *", line
+                digest, name = line.split(" ", 1)
+                entries.append((folder, algo, digest, name[1:]))
+    lines = []
+    for folder, algo, digest, name in entries:
+        path = f"{folder}/{name}" if folder else name
+        if path not in shipped:
+            lines.append(f"{path}: MISSING")
+        elif hashlib.new(algo, shipped[path]).hexdigest() != digest:
+            lines.append(f"{path}: FAILED")
+    return sorted(lines)
+
+
+def run_solution(d, tmp_path, **extra) -> list[str]:
+    """The hard reference (or a near miss of it) run here on the shipped files."""
+    folder = tmp_path / "files"
+    if folder.exists():
+        shutil.rmtree(folder)
+    for rel, data in d.files.items():
+        path = folder / rel.removeprefix("environment/files/")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    out, scratch = tmp_path / "report.txt", tmp_path / "checks"
+    context = dict(d.context, folder=str(folder), out=str(out), scratch=str(scratch), **extra)
+    script = FAMILY.template("solution/solve.sh.j2").render(**context)
+    subprocess.run(["bash", "-c", script], check=True, capture_output=True)
+    return out.read_text().splitlines()
+
+
+def test_hard_composes_lists_from_the_grammar():
+    combos = {tuple(draft(Difficulty.HARD, seed).faults) for seed in range(1, 101)}
+    assert len(combos) >= 50
+    seen = set()
+    for seed in range(1, 60):
+        d = draft(Difficulty.HARD, seed)
+        kinds = [f for f in d.faults if f != "missing"]
+        assert 2 <= len(kinds) <= 4 and set(kinds) <= set(CV_LISTS)
+        assert sorted(t.name for t in d.traps) == sorted(
+            CV_TRAPS[k][0] for k in kinds if k in CV_TRAPS
+        )
+        # every list has something to report, so leaving one out shows
+        for check in d.context["checks"]:
+            prefix = f"{check['dir']}/" if check["dir"] else ""
+            rows = [r for r in d.context["report"] if r.startswith(prefix)]
+            assert rows if prefix else [r for r in rows if "/" not in r], (seed, check)
+        seen |= set(d.faults)
+    assert seen == set(CV_LISTS) | {"missing"}
+
+
+@pytest.mark.parametrize("seed", HARD_SEEDS)
+def test_hard_expected_report_is_what_checking_every_list_gives(seed):
+    d = draft(Difficulty.HARD, seed)
+    assert d.context["report"] == check_all(d.files)
+
+
+@needs_tools
+@pytest.mark.parametrize("seed", HARD_SEEDS)
+def test_hard_reference_writes_the_report_and_each_near_miss_differs(seed, tmp_path):
+    d = draft(Difficulty.HARD, seed)
+    assert run_solution(d, tmp_path) == d.context["report"]
+    slips = [name for name in d.mutations] + ["keeps-ok-lines", "lists-everything"]
+    assert {f"leave-{k}" for k in d.faults if k != "missing"} <= set(slips)
+    for slip in slips:
+        assert run_solution(d, tmp_path, slip=slip) != d.context["report"], slip
+
+
+def test_hard_steps_and_instruction():
+    steps = sorted(
+        len(
+            solution_steps(
+                FAMILY.template("solution/solve.sh.j2").render(**draft(Difficulty.HARD, s).context)
+            )
+        )
+        for s in range(1, 42)
+    )
+    assert steps[len(steps) // 2] >= 8
+    for seed in range(1, 60):
+        d = draft(Difficulty.HARD, seed)
+        text = FAMILY.template("instruction.md.j2").render(**d.context)
+        assert named_traps(text, [(t.name, t.tells) for t in d.traps]) == []
+        for word in ("md5", "sha512", "gzip", ".gz", "bsd", "tag"):
+            assert word not in text.lower(), (seed, word)

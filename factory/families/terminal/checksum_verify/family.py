@@ -1,10 +1,12 @@
 """checksum-verify: check a folder of downloads against its published SHA256SUMS list and report
-the files that do not match (and, on hard tasks, the ones that are missing).
+the files that do not match (and, on hard tasks, those of several lists in several formats, and
+the ones that are missing).
 
 The small example family of CONTRIBUTING.md: everything it needs is in this folder."""
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import random
 from collections.abc import Mapping
@@ -12,7 +14,7 @@ from typing import Any
 
 from pydantic import Field
 
-from factory.families.base import Draft, Family, register
+from factory.families.base import Draft, Family, Trap, register
 from factory.families.slots import Slots, Slug, Word
 from factory.vocabulary import Difficulty
 
@@ -28,6 +30,27 @@ LEVELS = {
     Difficulty.EASY: dict(files=5, bad=1, binary=False, subdirs=False, extra=0, missing=0),
     Difficulty.MEDIUM: dict(files=8, bad=2, binary=True, subdirs=False, extra=1, missing=0),
     Difficulty.HARD: dict(files=12, bad=3, binary=True, subdirs=True, extra=2, missing=1),
+}
+
+
+#: Hard: besides the top-level SHA256SUMS, two to four sub-folders with a checksum list of their
+#: own, each in a format of its own (kind -> list file name, algorithm, line style), and maybe a
+#: listed file that is missing. The instruction names none of the formats.
+CV_LISTS = {
+    "subdir-list": ("SHA256SUMS", "sha256", "gnu"),
+    "md5-list": ("MD5SUMS", "md5", "gnu"),
+    "sha512-list": ("SHA512SUMS", "sha512", "gnu"),
+    "bsd-list": ("CHECKSUMS", "sha256", "bsd"),  # `SHA256 (NAME) = HEX`, as `--tag` writes
+    "gz-list": ("SHA256SUMS.gz", "sha256", "gnu"),  # the list compressed
+    "sidecars": ("*.sha256", "sha256", "gnu"),  # one NAME.sha256 beside each file
+}
+CV_FOLDERS = ["docs", "extras", "legacy", "vendor", "assets", "archive", "firmware", "tools"]
+CV_TRAPS = {
+    "md5-list": ("a sub-folder's list holds MD5 sums", ("md5", "md5sum", "MD5SUMS")),
+    "sha512-list": ("a sub-folder's list holds SHA-512 sums", ("sha512", "SHA-512")),
+    "bsd-list": ("a list in BSD tag format", ("BSD", "--tag", "tag format")),
+    "gz-list": ("a compressed list", ("gzip", "compressed", ".gz", "zcat")),
+    "sidecars": ("one checksum file beside each file", ("sidecar", ".sha256", "one per file")),
 }
 
 
@@ -65,8 +88,11 @@ class ChecksumVerify(Family):
     """A folder of downloads and its SHA256SUMS list in the format ``sha256sum`` writes: report
     the listed files whose content does not match. easy: five files, one corrupted; medium:
     more files and corruptions, binary-mode (``*``) lines, an unlisted file that must not be
-    reported; hard: files in sub-folders, a listed file that does not exist (reported as
-    MISSING), same-size corruptions throughout."""
+    reported; hard: besides the top-level list, two to four sub-folders with lists of their own
+    in formats the instruction does not name (:data:`CV_LISTS`: MD5, SHA-512, BSD tag lines, a
+    gzipped list, one sidecar file per download), each with a bad file, and maybe a listed file
+    that does not exist (reported as MISSING); same-size corruptions throughout. Each hard task
+    has a near miss per list (the reference leaving it unchecked)."""
 
     name = "checksum-verify"
     title = "Find the downloads that do not match their published SHA256 checksums"
@@ -77,6 +103,8 @@ class ChecksumVerify(Family):
         level = LEVELS[difficulty]
         folder = rng.choice(FOLDERS)
         stems, words = self.filled("stems", STEMS), self.filled("words", WORDS)
+        if difficulty is Difficulty.HARD:
+            return self._hard(rng, folder, stems, words)
         names: list[str] = []
         while len(names) < level["files"] + level["extra"]:
             name = f"{rng.choice(stems)}-{rng.choice(TAGS)}-{rng.randint(1, 40)}.{rng.choice(EXTS)}"
@@ -105,6 +133,7 @@ class ChecksumVerify(Family):
             "binary": level["binary"],
             "subdirs": level["subdirs"],
             "missing": bool(level["missing"]),
+            "hard": False,
             "digests": {
                 f"{folder}/{name}": hashlib.sha256(data).hexdigest()
                 for name, data in sorted(shipped.items())
@@ -123,4 +152,99 @@ class ChecksumVerify(Family):
             kept=sorted(context["digests"]),
             mutations=mutations,
             tags=["sha256sum", "integrity"],
+        )
+
+    def _hard(self, rng: random.Random, folder: str, stems: list[str], words: list[str]) -> Draft:
+        """Lists in several folders and formats: the top-level SHA256SUMS and two to four
+        sub-folders drawn from :data:`CV_LISTS`, each with at least one bad file."""
+        kinds = sorted(rng.sample(sorted(CV_LISTS), rng.randint(2, 4)))
+        has_missing = rng.random() < 0.5
+        used: set[str] = set()
+
+        def new_name() -> str:
+            while True:
+                name = f"{rng.choice(stems)}-{rng.choice(TAGS)}-{rng.randint(1, 40)}.{rng.choice(EXTS)}"
+                if name not in used:
+                    used.add(name)
+                    return name
+
+        # (sub-folder or "" for the top, kind) -> the names its list holds
+        groups = [("", "top")] + list(zip(rng.sample(CV_FOLDERS, len(kinds)), kinds, strict=True))
+        shipped: dict[str, bytes] = {}
+        report: list[str] = []
+        checks = []
+        missing_group = rng.randrange(len(groups)) if has_missing else None
+        for index, (sub, kind) in enumerate(groups):
+            listed = [new_name() for _ in range(rng.randint(4, 6) if sub else rng.randint(5, 7))]
+            prefix = f"{sub}/" if sub else ""
+            content = {name: _content(rng, words) for name in listed}
+            bad = rng.sample(listed, rng.randint(1, 2) + (index == missing_group))
+            gone = bad[:1] if index == missing_group else []
+            list_name, algo, style = CV_LISTS.get(kind, ("SHA256SUMS", "sha256", "gnu"))
+            lines = []
+            for name in listed:
+                digest = hashlib.new(algo, content[name]).hexdigest()
+                if style == "bsd":
+                    lines.append(f"{algo.upper()} ({name}) = {digest}\n")
+                else:
+                    mode = "*" if rng.random() < 0.4 else " "
+                    lines.append(f"{digest} {mode}{name}\n")
+            for name in listed:
+                if name in gone:
+                    report.append(f"{prefix}{name}: MISSING")
+                    continue
+                data = content[name]
+                if name in bad:
+                    data = _corrupt(rng, data)
+                    report.append(f"{prefix}{name}: FAILED")
+                shipped[prefix + name] = data
+            if kind == "sidecars":
+                for name, line in zip(listed, lines, strict=True):
+                    shipped[f"{prefix}{name}.sha256"] = line.encode()
+            elif kind == "gz-list":
+                shipped[prefix + list_name] = gzip.compress(
+                    "".join(lines).encode(), compresslevel=9, mtime=0
+                )
+            else:
+                shipped[prefix + list_name] = "".join(lines).encode()
+            checks.append({"kind": kind, "dir": sub, "list": list_name, "tool": f"{algo}sum"})
+        for _ in range(2):  # files no list names
+            shipped[new_name()] = _content(rng, words)
+        out = f"{rng.choice(['/app', '/root', '/home/user'])}/{rng.choice(['report', 'bad-files'])}.txt"
+        faults = kinds + (["missing"] if has_missing else [])
+        context = {
+            "folder": folder,
+            "out": out,
+            "report": sorted(report),
+            "binary": True,
+            "subdirs": True,
+            "missing": True,
+            "hard": True,
+            "checks": checks,
+            "scratch": "/tmp/checks",
+            "digests": {
+                f"{folder}/{name}": hashlib.sha256(data).hexdigest()
+                for name, data in sorted(shipped.items())
+            },
+        }
+        solve = self.template("solution/solve.sh.j2")
+        mutations = {
+            f"leave-{kind}": solve.render(**context, slip=f"leave-{kind}") for kind in kinds
+        }
+        if has_missing:
+            mutations["missing-as-failed"] = solve.render(**context, slip="missing-as-failed")
+        bad_names = [line.rsplit(": ", 1)[0].rsplit("/", 1)[-1] for line in report]
+        return Draft(
+            context=context,
+            files={f"environment/files/{name}": data for name, data in shipped.items()},
+            secrets=bad_names,
+            outputs=[out],
+            separate_verifier=True,
+            kept=sorted(context["digests"]),
+            mutations=mutations,
+            faults=faults,
+            traps=[Trap(*CV_TRAPS[k]) for k in kinds if k in CV_TRAPS],
+            tags=["sha256sum", "integrity"]
+            + sorted({c["tool"] for c in checks} - {"sha256sum"})
+            + (["gzip"] if "gz-list" in kinds else []),
         )

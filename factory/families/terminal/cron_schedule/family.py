@@ -3,13 +3,15 @@ semantics (``shipped/cronlib.py``) run here to check schedules and in the hidden
 
 from __future__ import annotations
 
+import hashlib
 import random
+import shlex
 from collections.abc import Mapping
 from typing import Any
 
 from pydantic import Field
 
-from factory.families.base import Draft, Family, register
+from factory.families.base import Draft, Family, Trap, register
 from factory.families.names import MONTH_NAMES
 from factory.families.slots import Slots, Slug
 from factory.families.terminal.shipped import fill, read
@@ -79,6 +81,46 @@ CRON_BREAKS = {
     "no_user": ["daily", "weekly", "monthly", "every_h"],
     "percent": ["daily", "weekdays", "weekly"],
 }
+
+#: Hard: faults of the file and around the jobs, besides the broken lines (two or three of
+#: these per task).
+CRON_EXTRA_FAULTS = [
+    "env-misplaced",  # an environment line below the first entry: that entry does not get it
+    "no-final-newline",  # cron ignores a last line without a newline
+    "path-missing",  # the PATH line the jobs need is not there
+    "cron-file-mode",  # the file is group-writable: cron skips such files in /etc/cron.d
+    "script-crlf",  # a job program was saved with CRLF line ends: '#!/bin/sh\r' is no shell
+    "script-not-exec",  # a job program lost its execute bits
+]
+#: The unannounced ones (what each is, the words that would give it away).
+CRON_TRAPS = {
+    "env-misplaced": (
+        "an environment line sits below the first entry",
+        ("below the first", "above the entries", "before the entries", "line order"),
+    ),
+    "no-final-newline": (
+        "the file lacks its final newline",
+        ("newline", "final line", "last line", "end of file"),
+    ),
+    "script-crlf": (
+        "a job program has CRLF line endings",
+        ("CRLF", "carriage return", "line ending", "line endings", "dos2unix", "\\r"),
+    ),
+    "script-not-exec": (
+        "a job program is not executable",
+        ("executable", "execute bit", "chmod +x", "permission denied"),
+    ),
+}
+
+
+def _sed_line(old: str, new: str, path: str) -> str:
+    """``sed -i`` replacing the whole line ``old`` of ``path`` by ``new`` (GNU sed, ``#`` as the
+    delimiter: crontab entries never hold one)."""
+    if "#" in old + new or "\n" in old + new:
+        raise ValueError("a crontab entry with '#' or a newline")
+    pattern = "".join("\\" + c if c in "\\.*[]^$" else c for c in old)
+    replacement = "".join("\\" + c if c in "\\&" else c for c in new)
+    return f"sed -i {shlex.quote(f's#^{pattern}$#{replacement}#')} {shlex.quote(path)}"
 
 
 def _hhmm(h: int, m: int) -> str:
@@ -212,11 +254,17 @@ class CronSlots(Slots):
 @register
 class CronSchedule(Family):
     """Write crontab entries (/etc/cron.d and a user's crontab) that run given commands on
-    schedules described in words, with environment lines, the user field and log redirects;
-    harder: repair an existing /etc/cron.d file (swapped fields, DOW/DOM mistakes, missing user
-    field, unescaped %, an environment line in the wrong place, a missing final newline) while
-    keeping its other entries. Tests parse the files like cron and compare the schedules by
-    expanding their fire times over two years; they also run each command as its user."""
+    schedules described in words, with environment lines, the user field and log redirects.
+    Hard: an existing /etc/cron.d file must be repaired in place, keeping its other entries:
+    two to four broken lines (:data:`CRON_BREAKS`: swapped fields, DOW/DOM mistakes, a missing
+    user field, an unescaped %) and two or three faults of the file or around the jobs
+    (:data:`CRON_EXTRA_FAULTS`: an environment line below the first entry, no final newline,
+    the PATH line missing, a group-writable file, a job program with CRLF line ends or without
+    its execute bits; the unannounced ones are traps), plus a job for a user's crontab. The
+    reference fixes each fault with its own edit; each hard task carries one near miss per
+    fault (the reference with that one left). Tests parse the files like cron and compare the
+    schedules by expanding their fire times over two years; they also run each command as its
+    user (at hard, the job programs travel to the verifier and must be as shipped)."""
 
     name = "cron-schedule"
     title = "Write or repair crontab entries from schedules described in words"
@@ -269,6 +317,7 @@ class CronSchedule(Family):
         jobs: list[dict[str, Any]] = []
         existing: list[dict[str, Any]] = []  # hard: jobs already in the file
         foreign: list[dict[str, Any]] = []  # hard: other entries that must stay
+        extra: list[str] = []  # hard: faults of the file and around the jobs
         if level == "easy":
             for kind in rng.sample(kinds_pool, rng.randint(2, 3)):
                 jobs.append(job(kind, user=rng.choice(sys_users), file=cron_file))
@@ -283,7 +332,8 @@ class CronSchedule(Family):
                 )
                 jobs.append(job(kind, user=user, file=file, date=i == date_at))
         else:
-            breaks = rng.sample(sorted(CRON_BREAKS), 3)
+            breaks = rng.sample(sorted(CRON_BREAKS), rng.randint(2, 4))
+            extra = sorted(rng.sample(CRON_EXTRA_FAULTS, rng.randint(2, 3)))
             for brk in breaks:
                 j = job(
                     rng.choice(CRON_BREAKS[brk]),
@@ -364,9 +414,17 @@ class CronSchedule(Family):
         }
 
         original = None
+        # Hard: the reference's commands, one per fault (the file is repaired in place).
+        edits: list[dict[str, str]] = []
+        sick: dict[str, str] = {}  # fault -> the job program it concerns
         if existing:
-            lines: list[str] = [*header, f"MAILTO={mailto}" if mailto else 'MAILTO=""', ""]
-            entry_lines = []
+            env_line = f"{var}={var_value}"
+            path_line = f"PATH={dict(env)['PATH']}"
+            lines: list[str] = [*header]
+            if "path-missing" not in extra:
+                lines.append(path_line)
+            lines.append(f"MAILTO={mailto}" if mailto else 'MAILTO=""')
+            job_lines, entry_lines, repairs = set(), [], []
             for j in existing:
                 for e in j["exprs"]:
                     brk = j["broken"]
@@ -377,11 +435,48 @@ class CronSchedule(Family):
                     )
                     user = None if brk == "no_user" else j["user"]
                     cmd = command(j, escape=brk != "percent")
-                    entry_lines.append(" ".join(x for x in (sched, user, cmd) if x))
+                    line = " ".join(x for x in (sched, user, cmd) if x)
+                    if brk:
+                        good = " ".join((e, j["user"], command(j)))
+                        repairs.append({"fault": brk.replace("_", "-"), "old": line, "new": good})
+                    job_lines.add(line)
+                    entry_lines.append(line)
             entry_lines += [f"{f['schedule']} {f['user']} {f['command']}" for f in foreign]
             rng.shuffle(entry_lines)
-            lines += entry_lines[:1] + [f"{var}={var_value}"] + entry_lines[1:]
-            original = "\n".join(lines)  # no final newline: cron ignores the last line
+            if "env-misplaced" in extra:
+                # below the first entry, which runs a job: that job goes without it
+                first = next(i for i, x in enumerate(entry_lines) if x in job_lines)
+                entry_lines.insert(0, entry_lines.pop(first))
+                lines += ["", *entry_lines[:1], env_line, *entry_lines[1:]]
+            else:
+                lines += [env_line, "", *entry_lines]
+            original = "\n".join(lines) + ("" if "no-final-newline" in extra else "\n")
+            programs_of = [j for j in jobs if j["file"] == cron_file]
+            script_faults = [f for f in extra if f.startswith("script-")]
+            chosen = rng.sample(programs_of, len(script_faults))
+            for fault, j in zip(script_faults, chosen, strict=True):
+                sick[fault] = j["path"]
+            cf = shlex.quote(cron_file)
+            if "no-final-newline" in extra:
+                edits.append({"fault": "no-final-newline", "command": f"echo >> {cf}"})
+            for r in repairs:
+                edits.append(
+                    {"fault": r["fault"], "command": _sed_line(r["old"], r["new"], cron_file)}
+                )
+            if "env-misplaced" in extra:
+                move = f"-e '/^{var}=/d' -e {shlex.quote(f'/^MAILTO=/a {env_line}')}"
+                edits.append({"fault": "env-misplaced", "command": f"sed -i {move} {cf}"})
+            if "path-missing" in extra:
+                insert = shlex.quote(f"/^MAILTO=/i {path_line}")
+                edits.append({"fault": "path-missing", "command": f"sed -i {insert} {cf}"})
+            if "cron-file-mode" in extra:
+                edits.append({"fault": "cron-file-mode", "command": f"chmod 644 {cf}"})
+            if "script-crlf" in extra:
+                crlf = f"sed -i 's/\\r$//' {sick['script-crlf']}"
+                edits.append({"fault": "script-crlf", "command": crlf})
+            if "script-not-exec" in extra:
+                chmod = f"chmod 755 {sick['script-not-exec']}"
+                edits.append({"fault": "script-not-exec", "command": chmod})
 
         programs = {
             f"environment/bin/{j['name']}": fill(
@@ -392,6 +487,17 @@ class CronSchedule(Family):
             )
             for j in jobs
         }
+        digests = {}
+        if existing:  # hard: the programs travel to the verifier; none may change
+            digests = {
+                j["path"]: hashlib.sha256(
+                    programs[f"environment/bin/{j['name']}"].encode()
+                ).hexdigest()
+                for j in jobs
+            }
+        if "script-crlf" in sick:
+            rel = f"environment/bin/{sick['script-crlf'].rsplit('/', 1)[1]}"
+            programs[rel] = programs[rel].replace("\n", "\r\n")
         for f in foreign:
             programs[f"environment/foreign/{f['path'].rsplit('/', 1)[1]}"] = (
                 f"#!/bin/sh\n# {app} housekeeping\nexit 0\n"
@@ -399,34 +505,51 @@ class CronSchedule(Family):
         if original is not None:
             programs["environment/crontab"] = original
         users = sorted({j["user"] for j in jobs if j["user"] != "root"})
+        faults = sorted([j["broken"].replace("_", "-") for j in existing if j["broken"]] + extra)
+        context: dict[str, Any] = {
+            "app": app,
+            "bindir": bindir,
+            "logdir": logdir,
+            "cron_file": cron_file,
+            "spool_file": spool_file,
+            "spool_user": spool_user,
+            "env": env,
+            "var": var,
+            "var_value": var_value,
+            "jobs": jobs,
+            "new_jobs": [j for j in jobs if j not in existing],
+            "existing": existing,
+            "foreign": foreign,
+            "users": users,
+            "files_spec": files_spec,
+            "oracle": oracle,
+            "mutants": mutants,
+            "has_original": original is not None,
+            "cron_lib": CRON_LIB,
+            "state": f"{STATE_DIR}/crontabs.stat",
+            "edits": edits,
+            "extra": extra,
+            "sick": sick,
+            "digests": digests,
+            "slip": None,
+        }
+        # Near misses: the reference with one of the task's faults left as it is.
+        mutations = {
+            f"leave-{fault}": self.template("solution/solve.sh.j2").render(
+                **dict(context, slip=fault)
+            )
+            for fault in faults
+        }
         return Draft(
-            context={
-                "app": app,
-                "bindir": bindir,
-                "logdir": logdir,
-                "cron_file": cron_file,
-                "spool_file": spool_file,
-                "spool_user": spool_user,
-                "env": env,
-                "var": var,
-                "var_value": var_value,
-                "jobs": jobs,
-                "new_jobs": [j for j in jobs if j not in existing],
-                "existing": existing,
-                "foreign": foreign,
-                "users": users,
-                "files_spec": files_spec,
-                "oracle": oracle,
-                "mutants": mutants,
-                "has_original": original is not None,
-                "cron_lib": CRON_LIB,
-                "state": f"{STATE_DIR}/crontabs.stat",
-            },
+            context=context,
             files=programs,
             secrets=[e for j in jobs for e in j["exprs"]],
-            outputs=list(files_spec),
+            outputs=list(files_spec) + sorted(digests),
             separate_verifier=True,
             artifacts=[STATE_DIR],
             collect=[snapshot_hook({"crontabs.stat": stat_lines(list(files_spec))})],
             tags=["cron", "crontab"] + (["repair"] if existing else []),
+            faults=faults,
+            traps=[Trap(*CRON_TRAPS[f]) for f in extra if f in CRON_TRAPS],
+            mutations=mutations,
         )

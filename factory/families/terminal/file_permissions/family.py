@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
-from factory.families.base import Draft, Family, register
+from factory.families.base import Draft, Family, Trap, register
 from factory.families.slots import Slots, Slug, Word, not_system_account
 from factory.families.terminal.state_snapshot import snapshot_path, tree_hook
 from factory.vocabulary import Difficulty
@@ -35,6 +35,39 @@ SCRIPT_WORDS = ["start", "stop", "migrate", "backup", "rotate", "healthcheck", "
 CONF_WORDS = ["app", "database", "cache", "logging", "features", "routes", "workers", "limits"]
 DATA_WORDS = ["users", "orders", "events", "sessions", "reports", "invoices", "metrics"]
 WRONG_MODES = ["777", "666", "644", "755", "700", "600", "775", "664"]
+KEY_WORDS = ["signing", "session", "api", "tls", "backup", "webhook"]
+
+#: Hard: the sub-problems a task composes (three or four of them), besides the base policy
+#: (directories, scripts, configs, data, ownership).
+FP_FAULTS = [
+    "shared-setgid",  # a group-shared folder must carry the setgid bit (announced)
+    "sticky-tmp",  # a scratch folder must be group-writable and sticky (announced)
+    "private-keys",  # a key folder and its keys with their own, stricter modes (announced)
+    "root-scripts",  # the scripts must stay root's, so the account cannot edit its own code
+    "link-target",  # a link in the tree to a file outside it: chown through it changes that
+    "stray-setgid",  # a nested folder carries a setgid bit a numeric chmod keeps
+    "hidden-config",  # a dot file among the configs: a shell glob misses it
+    "spaced-name",  # a data file with spaces in its name: word splitting misses it
+]
+#: The unannounced ones: what each is, and the words that would give it away.
+FP_TRAPS = {
+    "link-target": (
+        "a link in the tree points outside it (find -exec chown follows it)",
+        ("dereference", "no-dereference", "chown -h", "follows", "points outside"),
+    ),
+    "stray-setgid": (
+        "a nested folder keeps a setgid bit through numeric chmod",
+        ("g-s", "set-group-ID", "stray", "leading zero", "archive"),
+    ),
+    "hidden-config": (
+        "a hidden configuration file that a shell glob skips",
+        ("hidden", "dot file", "dotfile", "dot-file", "ls -a", ".local"),
+    ),
+    "spaced-name": (
+        "a data file whose name has spaces",
+        ("space", "spaces", "whitespace", "xargs -0", "print0", "export final"),
+    ),
+}
 
 
 class PermissionSlots(Slots):
@@ -61,8 +94,12 @@ class PermissionSlots(Slots):
 @register
 class FilePermissions(Family):
     """Tree under /srv/<app> with wrong modes/owners; the policy in the instruction says what
-    each kind of file must have. Harder: more kinds, ownership, a setgid shared folder, files
-    with spaces, and a symlink whose target must not change."""
+    each kind of file must have. Medium: more kinds and ownership. Hard: the base policy plus
+    three or four sub-problems drawn from :data:`FP_FAULTS`: announced ones (a setgid shared
+    folder, a sticky scratch folder, a key folder, scripts that stay root's) and unannounced
+    traps (a link to a file outside the tree, a nested folder whose stray setgid bit a numeric
+    chmod keeps, a hidden config a glob misses, a data file with spaces in its name). Each
+    hard task carries one near miss per sub-problem: the reference with that one left undone."""
 
     name = "file-permissions"
     title = "Fix ownership and modes of a deployment tree to match a policy"
@@ -86,21 +123,52 @@ class FilePermissions(Family):
             f"etc/{w}.{rng.choice(['conf', 'ini', 'yaml'])}" for w in rng.sample(CONF_WORDS, n)
         ]
         data = [f"data/{w}-{rng.randint(2019, 2026)}.csv" for w in rng.sample(data_words, n)]
-        if difficulty is Difficulty.HARD:
+        hard = difficulty is Difficulty.HARD
+        faults = sorted(rng.sample(FP_FAULTS, rng.randint(3, 4))) if hard else []
+        if "spaced-name" in faults:
             data.append(f"data/{rng.choice(data_words)} export final.csv")
+        if "hidden-config" in faults:
             configs.append(f"etc/.{rng.choice(CONF_WORDS)}.local")
+        keys = []
+        if "private-keys" in faults:
+            keys = [f"keys/{w}.pem" for w in rng.sample(KEY_WORDS, 2)]
+        stray = None
+        if "stray-setgid" in faults:
+            stray = "data/archive"
+            data.append(f"{stray}/{rng.choice(data_words)}-{rng.randint(2015, 2018)}.csv")
         rules = [
-            {"kind": "directory", "glob": "every directory", "mode": dir_mode},
+            {
+                "kind": "directory",
+                "glob": "every directory",
+                "mode": dir_mode,
+            },
             {"kind": "script", "glob": "bin/*.sh", "mode": script_mode},
-            {"kind": "config", "glob": "etc/* (hidden files too)", "mode": config_mode},
+            {
+                "kind": "config",
+                "glob": "every file in `etc/`" if hard else "etc/* (hidden files too)",
+                "mode": config_mode,
+            },
         ]
         if difficulty is not Difficulty.EASY:
-            rules.append({"kind": "data", "glob": "data/*", "mode": data_mode})
+            glob = "every file under `data/`, at any depth" if hard else "data/*"
+            rules.append({"kind": "data", "glob": glob, "mode": data_mode})
         owned = difficulty is not Difficulty.EASY
-        shared = f"{root}/shared" if difficulty is Difficulty.HARD else None
+        shared = f"{root}/shared" if "shared-setgid" in faults else None
         link = None
-        if difficulty is Difficulty.HARD:
+        if "link-target" in faults:
             link = {"path": "current.conf", "target": f"/etc/{app}-default.conf"}
+        # Folders with modes of their own (path -> mode); every other one gets dir_mode.
+        special = {}
+        if shared:
+            special[shared] = f"2{dir_mode[0]}70"
+        tmp = f"{root}/tmp" if "sticky-tmp" in faults else None
+        if tmp:
+            special[tmp] = "1770"
+        if keys:
+            special[f"{root}/keys"] = "700"
+        if special:
+            rules[0]["glob"] = "every other directory"
+        root_owned = [f"{root}/{rel}" for rel in scripts] if "root-scripts" in faults else []
         files = {}
         for rel in scripts:
             files[rel] = {
@@ -118,44 +186,66 @@ class FilePermissions(Family):
                     "mode": rng.choice(WRONG_MODES),
                     "content": f"id,value\n{rng.randint(1, 99)},{rng.random():.4f}\n",
                 }
+        for rel in keys:
+            material = "".join(rng.choice("0123456789abcdef") for _ in range(64))
+            files[rel] = {
+                "mode": rng.choice(WRONG_MODES),
+                "content": f"# {app} {rel} (test key material)\n{material}\n",
+            }
+
+        def wanted(rel: str) -> str:
+            if rel.startswith("keys/"):
+                return "400"
+            return (
+                script_mode
+                if rel.startswith("bin/")
+                else config_mode
+                if rel.startswith("etc/")
+                else data_mode
+            )
+
         # Make sure at least one file of each kind starts out wrong.
         for rel, spec in files.items():
-            want = (
-                script_mode
-                if rel.startswith("bin/")
-                else config_mode
-                if rel.startswith("etc/")
-                else data_mode
-            )
-            if spec["mode"] == want:
+            if spec["mode"] == wanted(rel):
                 spec["mode"] = "777"
         snapshot = snapshot_path("permissions.json")
-        expected = {}
-        for rel in files:
-            want = (
-                script_mode
-                if rel.startswith("bin/")
-                else config_mode
-                if rel.startswith("etc/")
-                else data_mode
+        expected = {rel: wanted(rel) for rel in files}
+        traps = [Trap(*FP_TRAPS[f]) for f in faults if f in FP_TRAPS]
+        context: dict[str, Any] = {
+            "app": app,
+            "user": user,
+            "group": group,
+            "root": root,
+            "rules": rules,
+            "owned": owned,
+            "shared": shared,
+            "link": link,
+            "files": files,
+            "expected": expected,
+            "dir_mode": dir_mode,
+            "dirs": sorted({r.split("/")[0] for r in files}),
+            "snapshot": snapshot,
+            "hard": hard,
+            "faults": faults,
+            "special": special,
+            "tmp": tmp,
+            "keys": keys,
+            "stray": stray,
+            "root_owned": root_owned,
+            "script_mode": script_mode,
+            "config_mode": config_mode,
+            "data_mode": data_mode,
+            "slip": None,
+        }
+        # Near misses: the reference with one of the task's sub-problems left undone.
+        mutations = {
+            f"leave-{fault}": self.template("solution/solve.sh.j2").render(
+                **dict(context, slip=fault)
             )
-            expected[rel] = want
+            for fault in faults
+        }
         return Draft(
-            context={
-                "app": app,
-                "user": user,
-                "group": group,
-                "root": root,
-                "rules": rules,
-                "owned": owned,
-                "shared": shared,
-                "link": link,
-                "files": files,
-                "expected": expected,
-                "dir_mode": dir_mode,
-                "dirs": sorted({r.split("/")[0] for r in files}),
-                "snapshot": snapshot,
-            },
+            context=context,
             files={f"environment/tree/{rel}": spec["content"] for rel, spec in files.items()},
             outputs=[root],
             # Modes and owners do not survive the copy to the verifier's container: a hook
@@ -164,4 +254,7 @@ class FilePermissions(Family):
             artifacts=[snapshot],
             collect=[tree_hook("permissions.json", [root], [link["target"]] if link else [])],
             tags=["chmod", "chown"] + (["setgid"] if shared else []),
+            faults=faults,
+            traps=traps,
+            mutations=mutations,
         )
