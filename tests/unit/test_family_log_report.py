@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from factory.families import registry
+from factory.families.terminal.import_job import IMPORT_TRAPS
 from factory.families.terminal.log_report.family import LR_HARD_FAULTS, LR_TRAPS
 from factory.quality.structure import named_traps, solution_steps
 from factory.vocabulary import Difficulty
@@ -37,8 +38,9 @@ def test_hard_composes_two_to_four_sub_problems():
     for d in drafts[:30]:
         assert 2 <= len(d.faults) <= 4
         assert set(d.faults) <= set(LR_HARD_FAULTS)
+        traps = {**LR_TRAPS, **IMPORT_TRAPS}
         assert sorted(t.name for t in d.traps) == sorted(
-            LR_TRAPS[f][0] for f in d.faults if f in LR_TRAPS
+            traps[f][0] for f in d.faults if f in traps
         )
         assert sorted(d.mutations) == sorted(f"unfixed-{f}" for f in d.faults)
     assert not draft(Difficulty.EASY, 1).faults and not draft(Difficulty.MEDIUM, 1).faults
@@ -70,7 +72,8 @@ def test_the_reference_reads_only_this_tasks_rotations():
         assert ("iconv -f UTF-16" in script) == ("utf16-rotation" in d.faults)
         assert ("xz -dc" in script) == ("xz-rotation" in d.faults)
         assert ("chgrp" in script) == ("consumer-perms" in d.faults)
-        assert ("sed -i" in script) == ("import-config" in d.faults)
+        assert ("source = " in script) == ("import-config" in d.faults)
+        assert ("checksum = " in script) == ("config-syntax" in d.faults)
         assert ("gzip.open" not in script) and ('BUG == "skip-rotated"' not in script)
         if "olddir" in d.faults:
             assert d.context["archive"] in script
@@ -78,8 +81,9 @@ def test_the_reference_reads_only_this_tasks_rotations():
 
 def _materialise(d, root: str) -> None:
     ctx = d.context
-    where = {"logrotate": ctx["logrotate"], "import.conf": ctx["conf"], "cron": ctx["cron"]}
-    where["importer"] = ctx["importer"]
+    job = ctx["job"]
+    where = {"logrotate": ctx["logrotate"], "import.conf": job["conf"], "cron": "/etc/cron"}
+    where["importer"] = job["importer"]
     for rel, data in d.files.items():
         kind, name = rel.split("/")[1:3]
         dest = {"logs": ctx["logdir"] + "/" + name, "archive": f"{ctx['archive']}/{name}"}.get(
@@ -89,25 +93,26 @@ def _materialise(d, root: str) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data if isinstance(data, bytes) else data.encode())
     Path(root + ctx["outdir"]).mkdir(parents=True, exist_ok=True)
-    importer = Path(root + ctx["importer"])
-    importer.write_text(importer.read_text().replace(repr(ctx["conf"]), repr(root + ctx["conf"])))
+    importer = Path(root + job["importer"])
+    importer.write_text(importer.read_text().replace(repr(job["conf"]), repr(root + job["conf"])))
 
 
 def _run(d, script: str, root: str) -> tuple[str | None, bool]:
     """(the report, whether the import job takes it) after running ``script`` in ``root``."""
     ctx = d.context
-    paths = {ctx["logdir"], ctx["conf"], ctx["logrotate"], ctx["outdir"], ctx["work"]}
+    job = ctx["job"]
+    paths = {ctx["logdir"], job["conf"], ctx["logrotate"], ctx["outdir"], ctx["work"]}
     for path in sorted(paths, key=len, reverse=True):
         script = script.replace(path, root + path)
     # no accounts here: the folder's group and the run as the job's account are left out
     script = re.sub(r"^(chgrp|chmod|runuser) ", r": \1 ", script, flags=re.M)
     subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=120)
-    conf = Path(root + ctx["conf"])
-    text = conf.read_text().replace(f"report = {root}", "report = ")
-    conf.write_text(text.replace("report = /", f"report = {root}/"))
-    job = subprocess.run(["python3", root + ctx["importer"]], capture_output=True, text=True)
+    conf = Path(root + job["conf"])
+    text = conf.read_text().replace(f"source = {root}", "source = ")
+    conf.write_text(text.replace("source = /", f"source = {root}/"))
+    run = subprocess.run(["python3", root + job["importer"]], capture_output=True, text=True)
     out = Path(root + ctx["out"])
-    imported = job.returncode == 0 and job.stdout.strip().endswith(f"from {root}{ctx['out']}")
+    imported = run.returncode == 0 and run.stdout.strip().endswith(f"from {root}{ctx['out']}")
     return (out.read_text() if out.is_file() else None), imported
 
 

@@ -7,19 +7,17 @@ from __future__ import annotations
 import gzip
 import lzma
 import random
-import shlex
 from collections import Counter
 from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta, timezone
-from pathlib import PurePosixPath
 from typing import Any
 
 from pydantic import Field
 
 from factory.families.base import Draft, Family, register
 from factory.families.slots import Slots, Slug
+from factory.families.terminal.import_job import IMPORT_FAULTS, ImportJob
 from factory.families.terminal.knobs import pick
-from factory.families.terminal.state_snapshot import STATE_DIR, snapshot_hook
 from factory.families.terminal.text_tasks import (
     AGENT_TIMEOUT,
     EASY,
@@ -345,18 +343,16 @@ def _lr_spec(q: dict[str, Any]) -> dict[str, Any]:
     return spec
 
 
-#: Hard: the sub-problems a task composes (two to four of them). The first four are about
-#: the inputs (where the rotations are and how they are stored), the last three about the
-#: report's consumer, an import job run by cron as another account.
-LR_HARD_FAULTS = [
+#: Hard: the sub-problems a task composes (two to four of them): four about the inputs (where
+#: the rotations are and how they are stored), the rest about the report's consumer, an import
+#: job run by cron as another account (:mod:`..import_job`).
+LR_INPUT_FAULTS = [
     "utf16-rotation",  # the .1 rotation came back from a Windows collector in UTF-16
     "olddir",  # logrotate moves the rotations to an archive folder (olddir)
     "xz-rotation",  # the newest compressed rotation is xz (compresscmd changed), older is gzip
     "copytruncate-dup",  # copytruncate copied the last lines of .1 into the live log again
-    "consumer-perms",  # the report folder is root-only, the import job cannot read it
-    "import-config",  # the import job's settings name a stale report path
-    "checksum",  # announced: the job wants a sha256sum -c file next to the report
 ]
+LR_HARD_FAULTS = LR_INPUT_FAULTS + IMPORT_FAULTS
 LR_TRAPS = {
     "utf16-rotation": ("a rotation in UTF-16", ("UTF-16", "UTF16", "encoding", "iconv", "BOM")),
     "olddir": ("rotations moved to an archive folder", ("olddir", "archive")),
@@ -365,58 +361,8 @@ LR_TRAPS = {
         "lines copied twice by copytruncate",
         ("copytruncate", "duplicate", "duplicated", "twice", "overlap"),
     ),
-    "consumer-perms": (
-        "report folder unreadable by the import job",
-        ("permission", "permissions", "chmod", "chgrp", "readable", "0700", "owner"),
-    ),
-    "import-config": ("import job reads a stale path", ("stale", "wrong path", "old path")),
 }
-LR_CONSUMERS = ["dashd", "statsd", "reporter", "metrics", "grafana", "ingest"]
 LR_ARCHIVES = ["archive", "old", "rotated", "history"]
-
-
-def _lr_importer(app: str, conf: str) -> str:
-    """The import job (shipped): reads its settings, then the report, and checks them."""
-    return f"""#!/usr/bin/env python3
-\"\"\"Import the {app} report into the dashboard (run by cron, see /etc/cron.d/{app}-import).\"\"\"
-import hashlib
-import os
-import sys
-
-CONF = {conf!r}
-
-
-def fail(msg):
-    print(f"{app}-import: {{msg}}", file=sys.stderr)
-    sys.exit(1)
-
-
-settings = {{}}
-for line in open(CONF, encoding="utf-8"):
-    line = line.strip()
-    if line and not line.startswith("#"):
-        key, _, value = line.partition("=")
-        settings[key.strip()] = value.strip()
-path = settings.get("report") or fail("no report path in " + CONF)
-try:
-    data = open(path, "rb").read()
-except OSError as exc:
-    fail(f"cannot read the report: {{exc}}")
-lines = data.decode("utf-8").split("\\n")
-if lines[0] != settings.get("header"):
-    fail(f"{{path}}: unexpected header {{lines[0]!r}}")
-if settings.get("checksum") == "required":
-    try:
-        digest, name = open(path + ".sha256", encoding="utf-8").read().split()
-    except (OSError, ValueError) as exc:
-        fail(f"no usable checksum file {{path}}.sha256: {{exc}}")
-    if name.lstrip("*") not in (path, os.path.basename(path)):
-        fail(f"the checksum file names {{name!r}}, not the report")
-    if digest != hashlib.sha256(data).hexdigest():
-        fail("checksum mismatch")
-rows = [x for x in lines[1:] if x]
-print(f"imported {{len(rows)}} rows from {{path}}")
-"""
 
 
 def _lr_logrotate(path: str, archive: str | None, xz: bool) -> str:
@@ -595,58 +541,25 @@ class LogReport(Family):
         traps = []
         tags = ["logs", fmt, q["kind"]]
         if level is HARD:
-            consumer = rng.choice(LR_CONSUMERS)
-            conf = f"/etc/{app}/import.conf"
-            stale = f"/var/tmp/{app}-{rng.choice(['report', 'export', 'latest'])}.csv"
-            header = expected.split("\n", 1)[0]
-            settings = [
-                f"# {app}-import: where the hourly import finds the report",
-                f"report = {stale if 'import-config' in faults else out}",
-                f"header = {header}",
-                f"checksum = {'required' if 'checksum' in faults else 'none'}",
-            ]
-            work = f"/tmp/{app}-logs"
-            state = f"{STATE_DIR}/report.stat"
-            dirs = [str(PurePosixPath(out).parents[i]) for i in range(out.count("/") - 1, -1, -1)]
+            job = ImportJob.draw(
+                rng, app, out, expected.split("\n", 1)[0], [f for f in faults if f in IMPORT_FAULTS]
+            )
             context.update(
-                consumer=consumer,
-                conf=conf,
-                stale=stale,
-                header=header,
-                work=work,
+                job=job.context(),
+                work=f"/tmp/{app}-logs",
                 archive=archive,
                 rotations=[
                     {"n": n, "path": f"{where[n]}/{names[n]}", "name": names[n]}
                     for n in range(rotations)
                 ],
-                gz_part=gz_part,
-                dup_count=len(dup_reqs),
-                state=state,
-                checked=dirs[1:] + [out],
                 logrotate=f"/etc/logrotate.d/{app}",
-                importer=f"/usr/local/bin/{app}-import",
-                cron=f"/etc/cron.d/{app}-import",
             )
             files["environment/etc/logrotate"] = _lr_logrotate(f"{logdir}/{base}", archive, xz)
-            files["environment/etc/import.conf"] = "\n".join(settings) + "\n"
-            files["environment/etc/cron"] = (
-                f"# import the {app} report into the dashboard, hourly\n"
-                f"17 * * * * {consumer} {context['importer']}\n"
-            )
-            files["environment/etc/importer"] = _lr_importer(app, conf)
-            outputs += [conf] + ([f"{out}.sha256"] if "checksum" in faults else [])
-            artifacts = [state]
-            collect = [
-                snapshot_hook(
-                    {
-                        "report.stat": "for f in "
-                        + " ".join(shlex.quote(c) for c in context["checked"])
-                        + '; do stat -c "%u %g %f %n" -- "$f" 2>/dev/null'
-                        + ' || printf -- "- - - %s\\n" "$f"; done'
-                    }
-                )
-            ]
-            traps = [Trap(*LR_TRAPS[f]) for f in faults if f in LR_TRAPS]
+            files.update(job.files())
+            outputs += job.outputs()
+            artifacts = [job.state]
+            collect = job.collect()
+            traps = [Trap(*LR_TRAPS[f]) for f in faults if f in LR_TRAPS] + job.traps()
             solve = self.template("solution/solve.sh.j2")
             for f in faults:
                 mutations[f"unfixed-{f}"] = solve.render(**context, difficulty=level.value, slip=f)
