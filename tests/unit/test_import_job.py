@@ -66,7 +66,7 @@ def test_settings_carry_the_planted_faults():
 def test_the_job_rejects_the_fault_and_takes_the_fixed_output(fault, tmp_path):
     j = job([fault])
     _install(j, tmp_path / "left")
-    assert not _imports(j, tmp_path / "left", j.solve_lines(slip=fault)[: -0 or None])
+    assert not _imports(j, tmp_path / "left", j.solve_lines(slip=fault))
     _install(j, tmp_path / "fixed")
     assert _imports(j, tmp_path / "fixed", j.solve_lines()[:-1])  # (the run as the account)
 
