@@ -3,6 +3,7 @@ ordering and null rules the instruction states."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import random
 from collections.abc import Mapping
@@ -12,6 +13,7 @@ from typing import Any
 
 from factory.datafiles import load_toml_table
 from factory.families.base import Draft, Family, register
+from factory.families.terminal.import_job import IMPORT_FAULTS, ImportJob
 from factory.families.terminal.knobs import pick
 from factory.families.terminal.text_tasks import (
     AGENT_TIMEOUT,
@@ -28,7 +30,7 @@ from factory.families.terminal.text_tasks import (
     unmentioned,
     utc_offset,
 )
-from factory.vocabulary import Difficulty
+from factory.vocabulary import Difficulty, Trap
 
 from .shipped.reference import (
     _cj_same,
@@ -68,6 +70,67 @@ CJ_BUG_NOTES = {
     "no-quoting": "joins fields with commas without CSV quoting",
 }
 
+#: Hard: the sub-problems a task composes (two to four): three about the inputs, the rest about
+#: the output's consumer, an import job run by cron as another account (:mod:`..import_job`).
+CJ_INPUT_FAULTS = [
+    "legacy-encoding",  # an input written by a legacy exporter in ISO-8859-1, with a non-ASCII name
+    "bom",  # the first chunk of the main input starts with a UTF-8 byte order mark
+    "split-export",  # the main input is rotated: the older rows are in <name>.1.gz
+]
+CJ_HARD_FAULTS = CJ_INPUT_FAULTS + IMPORT_FAULTS
+CJ_TRAPS = {
+    "legacy-encoding": (
+        "an input in ISO-8859-1",
+        ("encoding", "ISO-8859-1", "Latin-1", "latin1", "iconv", "cp1252", "UTF-8"),
+    ),
+    "bom": ("a byte order mark before the header", ("BOM", "byte order mark", "EF BB BF", "Excel")),
+    "split-export": ("older rows in a gzip rotation", ("gzip", "gzipped", ".gz", "compressed")),
+}
+CJ_ACCENTED = {
+    "person": ["José Núñez", "Zoë Müller", "Søren Ødegård", "Chloé Lefèvre", "Jürgen Weiß"],
+    "product": ["Crème Fraîche 200g", "Café Crème Filter", "Säge Blatt Pro", "Piñata XL"],
+    "place": ["Zürich Hbf", "São Paulo Sul", "Malmö Hamn", "Québec Nord"],
+}
+BOM = "\ufeff"
+
+
+def _cj_split(text: str, csv_header: bool, rng: random.Random) -> tuple[str, str]:
+    """(older, newer) halves of a rotated export (each with the header line for CSV)."""
+    lines = text.split("\n")[:-1]
+    head, body = (lines[:1], lines[1:]) if csv_header else ([], lines)
+    k = int(len(body) * rng.uniform(0.3, 0.5))
+    return "\n".join(head + body[:k]) + "\n", "\n".join(head + body[k:]) + "\n"
+
+
+def _cj_prep(
+    spec: dict, main: str, srcdir: str, work: str, faults: list[str], slip: str = ""
+) -> list[str]:
+    """The reference's commands that turn this task's inputs into plain UTF-8 files in
+    ``work`` (``slip``: the fault left as it is)."""
+    lines = []
+    bom = "bom" in faults and slip != "bom"
+    unbom = "sed '1s/^\\xEF\\xBB\\xBF//'"
+    legacy = "legacy-encoding" in faults and slip != "legacy-encoding"
+    iconv = "iconv -f ISO-8859-1 -t UTF-8"
+    if spec["shape"] == "join":
+        parent = spec["parent_file"]
+        copy = iconv if legacy else "cp"
+        lines.append(f"{copy} {srcdir}/{parent} {'> ' if legacy else ''}{work}/{parent}")
+    src, dest = f"{srcdir}/{main}", f"{work}/{main}"
+    if "split-export" in faults and slip != "split-export":
+        lines.append(f"zcat {src}.1.gz{' | ' + unbom if bom else ''} > {dest}")
+        if spec["shape"] == "join":
+            lines.append(f"tail -n +2 {src} >> {dest}")
+        else:
+            lines.append(f"{iconv if legacy else 'cat'} {src} >> {dest}")
+    elif bom:
+        lines.append(f"{unbom} {src} > {dest}")
+    elif legacy and spec["shape"] == "flatten":
+        lines.append(f"{iconv} {src} > {dest}")
+    else:
+        lines.append(f"cp {src} {dest}")
+    return lines
+
 
 def _cj_name(rng: random.Random, kind: str, hard: bool) -> str:
     if kind == "person":
@@ -81,7 +144,9 @@ def _cj_name(rng: random.Random, kind: str, hard: bool) -> str:
     return f"{city}, {suffix}" if hard and rng.random() < 0.3 else f"{city} {suffix}"
 
 
-def _cj_join(rng: random.Random, level: Difficulty) -> tuple[dict, dict[str, str]]:
+def _cj_join(
+    rng: random.Random, level: Difficulty, accent: bool = False
+) -> tuple[dict, dict[str, str]]:
     hard = level is HARD
     dom = rng.choice(CJ_DOMAINS)
     group = rng.choice(list(dom["groups"]))
@@ -100,6 +165,9 @@ def _cj_join(rng: random.Random, level: Difficulty) -> tuple[dict, dict[str, str
             if dom["names"] == "product"
             else f"{rng.choice(TT_LAST)}, {rng.choice(TT_FIRST)}"
         )
+    if accent:  # a name that a legacy (Latin-1) export writes with other bytes than UTF-8
+        plain = [p for p in parents if "," not in p[1]]
+        plain[-1][1] = rng.choice(CJ_ACCENTED[dom["names"]])
     comma_pid = next((p[0] for p in parents if "," in p[1]), None)
     n_c = pick(rng, level, (12, 20), (40, 70), (60, 90))
     cids = rng.sample(range(1, 100000), n_c + 10)
@@ -183,7 +251,9 @@ def _cj_join(rng: random.Random, level: Difficulty) -> tuple[dict, dict[str, str
     return spec, texts
 
 
-def _cj_flatten(rng: random.Random, level: Difficulty) -> tuple[dict, dict[str, str]]:
+def _cj_flatten(
+    rng: random.Random, level: Difficulty, accent: bool = False
+) -> tuple[dict, dict[str, str]]:
     hard = level is HARD
     dom = rng.choice(CJ_LDOMAINS)
     n = pick(rng, level, (10, 16), (25, 40), (35, 55))
@@ -203,6 +273,9 @@ def _cj_flatten(rng: random.Random, level: Difficulty) -> tuple[dict, dict[str, 
     ]
     if hard and not any("," in p[wf[1]] for p in people):
         people[0][wf[1]] = f"{rng.choice(TT_LAST)}, {rng.choice(TT_FIRST)}"
+    plain = [p for p in people if "," not in p[wf[1]]]
+    if accent and plain:  # keep the name with a comma: the first record needs one
+        plain[-1][wf[1]] = rng.choice(CJ_ACCENTED["person"])
     recs = []
     for i in range(n):
         t = t0 + timedelta(minutes=rng.randint(0, 7 * 24 * 60), seconds=rng.randint(0, 59))
@@ -293,7 +366,7 @@ def _cj_flatten(rng: random.Random, level: Difficulty) -> tuple[dict, dict[str, 
         "tags": dom["tags"],
         "flag": dom["flag"],
     }
-    text = "".join(json.dumps(r) + "\n" for r in recs)
+    text = "".join(json.dumps(r, ensure_ascii=not accent) + "\n" for r in recs)
     return spec, {f"{dom['file']}.jsonl": text}
 
 
@@ -314,12 +387,37 @@ class CsvJsonWrangle(Family):
         outdir = rng.choice(OUT_DIRS)
         shape = "join" if rng.random() < 0.5 else "flatten"
         bugs = CJ_BUGS[(shape, level.value)]
+        faults: list[str] = []
+        if level is HARD:
+            faults = sorted(rng.sample(CJ_HARD_FAULTS, rng.randint(2, 4)))
+            while shape == "flatten" and {"legacy-encoding", "bom"} <= set(faults):
+                faults = sorted(rng.sample(CJ_HARD_FAULTS, rng.randint(2, 4)))  # one file
+            if outdir.startswith(("/root", "/home")):  # the import job's account must get in
+                outdir = rng.choice([d for d in OUT_DIRS if not d.startswith(("/root", "/home"))])
+        legacy = "legacy-encoding" in faults
         for _ in range(60):
-            spec, texts = (_cj_join if shape == "join" else _cj_flatten)(rng, level)
+            generate = _cj_join if shape == "join" else _cj_flatten
+            spec, texts = generate(rng, level, legacy)
             text = _cj_solve(texts, spec)
             want = parse_result(text, shape)
+            main = spec["child_file"] if shape == "join" else spec["file"]
+            older, newer = texts[main], texts[main]
+            if "split-export" in faults:
+                older, newer = _cj_split(texts[main], shape == "join", rng)
+            misses = []
+            if "split-export" in faults:  # only the newest export read: a different answer
+                misses.append(parse_result(_cj_solve({**texts, main: newer}, spec), shape))
+            latin = texts.get(spec["parent_file"] if shape == "join" else main, "")
+            if "split-export" in faults and shape == "flatten":
+                latin = newer
             if all(
                 not _cj_same(parse_result(_cj_solve(texts, spec, b), shape), want) for b in bugs
+            ) and (
+                all(not _cj_same(m, want) for m in misses)
+                and (
+                    not legacy
+                    or (not latin.isascii() and not json.dumps(want, ensure_ascii=False).isascii())
+                )
             ):
                 break
         else:  # pragma: no cover
@@ -331,9 +429,22 @@ class CsvJsonWrangle(Family):
             ("join", "hard"): f"{spec.get('parent', '')}_summary",
         }.get((shape, level.value), spec.get("file", "").replace(".jsonl", "") + "_flat")
         out = f"{outdir}/{stem}.{'json' if shape == 'join' else 'csv'}"
+        # The files as they lie in the image (bytes where a fault changed the encoding).
+        data: dict[str, str | bytes] = dict(texts)
+        if "split-export" in faults:
+            data[f"{main}.1.gz"] = gzip.compress(older.encode(), mtime=0)
+            data[main] = newer
+        if "bom" in faults:
+            first = f"{main}.1.gz" if "split-export" in faults else main
+            plain = older if "split-export" in faults else texts[main]
+            raw = (BOM + plain).encode()
+            data[first] = gzip.compress(raw, mtime=0) if first.endswith(".gz") else raw
+        if legacy:
+            name = spec["parent_file"] if shape == "join" else main
+            data[name] = str(data[name]).encode("latin-1")
         import inspect
 
-        context = {
+        context: dict[str, Any] = {
             "shape": shape,
             "spec": spec,
             "srcdir": srcdir,
@@ -345,15 +456,55 @@ class CsvJsonWrangle(Family):
             "bug_notes": [CJ_BUG_NOTES[b] for b in bugs],
             "solver_src": inspect.getsource(_cj_solve),
             "same_src": inspect.getsource(_cj_same),
-            "digests": {f"{srcdir}/{name}": sha256_hex(t) for name, t in sorted(texts.items())},
+            "digests": {f"{srcdir}/{name}": sha256_hex(t) for name, t in sorted(data.items())},
+            "hard": level is HARD,
+            "faults": faults,
         }
+        outputs = [out]
+        artifacts: list[str] = []
+        collect: list[str] = []
+        traps = []
+        mutations: dict[str, str] = {}
+        tags = [shape, "csv", "json"]
+        if level is HARD:
+            app = f"{spec.get('parent') or spec['file'].removesuffix('.jsonl')}-etl"
+            header = None if shape == "join" else text.split("\n", 1)[0]
+            job = ImportJob.draw(rng, app, out, header, [f for f in faults if f in IMPORT_FAULTS])
+            work = f"/tmp/{app}-work"
+            context.update(
+                job=job.context(),
+                work=work,
+                main=main,
+                sources=sorted(f"{srcdir}/{name}" for name in data),
+                prep=_cj_prep(spec, main, srcdir, work, faults),
+            )
+            outputs += job.outputs()
+            artifacts = [job.state]
+            collect = job.collect()
+            traps = [Trap(*CJ_TRAPS[f]) for f in faults if f in CJ_TRAPS] + job.traps()
+            solve = self.template("solution/solve.sh.j2")
+            for f in faults:
+                mutations[f"unfixed-{f}"] = solve.render(
+                    **{**context, "prep": _cj_prep(spec, main, srcdir, work, faults, f)},
+                    difficulty=level.value,
+                    slip=f,
+                )
+            tags += ["cron", "encoding"]
+        files: dict[str, str | bytes] = {f"environment/data/{n}": t for n, t in data.items()}
+        if level is HARD:
+            files.update(job.files())
         return Draft(
             context=context,
-            files={f"environment/data/{name}": t for name, t in texts.items()},
+            files=files,
             secrets=unmentioned(self, context, level, [text]),
-            outputs=[out],
+            outputs=outputs,
             separate_verifier=True,
             kept=sorted(context["digests"]),
-            tags=[shape, "csv", "json"],
+            artifacts=artifacts,
+            collect=collect,
+            tags=tags,
             agent_timeout_sec=AGENT_TIMEOUT[level],
+            faults=faults,
+            traps=traps,
+            mutations=mutations,
         )

@@ -5,6 +5,7 @@ answer is computed here from the same requests."""
 from __future__ import annotations
 
 import gzip
+import lzma
 import random
 from collections import Counter
 from collections.abc import Callable, Mapping
@@ -15,6 +16,7 @@ from pydantic import Field
 
 from factory.families.base import Draft, Family, register
 from factory.families.slots import Slots, Slug
+from factory.families.terminal.import_job import IMPORT_FAULTS, ImportJob
 from factory.families.terminal.knobs import pick
 from factory.families.terminal.text_tasks import (
     AGENT_TIMEOUT,
@@ -26,7 +28,7 @@ from factory.families.terminal.text_tasks import (
     sha256_hex,
     unmentioned,
 )
-from factory.vocabulary import Difficulty
+from factory.vocabulary import Difficulty, Trap
 
 from .logs import (
     LR_APPS,
@@ -64,8 +66,9 @@ def _ip_key(ip: str) -> tuple[int, ...]:
     return tuple(int(x) for x in ip.split("."))
 
 
-def _lr_answer(reqs: list[Req], q: dict[str, Any], bug: str = "") -> str:
-    """The expected content of the output file (with one bug switched on, the wrong one)."""
+def _lr_answer(reqs: list[Req], q: dict[str, Any], bug: str = "", gz_part: int = 2) -> str:
+    """The expected content of the output file (with one bug switched on, the wrong one).
+    ``gz_part``: the rotation that is gzip-compressed (hard)."""
     kind = q["kind"]
     ok = [r for r in reqs if not r.truncated]
     if kind == "status-count":
@@ -132,7 +135,7 @@ def _lr_answer(reqs: list[Req], q: dict[str, Any], bug: str = "") -> str:
     # hard
     use = [r for r in reqs if (not r.truncated or bug == "keep-truncated")]
     if bug == "skip-rotated":
-        use = [r for r in use if r.part != 0]
+        use = [r for r in use if r.part != gz_part]
 
     def when(r: Req) -> datetime:
         return r.local.replace(tzinfo=timezone.utc) if bug == "local-time" else r.utc
@@ -322,8 +325,9 @@ def _lr_question(rng: random.Random, w: World, level: Difficulty, reqs: list[Req
     elif kind == "error-windows":
         q.update(minutes=rng.choice([15, 30, 60]))
     else:
-        lo = w.start + timedelta(minutes=int(w.span_min * rng.uniform(0.1, 0.3)))
-        hi = lo + timedelta(minutes=int(w.span_min * rng.uniform(0.35, 0.55)))
+        # Wide enough that every rotation holds requests of the interval (each one counts).
+        lo = w.start + timedelta(minutes=int(w.span_min * rng.uniform(0.02, 0.08)))
+        hi = lo + timedelta(minutes=int(w.span_min * rng.uniform(0.75, 0.88)))
         q.update(lo=lo.replace(second=0), hi=hi.replace(second=0), pct=rng.choice([90, 95, 99]))
     return q
 
@@ -337,6 +341,39 @@ def _lr_spec(q: dict[str, Any]) -> dict[str, Any]:
     if "names" in q:
         spec["names"] = list(q["names"])
     return spec
+
+
+#: Hard: the sub-problems a task composes (two to four of them): four about the inputs (where
+#: the rotations are and how they are stored), the rest about the report's consumer, an import
+#: job run by cron as another account (:mod:`..import_job`).
+LR_INPUT_FAULTS = [
+    "utf16-rotation",  # the .1 rotation came back from a Windows collector in UTF-16
+    "olddir",  # logrotate moves the rotations to an archive folder (olddir)
+    "xz-rotation",  # the newest compressed rotation is xz (compresscmd changed), older is gzip
+    "copytruncate-dup",  # copytruncate copied the last lines of .1 into the live log again
+]
+LR_HARD_FAULTS = LR_INPUT_FAULTS + IMPORT_FAULTS
+LR_TRAPS = {
+    "utf16-rotation": ("a rotation in UTF-16", ("UTF-16", "UTF16", "encoding", "iconv", "BOM")),
+    "olddir": ("rotations moved to an archive folder", ("olddir", "archive")),
+    "xz-rotation": ("a rotation compressed with xz", ("xz", "unxz", "compresscmd", "lzma")),
+    "copytruncate-dup": (
+        "lines copied twice by copytruncate",
+        ("copytruncate", "duplicate", "duplicated", "twice", "overlap"),
+    ),
+}
+LR_ARCHIVES = ["archive", "old", "rotated", "history"]
+
+
+def _lr_logrotate(path: str, archive: str | None, xz: bool) -> str:
+    lines = [f"{path} {{", "    daily", "    rotate 7", "    missingok", "    notifempty"]
+    lines += ["    compress", "    delaycompress", "    copytruncate"]
+    if xz:
+        lines += ["    compresscmd /usr/bin/xz", "    uncompresscmd /usr/bin/unxz"]
+        lines += ["    compressext .xz"]
+    if archive:
+        lines.append(f"    olddir {archive}")
+    return "\n".join(lines + ["}"]) + "\n"
 
 
 class LogSlots(Slots):
@@ -373,6 +410,15 @@ class LogReport(Family):
         zone = rng.choice(LR_ZONES)
         base = rng.choice(["access.log", "requests.log", f"{app}.log", "http.log"])
         outdir = rng.choice(OUT_DIRS)
+        faults: list[str] = []
+        if level is HARD:
+            faults = sorted(rng.sample(LR_HARD_FAULTS, rng.randint(2, 4)))
+            if outdir.startswith(("/root/", "/home/")):  # the import job's account must get in
+                outdir = rng.choice([d for d in OUT_DIRS if not d.startswith(("/root", "/home"))])
+        xz = "xz-rotation" in faults
+        rotations = 4 if xz else 3  # the live log, .1, then compressed ones
+        gz_part = rotations - 1
+        dup_reqs: list[Req] = []
         for _ in range(60):
             w = draw_world(rng, level, self.filled("services", LR_SERVICES))
             reqs = [
@@ -382,32 +428,62 @@ class LogReport(Family):
             q = _lr_question(rng, w, level, reqs)
             reqs.sort(key=lambda r: r.utc)
             if level is HARD:
-                cut1, cut2 = (
-                    int(len(reqs) * rng.uniform(0.25, 0.35)),
-                    int(len(reqs) * rng.uniform(0.6, 0.7)),
-                )
+                bounds = sorted(rng.uniform(0.15, 0.8) for _ in range(rotations - 1))
+                cuts = [int(len(reqs) * b) for b in bounds]
                 for i, r in enumerate(reqs):
-                    r.part = 0 if i < cut1 else 1 if i < cut2 else 2
+                    r.part = rotations - 1 - sum(1 for c in cuts if i >= c)
                     r.truncated = rng.random() < 0.03
-            expected = _lr_answer(reqs, q)
+                in_1 = [r for r in reqs if r.part == 1]
+                dup_reqs = in_1[-rng.randint(3, 8) :] if "copytruncate-dup" in faults else []
+            expected = _lr_answer(reqs, q, gz_part=gz_part)
             bugs = LR_BUGS[q["kind"]]
-            if all(_lr_answer(reqs, q, b) != expected for b in bugs) and expected.strip():
+            # Each planted input fault, left unfixed, must change the answer too.
+            dropped = {
+                "utf16-rotation": {1},
+                "olddir": set(range(1, rotations)),
+                "xz-rotation": {2},
+            }
+            misses = [
+                _lr_answer([r for r in reqs if r.part not in dropped[f]], q, gz_part=gz_part)
+                for f in faults
+                if f in dropped
+            ]
+            if dup_reqs:
+                misses.append(_lr_answer(reqs + dup_reqs, q, gz_part=gz_part))
+            complete = [
+                log_line(r, fmt, zone)[0] for r in reqs if not r.truncated and level is HARD
+            ]
+            # (two identical complete entries would be one request logged twice)
+            if (
+                all(_lr_answer(reqs, q, b, gz_part) != expected for b in bugs)
+                and all(m != expected for m in misses)
+                and (level is not HARD or len(set(complete)) == len(complete))
+                and expected.strip()
+            ):
                 break
         else:  # pragma: no cover - the traps are planted, this does not happen
             raise RuntimeError("log-report: could not draw data that exposes every near miss")
         logdir = f"/var/log/{app}"
+        archive = f"{logdir}/{rng.choice(LR_ARCHIVES)}" if "olddir" in faults else None
         files: dict[str, bytes] = {}
-        parts = [0, 1, 2] if level is HARD else [2]
-        names = {0: f"{base}.2.gz", 1: f"{base}.1", 2: base} if level is HARD else {2: base}
+        names = {0: base, 1: f"{base}.1", 2: f"{base}.2.{'xz' if xz else 'gz'}"}
+        if rotations == 4:
+            names[3] = f"{base}.3.gz"
+        where = {n: (archive if archive and n else logdir) for n in names}
+        parts = list(range(rotations - 1, -1, -1)) if level is HARD else [0]
         example = ""
+        written: dict[int, list[str]] = {}
         for part in parts:
             lines: list[str] = []
+            dup_from = None
             for r in reqs:
                 if level is not HARD:
-                    r.part = 2
+                    r.part = 0
                 if r.part != part:
                     continue
                 line, ts_end, status_at = log_line(r, fmt, zone)
+                if dup_reqs and r is dup_reqs[0]:
+                    dup_from = len(lines)
                 if r.truncated:
                     line = line[: rng.randint(ts_end + 1, status_at - 1)]
                 elif not example and r.status == 200:
@@ -417,14 +493,31 @@ class LogReport(Family):
                     lines.extend(stack_trace(rng, r.svc))
                 if level is HARD and rng.random() < 0.01:
                     lines.append("")
-            data = ("\n".join(lines) + "\n").encode()
-            if names[part].endswith(".gz"):
-                data = gzip.compress(data, mtime=0)
-            files[f"environment/logs/{names[part]}"] = data
+            if part == 1 and dup_from is not None:
+                written[1] = lines[dup_from:]
+            if part == 0 and dup_reqs:
+                lines = written[1] + lines  # copytruncate: copied, then truncated too late
+            text = "\n".join(lines) + "\n"
+            name = names[part]
+            if part == 1 and "utf16-rotation" in faults:
+                data = b"\xff\xfe" + text.encode("utf-16-le")
+            elif name.endswith(".gz"):
+                data = gzip.compress(text.encode(), mtime=0)
+            elif name.endswith(".xz"):
+                data = lzma.compress(text.encode(), format=lzma.FORMAT_XZ)
+            else:
+                data = text.encode()
+            files[f"environment/{'archive' if where[part] != logdir else 'logs'}/{name}"] = data
         out = f"{outdir}/{rng.choice(['answer', 'result', 'report', 'summary'])}"
         out += ".txt" if level is EASY else ".csv" if q.get("style") in ("csv", None) else ".txt"
         spec = _lr_spec(q)
-        context = {
+        digests = {
+            f"{where[p]}/{names[p]}": sha256_hex(
+                files[f"environment/{'archive' if where[p] != logdir else 'logs'}/{names[p]}"]
+            )
+            for p in sorted(parts)
+        }
+        context: dict[str, Any] = {
             "app": app,
             "fmt": fmt,
             "logdir": logdir,
@@ -437,18 +530,53 @@ class LogReport(Family):
             "bugs": bugs,
             "bug_notes": [LR_BUG_NOTES[b] for b in bugs],
             "expected": expected,
-            "digests": {
-                f"{logdir}/{k.rsplit('/', 1)[1]}": sha256_hex(v) for k, v in sorted(files.items())
-            },
+            "digests": digests,
+            "faults": faults,
+            "hard": level is HARD,
         }
+        outputs = [out]
+        artifacts: list[str] = []
+        collect: list[str] = []
+        mutations: dict[str, str] = {}
+        traps = []
+        tags = ["logs", fmt, q["kind"]]
+        if level is HARD:
+            job = ImportJob.draw(
+                rng, app, out, expected.split("\n", 1)[0], [f for f in faults if f in IMPORT_FAULTS]
+            )
+            context.update(
+                job=job.context(),
+                work=f"/tmp/{app}-logs",
+                archive=archive,
+                rotations=[
+                    {"n": n, "path": f"{where[n]}/{names[n]}", "name": names[n]}
+                    for n in range(rotations)
+                ],
+                logrotate=f"/etc/logrotate.d/{app}",
+            )
+            files["environment/etc/logrotate"] = _lr_logrotate(f"{logdir}/{base}", archive, xz)
+            files.update(job.files())
+            outputs += job.outputs()
+            artifacts = [job.state]
+            collect = job.collect()
+            traps = [Trap(*LR_TRAPS[f]) for f in faults if f in LR_TRAPS] + job.traps()
+            solve = self.template("solution/solve.sh.j2")
+            for f in faults:
+                mutations[f"unfixed-{f}"] = solve.render(**context, difficulty=level.value, slip=f)
+            tags += ["logrotate", "cron"]
         answers = [expected.strip(), expected] if level is EASY else [expected]
         return Draft(
             context=context,
             files=files,
             secrets=unmentioned(self, context, level, answers),
-            outputs=[out],
+            outputs=outputs,
             separate_verifier=True,
-            kept=sorted(context["digests"]),
-            tags=["logs", fmt, q["kind"]],
+            kept=sorted(digests),
+            artifacts=artifacts,
+            collect=collect,
+            tags=tags,
             agent_timeout_sec=AGENT_TIMEOUT[level],
+            faults=faults,
+            traps=traps,
+            mutations=mutations,
         )

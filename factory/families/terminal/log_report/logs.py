@@ -97,7 +97,7 @@ class Req:
     ms: int
     truncated: bool = False
     part: int = 0
-    """Hard: which rotated file holds it (0 = oldest, the .gz one)."""
+    """Which file holds it: the rotation number (0 = the live log, 1 = ``.1``, ...)."""
 
     @property
     def local(self) -> datetime:

@@ -3,6 +3,8 @@ a corpus of text files, past decoys that almost match."""
 
 from __future__ import annotations
 
+import gzip
+import posixpath
 import random
 import re
 from collections import Counter
@@ -11,6 +13,7 @@ from datetime import date, timedelta
 from typing import Any
 
 from factory.families.base import Draft, Family, register
+from factory.families.terminal.import_job import IMPORT_FAULTS, ImportJob
 from factory.families.terminal.knobs import pick
 from factory.families.terminal.text_tasks import (
     AGENT_TIMEOUT,
@@ -22,7 +25,7 @@ from factory.families.terminal.text_tasks import (
     sha256_hex,
     unmentioned,
 )
-from factory.vocabulary import Difficulty
+from factory.vocabulary import Difficulty, Trap
 
 RX_FIRST = ["jane", "omar", "li", "priya", "lukas", "ana", "kofi", "mei", "sven", "noor", "ivan"]
 RX_FIRST += ["chloe", "mateo", "yuki", "amara", "felix", "zara", "tomas", "ines", "raj", "elif"]
@@ -384,6 +387,23 @@ RX_PREFIXES_BY_CORPUS = {
     "incident reports": ["Impact:", "Timeline:", "Root cause:", "Action item:", ""],
 }
 RX_DIRS = ["2023", "2024", "archive", "team-a", "team-b", "escalated", "old", "inbox"]
+#: Hard: the sub-problems a task composes (two to four): three about how the corpus stores its
+#: text, the rest about the output's consumer, an import job run by cron as another account
+#: (:mod:`..import_job`).
+RX_INPUT_FAULTS = [
+    "gzip-files",  # one or two files archived with gzip (their text counts)
+    "utf16-file",  # one file exported in UTF-16 (with a byte order mark)
+    "symlink-dup",  # a symbolic link to a file of the tree (not a regular file: counted once)
+]
+RX_HARD_FAULTS = RX_INPUT_FAULTS + IMPORT_FAULTS
+RX_TRAPS = {
+    "gzip-files": ("files stored gzip-compressed", ("gzip", "gzipped", ".gz", "compressed")),
+    "utf16-file": ("a file in UTF-16", ("UTF-16", "UTF16", "encoding", "iconv", "BOM")),
+    "symlink-dup": (
+        "a symbolic link to a file of the tree",
+        ("symlink", "symlinks", "symbolic", "link", "links", "duplicate"),
+    ),
+}
 
 
 @register
@@ -405,6 +425,11 @@ class RegexExtract(Family):
         kinds.sort(key=list(RX_DECOYS).index)
         pfx = rng.choice(RX_PREFIXES)
         outdir = rng.choice(OUT_DIRS)
+        faults: list[str] = []
+        if hard:
+            faults = sorted(rng.sample(RX_HARD_FAULTS, rng.randint(2, 4)))
+            if outdir.startswith(("/root", "/home")):  # the import job's account must get in
+                outdir = rng.choice([d for d in OUT_DIRS if not d.startswith(("/root", "/home"))])
         for _ in range(40):
             names: list[str] = []
             n_files = pick(rng, level, (1, 1), (3, 5), (5, 8))
@@ -460,14 +485,50 @@ class RegexExtract(Family):
             expected = _rx_output(texts, kinds, pfx, level)
             found = _rx_items(texts, kinds, pfx, level)
             sane = len(found) == sum(1 for p in planted if p[2])
-            if sane and all(_rx_output(texts, kinds, pfx, level, b) != expected for b in RX_BUGS):
+            # the files whose text changes the answer (one left out, or counted twice)
+            weighty = (
+                [
+                    i
+                    for i in range(n_files)
+                    if _rx_output(texts[:i] + texts[i + 1 :], kinds, pfx, level) != expected
+                    and _rx_output(texts + [texts[i]], kinds, pfx, level) != expected
+                ]
+                if hard
+                else []
+            )
+            enough = sum(
+                {"gzip-files": 2, "utf16-file": 1, "symlink-dup": 1}.get(f, 0) for f in faults
+            )
+            if (
+                sane
+                and all(_rx_output(texts, kinds, pfx, level, b) != expected for b in RX_BUGS)
+                and len(weighty) >= enough
+            ):
                 break
         else:  # pragma: no cover
             raise RuntimeError("regex-extract: could not draw data that exposes every near miss")
         out = f"{outdir}/{'items' if hard else kinds[0] + 's'}.{'csv' if hard else 'txt'}"
-        files = {
-            f"environment/corpus/{name}": text for name, text in zip(names, texts, strict=True)
-        }
+        # How the files lie in the image (hard: some archived, one in UTF-16, a link).
+        stored: dict[str, str | bytes] = dict(zip(names, texts, strict=True))
+        pool = rng.sample(weighty, len(weighty)) if hard else []
+        gz = [names[pool.pop()] for _ in range(rng.randint(1, 2))] if "gzip-files" in faults else []
+        utf16 = names[pool.pop()] if "utf16-file" in faults else None
+        link = None
+        for name in gz:
+            stored[f"{name}.gz"] = gzip.compress(str(stored.pop(name)).encode(), mtime=0)
+        if utf16:
+            stored[utf16] = b"\xff\xfe" + str(stored[utf16]).encode("utf-16-le")
+        if "symlink-dup" in faults:  # another name for one of the files, in another folder
+            target = names[pool.pop()]
+            tdir, _, stem = target.rpartition("/")
+            dirs = sorted(({n.rpartition("/")[0] for n in names} | {""}) - {tdir})
+            folder = rng.choice(dirs) if dirs else tdir
+            path = f"{folder}/{stem}".lstrip("/")
+            if folder == tdir or path in names:
+                path = f"{tdir}/latest-{stem}".lstrip("/")
+            rel = posixpath.relpath(target, posixpath.dirname(path) or ".")
+            link = {"path": path, "target": rel}
+        files = {f"environment/corpus/{name}": data for name, data in stored.items()}
         context = {
             "corpus": corpus,
             "root": root,
@@ -484,15 +545,49 @@ class RegexExtract(Family):
                 RX_BUG_NOTES["validation"],
                 RX_BUG_NOTES["listing"][level.value],  # type: ignore[index]
             ],
-            "digests": {f"{root}/{n}": sha256_hex(t) for n, t in zip(names, texts, strict=True)},
+            "digests": {f"{root}/{n}": sha256_hex(t) for n, t in stored.items()},
+            "hard": hard,
+            "faults": faults,
         }
+        outputs = [out]
+        artifacts: list[str] = []
+        collect: list[str] = []
+        traps = []
+        mutations: dict[str, str] = {}
+        tags = ["regex", *kinds]
+        if hard:
+            app = root.strip("/").replace("/", "-")
+            job = ImportJob.draw(
+                rng, app, out, "kind,value,count", [f for f in faults if f in IMPORT_FAULTS]
+            )
+            context.update(
+                job=job.context(),
+                work=f"/tmp/{app}-text",
+                gz=gz,
+                utf16=utf16,
+                link=link,
+            )
+            files.update(job.files())
+            outputs += job.outputs()
+            artifacts = [job.state]
+            collect = job.collect()
+            traps = [Trap(*RX_TRAPS[f]) for f in faults if f in RX_TRAPS] + job.traps()
+            solve = self.template("solution/solve.sh.j2")
+            for f in faults:
+                mutations[f"unfixed-{f}"] = solve.render(**context, difficulty=level.value, slip=f)
+            tags += ["cron", "encoding"]
         return Draft(
             context=context,
             files=files,
             secrets=unmentioned(self, context, level, [expected]),
-            outputs=[out],
+            outputs=outputs,
             separate_verifier=True,
             kept=sorted(context["digests"]),
-            tags=["regex", *kinds],
+            artifacts=artifacts,
+            collect=collect,
+            tags=tags,
             agent_timeout_sec=AGENT_TIMEOUT[level],
+            faults=faults,
+            traps=traps,
+            mutations=mutations,
         )
