@@ -515,6 +515,18 @@ SYSTEM_ACCOUNTS = frozenset(
         "app",
         "appgroup",
         "staff-app",
+        "systemd-journal",
+        "systemd-timesync",
+        "ssl-cert",
+        "netdev",
+        "uuidd",
+        "tss",
+        "lastlog",
+        "ftp",
+        "polkitd",
+        "ubuntu",
+        "wheel",
+        "docker",
     ]
 )
 """Account and group names a Debian image (or the families' own fixtures) already has."""
