@@ -212,7 +212,7 @@ def hybrid_report(suite: Path) -> None:
     completion = sum(r["llm"]["completion_tokens"] for r in results)
     calls = sum(r["llm"]["calls"] + r["llm"]["cached_calls"] for r in results)
     seconds = sum(r["timings"].get("total", 0.0) for r in results)
-    own = filled = framing = framing_filled = 0
+    own = filled = framing = framing_filled = unparsed = 0
     fallbacks: Counter[str] = Counter()
     notes: list[str] = []
     for r in valid:
@@ -229,12 +229,18 @@ def hybrid_report(suite: Path) -> None:
             if name not in provenance.slots:
                 fallbacks[f"{r['generator']}.{name}"] += 1
         notes += [f"{r['id']}: {n}" for n in provenance.notes if n.startswith("slot ")]
+        unparsed += sum(
+            int(n.rsplit(" ", 1)[1])
+            for n in provenance.notes
+            if n.startswith("replies that were no JSON object: ")
+        )
     print(f"\n## hybrid yield: {suite.name}")
     print("| measure | value |\n|---|---|")
     print(f"| candidates | {len(results)} over {len(families)} families |")
     print(f"| valid | {len(valid)} ({len(valid) / max(1, len(results)):.1%}) |")
     print(f"| outcomes | {', '.join(f'{k}={v}' for k, v in sorted(outcomes.items()))} |")
-    print(f"| unparseable | {outcomes.get('unparseable', 0)} |")
+    print(f"| unparseable candidates | {outcomes.get('unparseable', 0)} |")
+    print(f"| replies that did not parse, in valid tasks | {unparsed} |")
     print(f"| families certified | {len(certified)}: {', '.join(certified)} |")
     print(f"| LLM completions | {calls} |")
     print(f"| LLM tokens (prompt + completion) | {prompt} + {completion} = {prompt + completion} |")

@@ -160,6 +160,7 @@ class ScenarioBackend(ConversingBackend):
         usage = LlmUsage()
         schema = slots.bounded_schema()
         outcome, error = QualityOutcome.UNPARSEABLE, ""
+        unparsed = 0
         usable: dict[str, Any] = {}
         problems: dict[str, str] = {}
         for attempt in range(self.parse_repairs + 1):
@@ -175,6 +176,7 @@ class ScenarioBackend(ConversingBackend):
             try:
                 data = extract_json(completion.text)
             except ValueError as exc:
+                unparsed += 1
                 cut = " (the reply was cut off at max_tokens)" if _cut(completion) else ""
                 error = f"not a JSON object: {exc}{cut}"
                 messages = [*messages, _repair_message(error)]
@@ -192,7 +194,7 @@ class ScenarioBackend(ConversingBackend):
                     error = str(exc)
                 else:
                     if not dropped:
-                        return spec, usage
+                        return _unparsed_note(spec, unparsed), usage
                     error = "; ".join(dropped.values())
             else:
                 error = "; ".join(salvage.problems.values())
@@ -206,7 +208,7 @@ class ScenarioBackend(ConversingBackend):
                 error = str(exc)
             else:
                 if enough(slots, spec.config.provenance.slots):
-                    return spec, usage
+                    return _unparsed_note(spec, unparsed), usage
                 missing = {**problems, **dropped}
                 error = "too few usable slots: " + "; ".join(missing.values())
         raise GenerationError(
@@ -294,6 +296,15 @@ def _leaking_slots(content: dict[str, Any], spec: TaskSpec) -> list[str]:
         for name, value in content.items()
         if instruction_leaks(" ".join(value) if isinstance(value, list) else str(value), leaked)
     ]
+
+
+def _unparsed_note(spec: TaskSpec, unparsed: int) -> TaskSpec:
+    """``spec`` with a provenance note of how many of the model's replies did not parse."""
+    if unparsed:
+        provenance = spec.config.provenance
+        provenance.notes.append(f"replies that were no JSON object: {unparsed}")
+        spec.config.set_provenance(provenance)
+    return spec
 
 
 def enough(slots: type[Slots], filled: list[str]) -> bool:

@@ -252,6 +252,13 @@ def test_a_slot_that_gives_an_answer_away_is_dropped(stub):
     assert _leaking_slots(dict(CONTENT), leaking) == (["app"] if named else [])
 
 
+def test_a_reply_that_did_not_parse_is_noted(stub):
+    stub.queue = [reply("Sure! The proxy is called edge."), reply(json.dumps(CONTENT))]
+    spec, usage = backend(stub).make(LEAF, Difficulty.EASY, 4, "logs-access-011")
+    assert usage.calls == 2 and spec.config.provenance.content == CONTENT
+    assert spec.config.provenance.notes == ["replies that were no JSON object: 1"]
+
+
 def test_a_reply_that_is_no_json_is_unparseable(stub):
     stub.queue = [reply("Sure! The proxy is called edge."), reply("[1, 2]")]
     with pytest.raises(GenerationError) as info:
