@@ -200,17 +200,27 @@ class ScenarioBackend(ConversingBackend):
                 error = "; ".join(salvage.problems.values())
             messages = [*messages, _repair_message(error)]
         if outcome is QualityOutcome.BAD_CONTENT:
-            try:
-                spec, dropped = self._build(
-                    leaf, difficulty, seed, task_id, usable, prompt_version, problems
-                )
-            except ContentError as exc:
-                error = str(exc)
-            else:
+            # the usable slots; should the family fail on them as a whole, without each of
+            # the family's own slots in turn
+            own = [name for name in usable if name not in Slots.model_fields]
+            for without in [None, *own]:
+                content = {k: v for k, v in usable.items() if k != without}
+                unusable = dict(problems)
+                if without is not None:
+                    unusable[without] = f"{without}: {error}"
+                try:
+                    spec, dropped = self._build(
+                        leaf, difficulty, seed, task_id, content, prompt_version, unusable
+                    )
+                except ContentError as exc:
+                    if without is None:
+                        error = str(exc)
+                    continue
                 if enough(slots, spec.config.provenance.slots):
                     return _unparsed_note(spec, unparsed), usage
-                missing = {**problems, **dropped}
+                missing = {**unusable, **dropped}
                 error = "too few usable slots: " + "; ".join(missing.values())
+                break
         raise GenerationError(
             f"no usable content after {self.parse_repairs + 1} tries: {error}",
             outcome,

@@ -234,6 +234,27 @@ def test_too_few_model_slots_is_a_rejection(stub):
     assert "app: missing" in str(info.value)
 
 
+def test_a_family_failing_on_the_content_drafts_without_one_slot(stub, monkeypatch):
+    """The family fails on the content as a whole (no ContentError naming a slot): after the
+    repair rounds, each of the family's own slots is left out in turn."""
+    family_class = type(registry.get("log-report"))
+    original = family_class.draft
+
+    def draft(self, rng, difficulty, params):
+        if self.content and "services" in self.content:
+            raise AssertionError("no data exposes every near miss")
+        return original(self, rng, difficulty, params)
+
+    monkeypatch.setattr(family_class, "draft", draft)
+    stub.queue = [reply(json.dumps(CONTENT)), reply(json.dumps(CONTENT))]
+    spec, usage = backend(stub).make(LEAF, Difficulty.EASY, 4, "logs-access-012")
+    assert "could not use it" in stub.requests[1]["messages"][-1]["content"]
+    provenance = spec.config.provenance
+    assert usage.calls == 2 and provenance.slots == ["scenario", "persona", "app"]
+    assert provenance.notes[0].startswith("slot services drafted from the family's own")
+    assert "AssertionError" in provenance.notes[0]
+
+
 def test_a_slot_that_gives_an_answer_away_is_dropped(stub):
     from dataclasses import replace
 
