@@ -194,8 +194,8 @@ def paired_procedural(hybrid: Path) -> None:
         print(f"| pairwise MinHash similarity, {label} | {rows[0][key]:.3f} | {rows[1][key]:.3f} |")
 
 
-def hybrid_report(suite: Path) -> None:
-    """A hybrid suite's yield as its journal records it: every candidate's outcome and the
+def hybrid_report(suites: list[Path]) -> None:
+    """Hybrid suites' yield, all together, as their journals record it: every candidate's outcome and the
     reason of each rejection, the families, tokens, seconds, and for the valid tasks how many
     of their families' slots the model filled (the rest were drafted from the family's own
     content, see the provenance notes)."""
@@ -203,7 +203,11 @@ def hybrid_report(suite: Path) -> None:
 
     from factory.families import registry
 
-    results = [json.loads(p.read_text()) for p in sorted((suite / "results").glob("*.json"))]
+    results = [
+        {**json.loads(p.read_text()), "suite": suite}
+        for suite in suites
+        for p in sorted((suite / "results").glob("*.json"))
+    ]
     outcomes = Counter(r["outcome"] for r in results)
     valid = [r for r in results if r["outcome"] == "valid"]
     families = sorted({r["generator"] for r in results})
@@ -216,7 +220,7 @@ def hybrid_report(suite: Path) -> None:
     fallbacks: Counter[str] = Counter()
     notes: list[str] = []
     for r in valid:
-        provenance = load_task_config(suite / r["path"] / "task.toml").provenance
+        provenance = load_task_config(r["suite"] / r["path"] / "task.toml").provenance
         slots = registry.get(r["generator"]).slots
         names = list(slots.model_fields) if slots else []
         for name in names:
@@ -228,13 +232,15 @@ def hybrid_report(suite: Path) -> None:
                 filled += name in provenance.slots
             if name not in provenance.slots:
                 fallbacks[f"{r['generator']}.{name}"] += 1
-        notes += [f"{r['id']}: {n}" for n in provenance.notes if n.startswith("slot ")]
+        notes += [
+            f"{r['suite'].name}/{r['id']}: {n}" for n in provenance.notes if n.startswith("slot ")
+        ]
         unparsed += sum(
             int(n.rsplit(" ", 1)[1])
             for n in provenance.notes
             if n.startswith("replies that were no JSON object: ")
         )
-    print(f"\n## hybrid yield: {suite.name}")
+    print(f"\n## hybrid yield: {', '.join(suite.name for suite in suites)}")
     print("| measure | value |\n|---|---|")
     print(f"| candidates | {len(results)} over {len(families)} families |")
     print(f"| valid | {len(valid)} ({len(valid) / max(1, len(results)):.1%}) |")
@@ -258,7 +264,8 @@ def hybrid_report(suite: Path) -> None:
         print("\nRejections:")
         for r in rejected:
             print(
-                f"- {r['id']} ({r['generator']}, {r['difficulty']}): {r['outcome']}: {r['reason'][:300]}"
+                f"- {r['suite'].name}/{r['id']} ({r['generator']}, {r['difficulty']}): "
+                f"{r['outcome']}: {r['reason'][:300]}"
             )
     if notes:
         print("\nFallback notes:")
@@ -530,6 +537,7 @@ def main() -> None:
     parser.add_argument(
         "--hybrid-report",
         type=Path,
+        nargs="+",
         metavar="HYBRID",
         help="a hybrid suite's yield, rejections, tokens and slots the model filled (no Docker)",
     )
