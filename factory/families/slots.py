@@ -22,6 +22,7 @@ the data it drew raises :class:`ContentError`, whose message also goes back to t
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from dataclasses import dataclass
@@ -122,14 +123,24 @@ class Slots(BaseModel):
     @classmethod
     def copied(cls, name: str, value: Any, title: str = "") -> str | None:
         """Why slot ``name``'s ``value`` only echoes the prompt (see :meth:`check_not_copied`),
-        or None."""
+        or None: a text of two or more words all taken from the slot's description, from the
+        title, or from the prompt's words about the family and its slots together (a persona
+        "one plain sentence without digits" copies the scenario's description)."""
         titled = set(words_of(title))
         described = set(words_of(cls.model_fields[name].description or ""))
+        prompt = titled | set(words_of(cls.__doc__ or ""))
+        for field in cls.model_fields.values():
+            prompt |= set(words_of(field.description or ""))
+        sources = (
+            ("the field's description", described),
+            ("the title", titled),
+            ("the prompt", prompt),
+        )
         for item in value if isinstance(value, list) else [value]:
             words = set(words_of(item) if isinstance(item, str) else [])
             if len(words) < 2:
                 continue
-            for source, known in (("the field's description", described), ("the title", titled)):
+            for source, known in sources:
                 if words <= known:
                     return f"{name}: '{item}' repeats {source}; write a concrete value of your own"
         return None
@@ -160,6 +171,10 @@ class Slots(BaseModel):
                 problems[name] = describe_error(exc) + (f"; {mended}" if mended else "")
                 continue
             echo = cls.copied(name, checked, title)
+            if echo and isinstance(checked, list):  # leave the echoed items out, if it can
+                kept = [item for item in checked if not cls.copied(name, [item], title)]
+                with contextlib.suppress(ValidationError):
+                    checked, echo = _check_field(cls, name, kept), None
             if echo:
                 problems[name] = echo
             else:

@@ -348,6 +348,8 @@ def test_each_open_family_drafts_from_its_example_content(name, difficulty):
 
     family = registry.get(name)
     content = example_content(family.slots)
+    examples = {slot: field.examples[0] for slot, field in family.slots.model_fields.items()}
+    assert family.slots.salvage(examples, family.title).problems == {}
     task = family.with_content(content)
     draft = task.draft(random.Random(3), difficulty, dict(family.default_params))
     origin = Origin(
@@ -387,6 +389,35 @@ def test_an_echoed_persona_leaves_the_request_without_one(stub):
     assert "This request comes from" not in instruction
     assert spec.config.provenance.slots == ["scenario", "app", "services"]
     assert "repeats the field's description" in spec.config.provenance.notes[0]
+
+
+def test_an_echo_of_another_fields_description_or_an_echoed_item_is_left_out():
+    slots = registry.get("tool-calendar").slots
+    salvage = slots.salvage(
+        {
+            "scenario": "The tea importer moved its tasting room upstairs",
+            "persona": "one plain sentence without digits",  # the scenario's description
+            "rooms": ["Assam", "Darjeeling", "Oolong", "Sencha", "Matcha", "Pekoe"],
+            "topics": [
+                "tasting notes",
+                "meeting rooms",
+                "import quotas",
+                "shipping dates",
+                "blends",
+            ],
+        }
+    )
+    assert "repeats the prompt" in salvage.problems["persona"]
+    assert salvage.values["topics"] == [
+        "tasting notes",
+        "import quotas",
+        "shipping dates",
+        "blends",
+    ]
+    short = slots.salvage(
+        {**salvage.values, "topics": ["tasting notes", "meeting rooms", "import quotas", "blends"]}
+    )
+    assert "topics" in short.problems and "repeats" in short.problems["topics"]
 
 
 def test_salvage_checks_each_slot_alone():
