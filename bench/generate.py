@@ -17,7 +17,9 @@
    instructions. ``--compare-suites PROCEDURAL HYBRID`` reports the same for two suites
    already generated (e.g. by ``factory generate ... --backend procedural`` and without);
    ``--paired HYBRID`` holds everything but the content equal: a hybrid suite's valid tasks
-   against the same leaves, seeds and difficulties drafted procedurally (no Docker).
+   against the same leaves, seeds and difficulties drafted procedurally (no Docker);
+   ``--hybrid-report HYBRID`` lists a hybrid suite's outcomes, the reason of each rejection,
+   tokens and how many slots the model filled in the valid tasks (no Docker).
 5. Dedup scaling: the cost of one insert+query (and of one signature) in the near-duplicate
    index at 1k, 10k and 100k kept tasks (synthetic task-like texts, a tenth of them edited
    copies of earlier ones), the LSH index (factory.quality.dedup) side by side with the
@@ -190,6 +192,139 @@ def paired_procedural(hybrid: Path) -> None:
     )
     for key, label in (("sim_median", "median"), ("sim_p90", "p90"), ("sim_max", "max")):
         print(f"| pairwise MinHash similarity, {label} | {rows[0][key]:.3f} | {rows[1][key]:.3f} |")
+
+
+def hybrid_report(suites: list[Path]) -> None:
+    """Hybrid suites' yield, all together, as their journals record it: every candidate's outcome and the
+    reason of each rejection, the families, tokens, seconds, and for the valid tasks how many
+    of their families' slots the model filled (the rest were drafted from the family's own
+    content, see the provenance notes)."""
+    import json
+
+    from factory.families import registry
+
+    results = [
+        {**json.loads(p.read_text()), "suite": suite}
+        for suite in suites
+        for p in sorted((suite / "results").glob("*.json"))
+    ]
+    outcomes = Counter(r["outcome"] for r in results)
+    valid = [r for r in results if r["outcome"] == "valid"]
+    families = sorted({r["generator"] for r in results})
+    certified = sorted({r["generator"] for r in valid})
+    prompt = sum(r["llm"]["prompt_tokens"] for r in results)
+    completion = sum(r["llm"]["completion_tokens"] for r in results)
+    calls = sum(r["llm"]["calls"] + r["llm"]["cached_calls"] for r in results)
+    seconds = sum(r["timings"].get("total", 0.0) for r in results)
+    own = filled = framing = framing_filled = unparsed = 0
+    fallbacks: Counter[str] = Counter()
+    notes: list[str] = []
+    for r in valid:
+        provenance = load_task_config(r["suite"] / r["path"] / "task.toml").provenance
+        slots = registry.get(r["generator"]).slots
+        names = list(slots.model_fields) if slots else []
+        for name in names:
+            if name in ("scenario", "persona"):
+                framing += 1
+                framing_filled += name in provenance.slots
+            else:
+                own += 1
+                filled += name in provenance.slots
+            if name not in provenance.slots:
+                fallbacks[f"{r['generator']}.{name}"] += 1
+        notes += [
+            f"{r['suite'].name}/{r['id']}: {n}" for n in provenance.notes if n.startswith("slot ")
+        ]
+        unparsed += sum(
+            int(n.rsplit(" ", 1)[1])
+            for n in provenance.notes
+            if n.startswith("replies that were no JSON object: ")
+        )
+    print(f"\n## hybrid yield: {', '.join(suite.name for suite in suites)}")
+    print("| measure | value |\n|---|---|")
+    print(f"| candidates | {len(results)} over {len(families)} families |")
+    print(f"| valid | {len(valid)} ({len(valid) / max(1, len(results)):.1%}) |")
+    print(f"| outcomes | {', '.join(f'{k}={v}' for k, v in sorted(outcomes.items()))} |")
+    print(f"| unparseable candidates | {outcomes.get('unparseable', 0)} |")
+    print(f"| replies that did not parse, in valid tasks | {unparsed} |")
+    print(f"| families certified | {len(certified)}: {', '.join(certified)} |")
+    print(f"| LLM completions | {calls} |")
+    print(f"| LLM tokens (prompt + completion) | {prompt} + {completion} = {prompt + completion} |")
+    print(f"| candidate seconds (sum of journal totals) | {seconds:.0f} |")
+    print(f"| family slots the model filled, valid tasks | {filled} / {own} |")
+    print(f"| scenario + persona the model filled, valid tasks | {framing_filled} / {framing} |")
+    if fallbacks:
+        print(
+            "| slots drafted from the family's own content | "
+            + ", ".join(f"{k} x{v}" for k, v in sorted(fallbacks.items()))
+            + " |"
+        )
+    rejected = [r for r in results if r["outcome"] != "valid"]
+    if rejected:
+        print("\nRejections:")
+        for r in rejected:
+            print(
+                f"- {r['suite'].name}/{r['id']} ({r['generator']}, {r['difficulty']}): "
+                f"{r['outcome']}: {r['reason'][:300]}"
+            )
+    if notes:
+        print("\nFallback notes:")
+        for note in notes:
+            print(f"- {note[:300]}")
+
+
+def hybrid_dry_run(path: Path, options: LlmOptions, seed: int | None) -> None:
+    """The content stage of a hybrid taxonomy without Docker: every candidate the pipeline
+    would make (same ids, seeds and difficulties, ``attempts_per_task`` per quota slot), its
+    content asked of the model and the task drafted and rendered, not certified. Outcomes,
+    slots the model filled, tokens and seconds."""
+    from factory.families import registry
+    from factory.generate.pipeline import GenerationError, candidate_id
+    from factory.generate.scenario import ScenarioBackend
+
+    taxonomy = load_taxonomy(path)
+    suite_seed = taxonomy.seed if seed is None else seed
+    backend = ScenarioBackend(
+        options.client(),
+        taxonomy.suite,
+        temperature=options.temperature,
+        parse_repairs=options.parse_repairs,
+    )
+    outcomes: Counter[str] = Counter()
+    tokens = own = filled = 0
+    started = time.perf_counter()
+    print(f"\n## hybrid dry run: {path.name}, seed {suite_seed}")
+    for leaf in taxonomy.leaves():
+        plan = leaf.difficulty_plan()
+        slots = registry.get(leaf.skill.generator).slots
+        names = [
+            n for n in (slots.model_fields if slots else {}) if n not in ("scenario", "persona")
+        ]
+        for attempt in range(leaf.quota):
+            difficulty = plan[attempt % len(plan)]
+            task_id = candidate_id(leaf, attempt)
+            seed_ = candidate_seed(suite_seed, leaf.path, attempt)
+            try:
+                spec, usage = backend.make(leaf, difficulty, seed_, task_id)
+            except GenerationError as exc:
+                outcomes[exc.outcome.value] += 1
+                tokens += exc.usage.prompt_tokens + exc.usage.completion_tokens
+                print(f"- {task_id} {difficulty.value}: {exc.outcome.value}: {exc}"[:400])
+                continue
+            outcomes["built"] += 1
+            tokens += usage.prompt_tokens + usage.completion_tokens
+            got = spec.config.provenance.slots
+            own += len(names)
+            filled += sum(n in got for n in names)
+            missing = [n for n in slots.model_fields if n not in got] if slots else []
+            print(
+                f"- {task_id} {difficulty.value}: built, {usage.calls} completions, "
+                f"model slots {got}" + (f", family's own: {missing}" if missing else "")
+            )
+    print(f"| outcomes | {', '.join(f'{k}={v}' for k, v in sorted(outcomes.items()))} |")
+    print(f"| LLM tokens | {tokens} |")
+    print(f"| family slots the model filled, built tasks | {filled} / {own} |")
+    print(f"| wall | {time.perf_counter() - started:.0f} s |")
 
 
 def hybrid_bench(path: Path, jobs: int, options: LlmOptions) -> None:
@@ -399,7 +534,39 @@ def main() -> None:
         metavar="HYBRID",
         help="a hybrid suite's valid tasks vs the same seeds drafted procedurally (no Docker)",
     )
+    parser.add_argument(
+        "--hybrid-report",
+        type=Path,
+        nargs="+",
+        metavar="HYBRID",
+        help="a hybrid suite's yield, rejections, tokens and slots the model filled (no Docker)",
+    )
+    parser.add_argument(
+        "--hybrid-dry-run",
+        type=Path,
+        metavar="TAXONOMY",
+        help="the content stage of a hybrid taxonomy: ask, draft, render; no Docker",
+    )
+    parser.add_argument("--seed", type=int, help="--hybrid-dry-run: override the taxonomy's seed")
+    parser.add_argument(
+        "--repair-rounds", type=int, default=1, help="--hybrid-dry-run: times content goes back"
+    )
     args = parser.parse_args()
+    if args.hybrid_dry_run:
+        if not (args.llm_base_url and args.llm_model):
+            parser.error("--hybrid-dry-run needs --llm-base-url and --llm-model")
+        options = LlmOptions(
+            args.llm_base_url,
+            args.llm_model,
+            "not-needed",
+            cache_dir=None,
+            parse_repairs=args.repair_rounds,
+        )
+        hybrid_dry_run(args.hybrid_dry_run, options, args.seed)
+        return
+    if args.hybrid_report:
+        hybrid_report(args.hybrid_report)
+        return
     if args.paired:
         paired_procedural(args.paired)
         return

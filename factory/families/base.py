@@ -133,25 +133,35 @@ class Family:
     """Parameters a taxonomy leaf may override (documented per family)."""
     slots: ClassVar[type[Slots] | None] = None
     """The content a model may write for this family in hybrid mode (None: no slots open)."""
-    content: Slots | None = None
-    """This instance's model-written content (set by :meth:`with_content`), or None."""
+    content: Mapping[str, Any] | None = None
+    """This instance's model-written content, slot name -> value (set by
+    :meth:`with_content`; only the slots the model filled), or None."""
 
     def draft(self, rng: random.Random, difficulty: Difficulty, params: Mapping[str, Any]) -> Draft:
         raise NotImplementedError
 
-    def with_content(self, content: Slots) -> Family:
-        """This family drafting from ``content`` (an instance of its ``slots``)."""
-        if self.slots is None or not isinstance(content, self.slots):
+    def with_content(self, content: Slots | Mapping[str, Any]) -> Family:
+        """This family drafting from ``content``: an instance of its ``slots``, or the checked
+        values of some of them (:meth:`Slots.salvage`; the others keep the family's own
+        vocabulary)."""
+        if self.slots is None:
             raise TypeError(f"family {self.name} takes no {type(content).__name__} content")
-        self.content = content
+        if isinstance(content, Slots):
+            if not isinstance(content, self.slots):
+                raise TypeError(f"family {self.name} takes no {type(content).__name__} content")
+            content = {name: getattr(content, name) for name in self.slots.model_fields}
+        unknown = set(content) - set(self.slots.model_fields)
+        if unknown:
+            raise TypeError(f"family {self.name} opens no slot {sorted(unknown)[0]!r}")
+        self.content = dict(content)
         return self
 
     def filled(self, slot: str, default: Any) -> Any:
         """The content of ``slot`` when a model filled it, else ``default`` (the family's own
         vocabulary: the draft is then unchanged)."""
-        if self.content is None:
+        if self.content is None or slot not in self.content:
             return default
-        return getattr(self.content, slot)
+        return self.content[slot]
 
     @classmethod
     def folder(cls) -> Path:

@@ -22,11 +22,14 @@ the data it drew raises :class:`ContentError`, whose message also goes back to t
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
-from typing import Annotated, Any
+from dataclasses import dataclass
+from typing import Annotated, Any, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+from pydantic.fields import FieldInfo
 
 try:  # the regular-expression parser, to bound each pattern's longest match
     import re._parser as _sre_parse  # type: ignore[import-not-found]  # Python >= 3.11
@@ -36,7 +39,12 @@ except ImportError:  # pragma: no cover - Python 3.10
 
 class ContentError(ValueError):
     """A family cannot build a task from the content it was given (the message says why, in
-    words a model can act on)."""
+    words a model can act on). ``slot``: the slot whose value is at fault, when one is (the
+    backend then drafts that slot from the family's own vocabulary instead)."""
+
+    def __init__(self, message: str, slot: str | None = None) -> None:
+        super().__init__(message)
+        self.slot = slot
 
 
 def pattern_width(pattern: str) -> tuple[int, int | None]:
@@ -107,22 +115,71 @@ class Slots(BaseModel):
         """Raise :class:`ContentError` when a text of two or more words only repeats words of
         its slot's description or of the task's ``title``: a small model often echoes the
         prompt ("who asks for the task") instead of inventing content."""
+        for name in type(self).model_fields:
+            problem = type(self).copied(name, getattr(self, name), title)
+            if problem:
+                raise ContentError(problem)
+
+    @classmethod
+    def copied(cls, name: str, value: Any, title: str = "") -> str | None:
+        """Why slot ``name``'s ``value`` only echoes the prompt (see :meth:`check_not_copied`),
+        or None: a text of two or more words all taken from the slot's description, from the
+        title, or from the prompt's words about the family and its slots together (a persona
+        "one plain sentence without digits" copies the scenario's description)."""
         titled = set(words_of(title))
-        for name, field in type(self).model_fields.items():
-            described = set(words_of(field.description or ""))
-            value = getattr(self, name)
-            for item in value if isinstance(value, list) else [value]:
-                words = set(words_of(item) if isinstance(item, str) else [])
-                if len(words) < 2:
-                    continue
-                for source, known in (
-                    ("the field's description", described),
-                    ("the title", titled),
-                ):
-                    if words <= known:
-                        raise ContentError(
-                            f"{name}: '{item}' repeats {source}; write a concrete value of your own"
-                        )
+        described = set(words_of(cls.model_fields[name].description or ""))
+        prompt = titled | set(words_of(cls.__doc__ or ""))
+        for field in cls.model_fields.values():
+            prompt |= set(words_of(field.description or ""))
+        sources = (
+            ("the field's description", described),
+            ("the title", titled),
+            ("the prompt", prompt),
+        )
+        for item in value if isinstance(value, list) else [value]:
+            words = set(words_of(item) if isinstance(item, str) else [])
+            if len(words) < 2:
+                continue
+            for source, known in sources:
+                if words <= known:
+                    return f"{name}: '{item}' repeats {source}; write a concrete value of your own"
+        return None
+
+    @classmethod
+    def salvage(cls, data: Any, title: str = "") -> Salvage:
+        """The slots of a reply (``data``, the parsed JSON) that a family can use, each checked
+        on its own, and why each other one cannot be used.
+
+        A reply is not all or nothing: one slot that is missing, refused by its validators or
+        only an echo of the prompt (:meth:`copied`) leaves the others usable, and the family
+        drafts that slot from its own vocabulary (:meth:`Family.filled`). Lists are mended
+        first where nothing is invented: items repeated (case-insensitively) are dropped after
+        their first occurrence, and so are items that fail the item pattern, as long as the
+        list keeps its minimum length."""
+        found = data if isinstance(data, dict) else {}
+        values: dict[str, Any] = {}
+        problems: dict[str, str] = {}
+        for name, field in cls.model_fields.items():
+            if name not in found:
+                problems[name] = f"{name}: missing"
+                continue
+            value, mended = _mend_list(field, found[name])
+            mended = f"{name}: {mended}" if mended else ""
+            try:
+                checked = _check_field(cls, name, value)
+            except ValidationError as exc:
+                problems[name] = describe_error(exc) + (f"; {mended}" if mended else "")
+                continue
+            echo = cls.copied(name, checked, title)
+            if echo and isinstance(checked, list):  # leave the echoed items out, if it can
+                kept = [item for item in checked if not cls.copied(name, [item], title)]
+                with contextlib.suppress(ValidationError):
+                    checked, echo = _check_field(cls, name, kept), None
+            if echo:
+                problems[name] = echo
+            else:
+                values[name] = checked
+        return Salvage(values, problems)
 
     @classmethod
     def slot_names(cls) -> list[str]:
@@ -133,6 +190,62 @@ class Slots(BaseModel):
     def bounded_schema(cls) -> dict[str, Any]:
         """The JSON schema the model's reply is held to, references inlined."""
         return inline_refs(cls.model_json_schema())
+
+
+@dataclass(frozen=True)
+class Salvage:
+    """What :meth:`Slots.salvage` kept of a reply."""
+
+    values: dict[str, Any]
+    """Slot name -> the model's value, checked (only the usable slots)."""
+    problems: dict[str, str]
+    """Slot name -> why the model's value cannot be used (in words a model can act on)."""
+
+
+def _check_field(slots: type[Slots], name: str, value: Any) -> Any:
+    """``value`` validated as slot ``name`` alone (its type, bounds and field validators)."""
+    holder = slots.model_construct()
+    slots.__pydantic_validator__.validate_assignment(holder, name, value)
+    return getattr(holder, name)
+
+
+def _mend_list(field: FieldInfo, value: Any) -> tuple[Any, str]:
+    """A list of strings without repeated items and items that fail the item type, and,
+    when that was needed, what was wrong (for the model, should the list end up too short)."""
+    if not (isinstance(value, list) and all(isinstance(item, str) for item in value)):
+        return value, ""
+    args = get_args(field.annotation)
+    item_type = TypeAdapter(args[0]) if get_origin(field.annotation) is list and args else None
+    kept: list[str] = []
+    notes: list[str] = []
+    seen: set[str] = set()
+    for item in (raw.strip() for raw in value):
+        key = item.casefold()
+        if key in seen:
+            notes.append(f"'{item}' appears twice; every item must be different")
+            continue
+        if item_type is not None:
+            try:
+                item_type.validate_python(item)
+            except ValidationError as exc:
+                notes.append(f"'{item}': {exc.errors()[0].get('msg')}")
+                continue
+        seen.add(key)
+        kept.append(item)
+    if not notes:
+        return value, ""
+    low = next((m.min_length for m in field.metadata if hasattr(m, "min_length")), 0) or 0
+    need = f" ({low} usable different items needed, {len(kept)} left)" if len(kept) < low else ""
+    return kept, f"{notes[0]}{need}"
+
+
+def describe_error(exc: ValidationError) -> str:
+    """The first error of ``exc`` in one line: where, what, and the value given."""
+    first = exc.errors()[0]
+    loc = ".".join(str(p) for p in first.get("loc", ())) or "(top level)"
+    value: Any = first.get("input")
+    shown = f" (you wrote {value!r:.80})" if isinstance(value, str | int | list) else ""
+    return f"{loc}: {first.get('msg')}{shown}"
 
 
 # --- schema bounds ---------------------------------------------------------------------------
@@ -417,6 +530,18 @@ SYSTEM_ACCOUNTS = frozenset(
         "app",
         "appgroup",
         "staff-app",
+        "systemd-journal",
+        "systemd-timesync",
+        "ssl-cert",
+        "netdev",
+        "uuidd",
+        "tss",
+        "lastlog",
+        "ftp",
+        "polkitd",
+        "ubuntu",
+        "wheel",
+        "docker",
     ]
 )
 """Account and group names a Debian image (or the families' own fixtures) already has."""

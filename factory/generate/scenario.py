@@ -10,12 +10,17 @@ code validates the content, draws the task's data from it and computes the solut
 tests from that data, exactly as for its own seeded content; certification is the same as for
 any candidate.
 
-A reply that is no JSON object, content the slot model refuses, content the family cannot use
-(:class:`ContentError`) or a scenario that mentions the answer goes back to the model with the
-reason (``parse_repairs`` times), then the candidate is rejected (``unparseable`` or
-``bad_content``), never a crash. A candidate that fails certification goes back with the verdict
-(``--repair-rounds``). Provenance (``[metadata.factory]``) records the model, the prompt
-version, the slots filled and the content itself (with the seed it reproduces the task).
+Each slot is checked on its own (:meth:`Slots.salvage`). A reply that is no JSON object, a slot
+its validators refuse or that only echoes the prompt, a slot the family cannot use
+(:class:`ContentError` naming it) or one that gives an answer away goes back to the model with
+the reason (``parse_repairs`` times); the usable slots of every reply are kept, and a slot no
+reply filled usably is drafted from the family's own vocabulary instead, so one bad slot does
+not cost the candidate. It is rejected (``unparseable`` or ``bad_content``), never a crash, when
+no reply parsed, when the model filled fewer than half of the family's own slots, or when the
+family cannot build from the content at all. A candidate that fails certification goes back
+with the verdict (``--repair-rounds``). Provenance (``[metadata.factory]``) records the model,
+the prompt version, exactly the slots the model filled and their content (with the seed it
+reproduces the task), and a note per slot drafted from the family's content.
 """
 
 from __future__ import annotations
@@ -23,8 +28,6 @@ from __future__ import annotations
 import random
 from functools import cache
 from typing import Any
-
-from pydantic import ValidationError
 
 from factory.families import registry
 from factory.families.base import Family
@@ -141,15 +144,25 @@ class ScenarioBackend(ConversingBackend):
         prompt_version: str,
         call_seed: int | None = None,
     ) -> tuple[TaskSpec, LlmUsage]:
-        """Ask for the content and build the task; unusable content goes back to the model
-        with the reason (``parse_repairs`` times) before the candidate is rejected."""
-        slots = slot_family(leaf).slots
+        """Ask for the content and build the task.
+
+        Each slot is checked on its own (:meth:`Slots.salvage`). When some cannot be used, the
+        reasons go back to the model (``parse_repairs`` times); a later reply's usable slots
+        replace the earlier ones, and slots no reply filled usably are drafted from the
+        family's own vocabulary. The candidate is rejected only when no reply parsed or the
+        model filled too few of the family's own slots (:func:`enough`); provenance records
+        exactly the slots the model filled."""
+        family = slot_family(leaf)
+        slots = family.slots
         assert slots is not None
         model = self.client.settings.model
         known = {"prompt_version": prompt_version, "model": model}
         usage = LlmUsage()
         schema = slots.bounded_schema()
         outcome, error = QualityOutcome.UNPARSEABLE, ""
+        unparsed = 0
+        usable: dict[str, Any] = {}
+        problems: dict[str, str] = {}
         for attempt in range(self.parse_repairs + 1):
             completion, messages = self.turn(
                 task_id,
@@ -163,21 +176,51 @@ class ScenarioBackend(ConversingBackend):
             try:
                 data = extract_json(completion.text)
             except ValueError as exc:
+                unparsed += 1
                 cut = " (the reply was cut off at max_tokens)" if _cut(completion) else ""
-                outcome, error = QualityOutcome.UNPARSEABLE, f"not a JSON object: {exc}{cut}"
-            else:
+                error = f"not a JSON object: {exc}{cut}"
+                messages = [*messages, _repair_message(error)]
+                continue
+            outcome = QualityOutcome.BAD_CONTENT
+            salvage = slots.salvage(data, family.title)
+            usable.update(salvage.values)
+            problems = {k: v for k, v in salvage.problems.items() if k not in usable}
+            if not salvage.problems:
                 try:
-                    content = slots.model_validate(data)
-                    spec = self._build(leaf, difficulty, seed, task_id, content, prompt_version)
-                    return spec, usage
-                except ValidationError as exc:
-                    outcome, error = QualityOutcome.BAD_CONTENT, _first_error(exc)
+                    spec, dropped = self._build(
+                        leaf, difficulty, seed, task_id, salvage.values, prompt_version
+                    )
                 except ContentError as exc:
-                    outcome, error = QualityOutcome.BAD_CONTENT, str(exc)
-                except Exception as exc:  # noqa: BLE001 - a family failing on content rejects
-                    outcome = QualityOutcome.BAD_CONTENT
-                    error = f"the family could not use it ({type(exc).__name__}: {exc})"
+                    error = str(exc)
+                else:
+                    if not dropped:
+                        return _unparsed_note(spec, unparsed), usage
+                    error = "; ".join(dropped.values())
+            else:
+                error = "; ".join(salvage.problems.values())
             messages = [*messages, _repair_message(error)]
+        if outcome is QualityOutcome.BAD_CONTENT:
+            # the usable slots; should the family fail on them as a whole, without each of
+            # the family's own slots in turn
+            own = [name for name in usable if name not in Slots.model_fields]
+            for without in [None, *own]:
+                content = {k: v for k, v in usable.items() if k != without}
+                unusable = dict(problems)
+                if without is not None:
+                    unusable[without] = f"{without}: {error}"
+                try:
+                    spec, dropped = self._build(
+                        leaf, difficulty, seed, task_id, content, prompt_version, unusable
+                    )
+                except ContentError as exc:
+                    if without is None:
+                        error = str(exc)
+                    continue
+                if enough(slots, spec.config.provenance.slots):
+                    return _unparsed_note(spec, unparsed), usage
+                missing = {**unusable, **dropped}
+                error = "too few usable slots: " + "; ".join(missing.values())
+                break
         raise GenerationError(
             f"no usable content after {self.parse_repairs + 1} tries: {error}",
             outcome,
@@ -191,32 +234,94 @@ class ScenarioBackend(ConversingBackend):
         difficulty: Difficulty,
         seed: int,
         task_id: str,
-        content: Slots,
+        content: dict[str, Any],
         prompt_version: str,
-    ) -> TaskSpec:
-        """The family's task drawn from ``content`` with the candidate's seed."""
-        family = slot_family(leaf)
-        content.check_not_copied(family.title)
-        family = family.with_content(content)
-        params = {**family.default_params, **leaf.skill.params}
-        params.pop("mode", None)
-        origin = {
-            "suite": self.suite,
-            "prompt_version": prompt_version,
-            "model": self.client.settings.model,
-            "persona": content.persona,
-            "scenario": content.scenario,
-            "mode": SCENARIO_MODE,
-            "content": content.model_dump(mode="json"),
-        }
-        spec = render_candidate(family, params, leaf, difficulty, seed, task_id, **origin)
-        leaks = instruction_leaks(spec.instruction, spec.secrets)
-        if leaks:
-            raise ContentError(
-                f"the scenario or the names give the answer away ({leaks[0]}); "
-                "leave numbers and answers out"
-            )
-        return spec
+        problems: dict[str, str] | None = None,
+    ) -> tuple[TaskSpec, dict[str, str]]:
+        """The family's task drawn from ``content`` (the usable slots) with the candidate's
+        seed, and the slots dropped on the way with the reason: a slot the family's draft
+        refuses (:class:`ContentError` naming it) or a scenario or persona that gives an
+        answer away is drafted from the family's own content instead. ``problems``: the
+        slots already unusable, for the provenance's notes."""
+        order = list(slot_family(leaf).slots.model_fields)  # type: ignore[union-attr]
+        content = {name: content[name] for name in order if name in content}
+        dropped: dict[str, str] = {}
+        while True:
+            family = slot_family(leaf).with_content(content)
+            params = {**family.default_params, **leaf.skill.params}
+            params.pop("mode", None)
+            persona, scenario = persona_and_scenario(leaf, seed)
+            origin = {
+                "suite": self.suite,
+                "prompt_version": prompt_version,
+                "model": self.client.settings.model,
+                "persona": content.get("persona", persona),
+                "scenario": content.get("scenario", scenario),
+                "mode": SCENARIO_MODE,
+                "content": content,
+            }
+            try:
+                spec = render_candidate(family, params, leaf, difficulty, seed, task_id, **origin)
+            except ContentError as exc:
+                if exc.slot not in content:
+                    raise
+                dropped[exc.slot] = str(exc)
+                del content[exc.slot]
+                continue
+            except Exception as exc:  # noqa: BLE001 - a family failing on content rejects
+                raise ContentError(
+                    f"the family could not use it ({type(exc).__name__}: {exc})"
+                ) from None
+            leaks = instruction_leaks(spec.instruction, spec.secrets)
+            culprits = _leaking_slots(content, spec) if leaks else []
+            if culprits:
+                for slot in culprits:
+                    dropped[slot] = (
+                        f"{slot}: it gives the answer away ({leaks[0]}); "
+                        "leave numbers and answers out"
+                    )
+                    del content[slot]
+                continue
+            if leaks:
+                raise ContentError(
+                    f"the names give the answer away ({leaks[0]}); leave numbers and answers out"
+                )
+            fallbacks = {**(problems or {}), **dropped}
+            if fallbacks:
+                provenance = spec.config.provenance
+                provenance.notes += [
+                    f"slot {slot} drafted from the family's own content: the model's value "
+                    f"could not be used ({reason})"[:300]
+                    for slot, reason in fallbacks.items()
+                ]
+                spec.config.set_provenance(provenance)
+            return spec, dropped
+
+
+def _leaking_slots(content: dict[str, Any], spec: TaskSpec) -> list[str]:
+    """The slots whose text mentions an answer the instruction gives away."""
+    leaked = [s for s in spec.secrets if instruction_leaks(spec.instruction, [s])]
+    return [
+        name
+        for name, value in content.items()
+        if instruction_leaks(" ".join(value) if isinstance(value, list) else str(value), leaked)
+    ]
+
+
+def _unparsed_note(spec: TaskSpec, unparsed: int) -> TaskSpec:
+    """``spec`` with a provenance note of how many of the model's replies did not parse."""
+    if unparsed:
+        provenance = spec.config.provenance
+        provenance.notes.append(f"replies that were no JSON object: {unparsed}")
+        spec.config.set_provenance(provenance)
+    return spec
+
+
+def enough(slots: type[Slots], filled: list[str]) -> bool:
+    """Whether the model filled enough of a family's own slots (those beyond the scenario and
+    the persona) for the candidate to count as hybrid: at least half of them, rounded up."""
+    own = [name for name in slots.model_fields if name not in Slots.model_fields]
+    return 2 * sum(name in filled for name in own) >= len(own)
 
 
 def _repair_message(reason: str) -> dict[str, str]:
@@ -228,11 +333,3 @@ def _repair_message(reason: str) -> dict[str, str]:
 
 def _cut(completion: Completion) -> bool:
     return completion.finish_reason == "length"
-
-
-def _first_error(exc: ValidationError) -> str:
-    first = exc.errors()[0]
-    loc = ".".join(str(p) for p in first.get("loc", ())) or "(top level)"
-    value: Any = first.get("input")
-    shown = f" (you wrote {value!r:.80})" if isinstance(value, str | int | list) else ""
-    return f"{loc}: {first.get('msg')}{shown}"

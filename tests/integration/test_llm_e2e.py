@@ -151,13 +151,22 @@ def test_a_hybrid_task_certifies_with_the_tiny_model(tmp_path, llm_server):
     assert record["llm"]["completion_tokens"] > 0
     provenance = load_task_config(out / record["path"] / "task.toml").provenance
     assert (provenance.mode, provenance.model) == ("scenario", "smollm2")
-    assert provenance.slots == ["scenario", "persona", "app", "services"]
+    # the slots the model filled usably (at least half of the family's own); any other was
+    # drafted from the family's vocabulary, and a note says which and why
+    slots = ["scenario", "persona", "app", "services"]
+    assert provenance.slots and set(provenance.slots) <= set(slots)
+    assert {"app", "services"} & set(provenance.slots)
     content = provenance.content
+    assert list(content) == provenance.slots
+    for slot in set(slots) - set(provenance.slots):
+        assert any(note.startswith(f"slot {slot} ") for note in provenance.notes)
     log_text = "".join(
         p.read_text(errors="replace")
         for p in (out / record["path"] / "environment").rglob("*")
         if p.is_file()
     )
-    assert any(service in log_text for service in content["services"])
+    if "services" in content:
+        assert any(service in log_text for service in content["services"])
     instruction = (out / record["path"] / "instruction.md").read_text()
-    assert instruction.startswith(f"Context: {content['scenario']}.")
+    if "scenario" in content:
+        assert instruction.startswith(f"Context: {content['scenario']}.")

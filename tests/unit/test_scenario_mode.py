@@ -175,18 +175,109 @@ def test_same_content_and_seed_give_the_same_task(stub):
     assert first.files == again.files
 
 
-def test_bad_content_goes_back_with_the_reason_then_is_rejected(stub):
+def test_bad_content_goes_back_with_the_reason(stub):
     twice = {**CONTENT, "services": ["tides", "tides", "a12", "b12", "c12", "d12"]}
     stub.queue = [reply(json.dumps(twice)), reply(json.dumps(CONTENT))]
     spec, usage = backend(stub).make(LEAF, Difficulty.EASY, 3, "logs-access-001")
     retry = stub.requests[1]["messages"]
     assert retry[-2]["role"] == "assistant" and "appears twice" in retry[-1]["content"]
     assert usage.calls == 2 and spec.config.provenance.content == CONTENT
+    assert spec.config.provenance.notes == []
+
+
+def test_a_slot_the_model_never_fills_usably_is_the_familys_own(stub):
+    """One unusable slot no longer rejects the candidate: after the repair, that slot is
+    drafted from the family's vocabulary and the provenance says so."""
+    twice = {**CONTENT, "services": ["tides", "tides", "a12", "b12", "c12", "d12"]}
     stub.queue = [reply(json.dumps(twice)), reply(json.dumps(twice))]
-    with pytest.raises(GenerationError, match="after 2 tries") as info:
-        backend(stub).make(LEAF, Difficulty.EASY, 4, "logs-access-002")
+    spec, usage = backend(stub).make(LEAF, Difficulty.EASY, 4, "logs-access-002")
+    provenance = spec.config.provenance
+    assert usage.calls == 2
+    assert provenance.slots == ["scenario", "persona", "app"]
+    assert "services" not in provenance.content
+    assert len(provenance.notes) == 1 and "services" in provenance.notes[0]
+    assert "appears twice" in provenance.notes[0]
+    log = b"".join(v for k, v in spec.files.items() if k.startswith("environment/"))
+    assert b"harbour-gate" in log or b"harbour-gate" in spec.files["instruction.md"]
+    assert not any(s.encode() in log for s in ("a12", "b12", "c12"))  # the family's services
+    stub.queue = [reply(json.dumps(twice)), reply(json.dumps(twice))]
+    again, _ = backend(stub).make(LEAF, Difficulty.EASY, 4, "logs-access-002")
+    assert again.files == spec.files  # the fallback is drawn from the seed too
+
+
+def test_a_repeated_item_is_dropped_while_the_list_stays_long_enough(stub):
+    seven = {**CONTENT, "services": [*CONTENT["services"], "Tides"]}
+    stub.queue = [reply(json.dumps(seven))]
+    spec, usage = backend(stub).make(LEAF, Difficulty.EASY, 4, "logs-access-006")
+    assert usage.calls == 1 and spec.config.provenance.content == CONTENT
+
+
+def test_usable_slots_of_each_reply_are_kept(stub):
+    first = {**CONTENT, "services": ["tides", "tides", "a12", "b12", "c12", "d12"]}
+    second = {k: v for k, v in CONTENT.items() if k != "app"}
+    second["services"] = ["quays", "locks", "buoys", "docks", "ports", "slips"]
+    stub.queue = [reply(json.dumps(first)), reply(json.dumps(second))]
+    spec, _ = backend(stub).make(LEAF, Difficulty.EASY, 4, "logs-access-007")
+    assert spec.config.provenance.slots == ["scenario", "persona", "app", "services"]
+    assert spec.config.provenance.content == {**CONTENT, "services": second["services"]}
+
+
+def test_too_few_model_slots_is_a_rejection(stub):
+    """A candidate counts as hybrid only when the model filled at least half of the family's
+    own slots; otherwise it is rejected (bad_content), never passed off as model-written."""
+    bare = {"scenario": CONTENT["scenario"], "persona": CONTENT["persona"]}
+    stub.queue = [reply(json.dumps(bare)), reply(json.dumps(bare))]
+    with pytest.raises(GenerationError, match="after 2 tries: too few usable slots") as info:
+        backend(stub).make(LEAF, Difficulty.EASY, 4, "logs-access-008")
     assert info.value.outcome is QualityOutcome.BAD_CONTENT
     assert info.value.model == "tiny" and info.value.usage.calls == 2
+    assert "app: missing" in str(info.value)
+
+
+def test_a_family_failing_on_the_content_drafts_without_one_slot(stub, monkeypatch):
+    """The family fails on the content as a whole (no ContentError naming a slot): after the
+    repair rounds, each of the family's own slots is left out in turn."""
+    family_class = type(registry.get("log-report"))
+    original = family_class.draft
+
+    def draft(self, rng, difficulty, params):
+        if self.content and "services" in self.content:
+            raise AssertionError("no data exposes every near miss")
+        return original(self, rng, difficulty, params)
+
+    monkeypatch.setattr(family_class, "draft", draft)
+    stub.queue = [reply(json.dumps(CONTENT)), reply(json.dumps(CONTENT))]
+    spec, usage = backend(stub).make(LEAF, Difficulty.EASY, 4, "logs-access-012")
+    assert "could not use it" in stub.requests[1]["messages"][-1]["content"]
+    provenance = spec.config.provenance
+    assert usage.calls == 2 and provenance.slots == ["scenario", "persona", "app"]
+    assert provenance.notes[0].startswith("slot services drafted from the family's own")
+    assert "AssertionError" in provenance.notes[0]
+
+
+def test_a_slot_that_gives_an_answer_away_is_dropped(stub):
+    from dataclasses import replace
+
+    from factory.generate.scenario import _leaking_slots
+
+    stub.queue = [reply(json.dumps(CONTENT))]
+    spec, _ = backend(stub).make(LEAF, Difficulty.EASY, 4, "logs-access-009")
+    leaking = replace(spec, secrets=("proxy",))  # a word of the scenario only
+    assert _leaking_slots(dict(CONTENT), leaking) == ["scenario"]
+    leaking = replace(spec, secrets=("engineer",))
+    assert _leaking_slots(dict(CONTENT), leaking) == ["persona"]
+    leaking = replace(spec, secrets=("tides",))  # not in the instruction: nothing leaks
+    assert _leaking_slots(dict(CONTENT), leaking) == []
+    leaking = replace(spec, secrets=("harbour-gate",))
+    named = "harbour-gate" in spec.instruction
+    assert _leaking_slots(dict(CONTENT), leaking) == (["app"] if named else [])
+
+
+def test_a_reply_that_did_not_parse_is_noted(stub):
+    stub.queue = [reply("Sure! The proxy is called edge."), reply(json.dumps(CONTENT))]
+    spec, usage = backend(stub).make(LEAF, Difficulty.EASY, 4, "logs-access-011")
+    assert usage.calls == 2 and spec.config.provenance.content == CONTENT
+    assert spec.config.provenance.notes == ["replies that were no JSON object: 1"]
 
 
 def test_a_reply_that_is_no_json_is_unparseable(stub):
@@ -257,6 +348,8 @@ def test_each_open_family_drafts_from_its_example_content(name, difficulty):
 
     family = registry.get(name)
     content = example_content(family.slots)
+    examples = {slot: field.examples[0] for slot, field in family.slots.model_fields.items()}
+    assert family.slots.salvage(examples, family.title).problems == {}
     task = family.with_content(content)
     draft = task.draft(random.Random(3), difficulty, dict(family.default_params))
     origin = Origin(
@@ -285,6 +378,71 @@ def test_content_that_echoes_the_prompt_goes_back(stub):
     assert "repeats the field's description" in stub.requests[1]["messages"][-1]["content"]
     assert "repeats the title" in stub.requests[2]["messages"][-1]["content"]
     assert usage.calls == 3 and spec.config.provenance.content == CONTENT
+
+
+def test_an_echoed_persona_leaves_the_request_without_one(stub):
+    echo = {**CONTENT, "persona": "who asks for the task"}
+    stub.queue = [reply(json.dumps(echo)), reply(json.dumps(echo))]
+    spec, _ = backend(stub).make(LEAF, Difficulty.EASY, 3, "logs-a-010")
+    instruction = spec.files["instruction.md"].decode()
+    assert instruction.startswith(f"Context: {CONTENT['scenario']}.")
+    assert "This request comes from" not in instruction
+    assert spec.config.provenance.slots == ["scenario", "app", "services"]
+    assert "repeats the field's description" in spec.config.provenance.notes[0]
+
+
+def test_an_echo_of_another_fields_description_or_an_echoed_item_is_left_out():
+    slots = registry.get("tool-calendar").slots
+    salvage = slots.salvage(
+        {
+            "scenario": "The tea importer moved its tasting room upstairs",
+            "persona": "one plain sentence without digits",  # the scenario's description
+            "rooms": ["Assam", "Darjeeling", "Oolong", "Sencha", "Matcha", "Pekoe"],
+            "topics": [
+                "tasting notes",
+                "meeting rooms",
+                "import quotas",
+                "shipping dates",
+                "blends",
+            ],
+        }
+    )
+    assert "repeats the prompt" in salvage.problems["persona"]
+    assert salvage.values["topics"] == [
+        "tasting notes",
+        "import quotas",
+        "shipping dates",
+        "blends",
+    ]
+    short = slots.salvage(
+        {**salvage.values, "topics": ["tasting notes", "meeting rooms", "import quotas", "blends"]}
+    )
+    assert "topics" in short.problems and "repeats" in short.problems["topics"]
+
+
+def test_salvage_checks_each_slot_alone():
+    slots = registry.get("file-search").slots
+    salvage = slots.salvage(
+        {
+            "scenario": "The harbour office keeps its files on one share",
+            "persona": "the harbour master",
+            "share": "Harbour Docs",
+            "users": ["root", "marta", "oskar"],
+            "file_words": ["chart", "chart", "permit", "roster", "manifest", "invoice", "tide"],
+        }
+    )
+    assert set(salvage.values) == {"scenario", "persona", "file_words"}
+    assert salvage.values["file_words"] == [
+        "chart",
+        "permit",
+        "roster",
+        "manifest",
+        "invoice",
+        "tide",
+    ]
+    assert "pattern" in salvage.problems["share"]
+    assert "already has" in salvage.problems["users"]
+    assert slots.salvage("not a dict").problems["scenario"] == "scenario: missing"
 
 
 def test_file_search_never_needs_a_file_as_a_folder():
