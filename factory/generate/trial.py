@@ -86,15 +86,16 @@ def try_families(
     *,
     executor: Executor | None = None,
     llm: LlmClient | None = None,
+    params: dict[str, Any] | None = None,
     on_done: Callable[[Trial], None] = lambda _trial: None,
 ) -> list[Trial]:
     """`factory families try`: render every (family, difficulty, seed) into ``OUT/tasks``
     and, given an executor, certify each as generation would (logs in ``OUT/validation``),
-    with model-written wrong solutions too when ``llm`` is given; ``on_done`` sees each trial
-    certified."""
+    with model-written wrong solutions too when ``llm`` is given; ``params`` over each family's
+    defaults; ``on_done`` sees each trial certified."""
     try:
         trials = [
-            render_trial(name, level, seed, out / "tasks")
+            render_trial(name, level, seed, out / "tasks", params)
             for name in names
             for level in difficulties
             for seed in seeds

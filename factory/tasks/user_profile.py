@@ -60,6 +60,10 @@ class UserProfile(BaseModel):
     """The scripted customer's reply when no rule applies."""
     communicate: list[RequiredFact] = Field(default_factory=list)
     """What the agent must tell the customer for the task to count as solved."""
+    reply_path: str | None = None
+    """Where the task's tests read the reply to the customer (e.g. ``/home/agent/reply.md``):
+    an episode in the task's container adds what the agent said to the customer there before
+    the verifier runs. None: only the harness judges the conversation."""
 
 
 def load_user_profile(tests_dir: Path) -> UserProfile | None:

@@ -48,11 +48,14 @@ from factory.families.tool.customer import UserMode, simulated_customer, told_re
 from factory.resources import templates_dir, toolenv_dir
 from factory.tasks.tool_server import HEALTHCHECK, TOOL_PORT, mcp_servers
 from factory.tasks.user_profile import USER_FILE, RequiredFact
+from factory.toolenv.agent_policy import TASK_TAG as POLICY_IN_AGENT_TAG
 from factory.toolenv.core import HANDOVER_TOOL, JSON, Environment, load_domain
 from factory.vocabulary import AGENT_USER, Difficulty, Domain
 
 TOOLENV_DIR = toolenv_dir()
 KIT_FILES = ("__init__.py", "core.py", "server.py", "cli.py", "admin.py", "domains/__init__.py")
+AGENT_POLICY_FILE = "agent_policy.py"
+"""The lenient server (:mod:`factory.toolenv.agent_policy`), shipped only with ``policy: agent``."""
 REPLY_PATH = "/home/agent/reply.md"
 """Where the agent writes its reply to the customer (the instruction says so)."""
 RECORD_DIR = "/var/lib/toolenv"
@@ -75,6 +78,23 @@ def snapshot_hook(record: str = RECORD_DIR, folder: str = SNAPSHOT_DIR) -> str:
 
 TRAJECTORY_PATH = "/logs/agent/trajectory.json"
 """Where Harbor's agents leave their ATIF trajectory (a refusal's tests read its last message)."""
+
+
+class PolicyMode(str, Enum):
+    """A tool family's ``policy`` parameter: who enforces the domain's policy."""
+
+    TOOLS = "tools"
+    """The tools refuse a forbidden call and say why (every task before this mode)."""
+    AGENT = "agent"
+    """The tools execute whatever they are asked (tau2-bench style); only the agent holds the
+    policy, and the verifier fails a task whose end state or call log shows a violation."""
+
+    @classmethod
+    def of(cls, value: str) -> PolicyMode:
+        try:
+            return cls(value)
+        except ValueError:
+            raise ValueError(f"parameter policy must be tools or agent; not {value!r}") from None
 
 
 class Shape(str, Enum):
@@ -315,10 +335,15 @@ class ToolFamily(Family):
     def templates(self) -> Path:
         return templates_dir() / "families" / "_tool"
 
-    default_params: ClassVar[Mapping[str, Any]] = {"shape": "any", "user": "static"}
+    default_params: ClassVar[Mapping[str, Any]] = {
+        "shape": "any",
+        "user": "static",
+        "policy": PolicyMode.TOOLS.value,
+    }
     """``shape``: ``any`` (drawn by difficulty among :attr:`shapes`), or one of them.
     ``user``: ``static`` (the request is the instruction) or ``simulated`` (a customer the
-    agent talks to; :mod:`factory.families.tool.customer`)."""
+    agent talks to; :mod:`factory.families.tool.customer`). ``policy``: ``tools`` (the tools
+    refuse forbidden calls) or ``agent`` (they execute them; :class:`PolicyMode`)."""
     shapes: ClassVar[tuple[Shape, ...]] = (Shape.TASK,)
     """The request shapes :meth:`sample` can draw."""
 
@@ -340,6 +365,7 @@ class ToolFamily(Family):
 
     def draft(self, rng: random.Random, difficulty: Difficulty, params: Mapping[str, Any]) -> Draft:
         domain = load_domain(self.toolenv_domain)
+        policy = PolicyMode.of(str(params.get("policy", PolicyMode.TOOLS.value)))
         state = self.seed_state(rng, difficulty)
         shape = draw_shape(rng, difficulty, str(params.get("shape", "any")), self.shapes)
         scenario = self.sample(rng, state, difficulty, shape)
@@ -366,6 +392,7 @@ class ToolFamily(Family):
         if user is UserMode.SIMULATED:
             profile = simulated_customer(scenario.request, self.customer_facts(state, scenario))
             profile.communicate = self.facts_to_tell(state, expected)
+            profile.reply_path = REPLY_PATH
             untold = reply
             reply = told_reply(reply, profile.communicate)
         mutations = {
@@ -404,6 +431,9 @@ class ToolFamily(Family):
             files[f"tests/{USER_FILE}"] = profile.model_dump_json(indent=1) + "\n"
         module = f"domains/{self.toolenv_domain}.py"
         files[f"environment/toolenv/{module}"] = (TOOLENV_DIR / module).read_bytes()
+        if policy is PolicyMode.AGENT:
+            lenient = (TOOLENV_DIR / AGENT_POLICY_FILE).read_bytes()
+            files[f"environment/toolenv/{AGENT_POLICY_FILE}"] = lenient
         files["environment/state.json"] = json.dumps(state, indent=1, sort_keys=True) + "\n"
         unchanged = expected == state  # a refusal that only looks things up
         if not unchanged:  # else the tests compare with the image's own initial.json (a copy
@@ -426,8 +456,14 @@ class ToolFamily(Family):
                 # the cheat probes (cheats/): something wrong first, then wipe the record
                 "wrong_calls": wrong,
                 # after a refused call the saved state is still the right one to restart from;
-                # after a wrong change only the initial state forgets it
-                "wrong_source": "state.json" if scenario.traps else "initial.json",
+                # after a wrong change (an executed forbidden call too) only the initial state
+                # forgets it
+                "wrong_source": "state.json"
+                if scenario.traps and policy is PolicyMode.TOOLS
+                else "initial.json",
+                # policy in the agent: the server that executes forbidden calls, and the words
+                # that say so
+                "agent_policy": policy is PolicyMode.AGENT,
                 "record_dir": RECORD_DIR,
                 "snapshot_dir": SNAPSHOT_DIR,
                 "trajectory_path": TRAJECTORY_PATH,
@@ -453,7 +489,8 @@ class ToolFamily(Family):
             + (["policy-trap"] if scenario.traps else [])
             + (["refusal"] if refusal else [])
             + (["handover"] if handover else [])
-            + (["simulated-user"] if profile is not None else []),
+            + (["simulated-user"] if profile is not None else [])
+            + ([POLICY_IN_AGENT_TAG] if policy is PolicyMode.AGENT else []),
         )
 
 
