@@ -9,12 +9,17 @@ observation. The conversation goes into the transcript; what the agent said is c
 what the customer must be told (:mod:`factory.agent.communicate`), and in a container it is also
 delivered where the task's verifier reads the reply to the customer (the profile's
 ``reply_path``), so the task's own tests judge it as they judge a reply written there.
+
+Dual control (:mod:`factory.toolenv.dual`): a customer's reply may use their own tools
+(:attr:`~factory.agent.user_sim.Utterance.actions`); the episode runs them where its state lives
+(:attr:`CustomerLine.act`), the agent sees only the customer's words.
 """
 
 from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Callable
 
 from factory.agent.communicate import CommunicateResult, check_communicated
 from factory.agent.user_sim import STOP, ScriptedUser, UserSimulator, Utterance
@@ -48,6 +53,11 @@ class CustomerLine:
     def __init__(self, user: UserSimulator) -> None:
         self.user = user
         self.conversation: list[Utterance] = []
+        self.act: Callable[[str], dict] | None = None
+        """Dual control: how the customer's own tool runs where the episode's state lives
+        (name -> its result); set by the episode."""
+        self.acted: list[dict] = []
+        """The customer's tool uses so far: ``{"tool", "result"}``."""
 
     @property
     def profile(self) -> UserProfile:
@@ -56,6 +66,7 @@ class CustomerLine:
     def open(self) -> None:
         """A new conversation: the customer's opening only."""
         self.conversation = [Utterance("user", self.profile.opening, "opening")]
+        self.acted = []
 
     def say(self, message: str) -> str:
         """Send ``message`` to the customer; their reply, as the agent sees it."""
@@ -67,6 +78,9 @@ class CustomerLine:
         self.conversation.append(Utterance("agent", message))
         answer = self.user.reply(list(self.conversation))
         self.conversation.append(answer)
+        for name in answer.actions:
+            if name in self.profile.actions and self.act is not None:
+                self.acted.append({"tool": name, "result": self.act(name)})
         words = answer.content.replace(STOP, "").strip() or "(no reply)"
         left = " [the customer has left the conversation]" if STOP in answer.content else ""
         return f"customer: {words}{left}"

@@ -170,6 +170,7 @@ class Episode:
         self.messages = self.opening()
         if self.customer is not None:
             self.customer.open()
+            self.customer.act = self._customer_act
         try:
             self.box = self.runtime.start(container_spec(self.task, self.image))
             self.box.wait_ready()
@@ -262,6 +263,27 @@ class Episode:
         if self.log_dir is not None:
             self._save(result)
         return result
+
+    def _customer_act(self, name: str) -> dict:
+        """Dual control: the customer uses their tool ``name`` in the container (as root, on
+        the tool server's admin socket: the agent's user cannot)."""
+        if self.box is None or self.infra_error:
+            return {"ok": False, "error": "no environment"}
+        try:
+            result = self.box.exec(
+                ["python3", "-m", "toolenv.dual", "act", name],
+                timeout_sec=30,
+                env={"PYTHONPATH": "/opt/toolenv"},
+                user="root",
+                workdir="/",
+                what="the customer's tool",
+            )
+        except ContainerDiedError as exc:
+            return {"ok": False, "error": str(exc)}
+        try:
+            return json.loads(result.output.strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            return {"ok": False, "error": result.output[-300:]}
 
     def _deliver_reply(self) -> None:
         """Add what the agent said to the customer to the reply file the task's tests read

@@ -40,6 +40,8 @@ from factory.tasks.user_profile import UserProfile, load_user_profile
 from factory.toolenv.agent_policy import TASK_TAG as POLICY_IN_AGENT_TAG
 from factory.toolenv.agent_policy import AgentPolicyEnvironment
 from factory.toolenv.core import JSON, Domain, Environment, load_domain
+from factory.toolenv.dual import TASK_TAG as DUAL_TAG
+from factory.toolenv.dual import DualEnvironment
 
 ONLY_TOOL = (
     "error: only the `tool` command is available here: tool list | tool policy | "
@@ -59,9 +61,14 @@ class ToolTaskSpec:
     agent_policy: bool = False
     """Policy in the agent (a ``policy-in-agent`` task): the tools execute forbidden calls,
     and the violation counts only in the record (:mod:`factory.toolenv.agent_policy`)."""
+    dual: bool = False
+    """Dual control (a ``dual-control`` task): the domain's dual variant, whose customer uses
+    tools of their own (:mod:`factory.toolenv.dual`)."""
 
     def environment(self) -> Environment:
         """A fresh environment on the seeded state, as the task's server runs it."""
+        if self.dual:
+            return DualEnvironment(self.domain, self.state)
         if self.agent_policy:
             return AgentPolicyEnvironment(self.domain, self.state)
         return Environment(self.domain, self.state)
@@ -96,6 +103,7 @@ def tool_task_spec(task: Task) -> ToolTaskSpec:
         expected,
         load_user_profile(task.paths.tests_dir),
         agent_policy=POLICY_IN_AGENT_TAG in tags,
+        dual=DUAL_TAG in tags,
     )
 
 
@@ -198,7 +206,14 @@ class ToolEpisode(Episode):
         self.env = self.spec.environment()
         if self.customer is not None:
             self.customer.open()
+            self.customer.act = self._customer_act
         return self.messages
+
+    def _customer_act(self, name: str) -> dict:
+        """Dual control: the customer uses their tool ``name`` on this episode's state."""
+        if not isinstance(self.env, DualEnvironment):
+            return {"ok": False, "error": "the customer has no tools of their own in this task"}
+        return self.env.customer_call(name)
 
     def say(self, message: str) -> str:
         """Send ``message`` to the customer; their reply, as the agent sees it."""
