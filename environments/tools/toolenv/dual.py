@@ -172,7 +172,7 @@ class DualEnvironment(Environment):
     """An :class:`Environment` of a domain's dual variant, with the customer's tools."""
 
     def __init__(self, domain: Domain, state: JSON) -> None:
-        dual = domain if domain.name not in DUALS or _is_dual(domain) else dual_domain(domain)
+        dual = domain if _is_dual(domain) else dual_domain(domain)  # ValueError without one
         super().__init__(dual, state)
         self.customer_tools = DUALS[domain.name].customer_tools
 
@@ -197,7 +197,9 @@ class DualEnvironment(Environment):
 
 
 def _is_dual(domain: Domain) -> bool:
-    return any(name in domain.tools for name in DUALS[domain.name].agent_tools)
+    """Whether ``domain`` is already a dual variant (its dual agent tools are in)."""
+    dual = DUALS.get(domain.name)
+    return dual is not None and any(name in domain.tools for name in dual.agent_tools)
 
 
 # --- the task's scripted customer, in the container --------------------------------------------
