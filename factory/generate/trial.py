@@ -102,6 +102,8 @@ def try_families(
         ]
     except KeyError as exc:
         raise FactoryError(str(exc.args[0])) from None
+    except ValueError as exc:  # a family parameter it does not take (--param)
+        raise FactoryError(str(exc)) from None
     if executor is None:
         return trials
     validator = Validator(executor.runtime, out / "validation", force=True, executor=executor)

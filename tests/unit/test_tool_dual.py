@@ -21,6 +21,7 @@ from factory.families.base import registry
 from factory.families.tool.toolfamily import SAY_CALL
 from factory.generate.taxonomy import Difficulty
 from factory.generate.trial import render_trial
+from factory.quality.leaks import find_leaks
 from factory.tasks.user_profile import load_user_profile
 
 DUAL = {"user": "dual", "shape": "task"}
@@ -89,7 +90,9 @@ def test_the_task_ships_the_customer_and_says_so(dual_trial, tmp_path):
     assert (root / "environment" / "toolenv" / "dual.py").is_file()
     inside = json.loads((root / "environment" / "customer.json").read_text())
     profile = load_user_profile(entry.task.paths.tests_dir)
-    assert inside == json.loads(profile.model_dump_json())
+    assert inside == profile.model_dump(include={"script", "default_reply"})
+    assert "communicate" not in inside  # the tests' expectations stay out of the image
+    assert not find_leaks(root)
     assert profile.actions == {"approve_sign_in": "approve the sign-in request shown in your app"}
     assert "/usr/local/bin/say" in (root / "environment" / "Dockerfile").read_text()
     assert "-m toolenv.dual " in (root / "environment" / "start-tools.sh").read_text()

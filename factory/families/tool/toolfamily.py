@@ -498,8 +498,10 @@ class ToolFamily(Family):
         if dual:
             assert profile is not None
             files[f"environment/toolenv/{DUAL_FILE}"] = (TOOLENV_DIR / DUAL_FILE).read_bytes()
-            # the in-container customer (say), in the server's own folder
-            files[f"environment/{CUSTOMER_FILE}"] = profile.model_dump_json(indent=1) + "\n"
+            # the in-container customer (say), in the server's own folder: what they say and
+            # do, not what the tests expect
+            script = profile.model_dump(include={"script", "default_reply"})
+            files[f"environment/{CUSTOMER_FILE}"] = json.dumps(script, indent=1) + "\n"
         files["environment/state.json"] = json.dumps(state, indent=1, sort_keys=True) + "\n"
         unchanged = expected == state  # a refusal that only looks things up
         if not unchanged:  # else the tests compare with the image's own initial.json (a copy
