@@ -28,6 +28,14 @@ from the image's initial state with an empty log; the tests never read its recor
 image's ``initial.json``). A failed hook leaves no folder, so the tests fail: the record can be
 neither forged nor erased on the way.
 
+Modes (family parameters; each ships its extra server file only in its own tasks, so the
+default tasks are unchanged): ``user: simulated`` (a customer the agent talks to,
+:mod:`factory.families.tool.customer`); ``policy: agent`` (the tools execute forbidden calls and
+only the call log records the violation, :mod:`factory.toolenv.agent_policy`; the instruction
+says the policy is the agent's to follow); ``user: dual`` (the customer also holds part of the
+state and acts on it when the agent asks, :mod:`factory.toolenv.dual`; families with
+``dual_control``).
+
 Every tool family shares the templates in ``templates/families/_tool``.
 """
 
