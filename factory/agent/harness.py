@@ -11,10 +11,16 @@ recorded as ``infra_error`` — such episodes are dropped by training, not score
 that stopped after the policy's first command was issued (it killed PID 1, ran the container
 out of memory) or a command that hung past its kill timeout is the policy's failure:
 ``policy_error`` is set and the episode scores 0, so such behaviour is penalised.
+
+A task with a simulated customer (``tests/user.json``) has the customer on the line
+(:mod:`factory.agent.customer_line`): ``say MESSAGE`` lines and the ``say`` tool talk to them on
+the host, and before the verifier runs, what the agent said is added to the reply the task's
+tests read; the reward also asks that the customer was told what they must be.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import shlex
 import time
@@ -23,7 +29,9 @@ from datetime import datetime
 from pathlib import Path
 
 from factory.agent.actions import Action, ActionFormat, ToolCall, parse_action
+from factory.agent.customer_line import COMMAND, SAY, SAY_TOOL, customer_line, split_say
 from factory.agent.toolbox import Toolbox, ToolServerError, call_server_tool, discover
+from factory.agent.user_sim import UserSimulator
 from factory.errors import (
     CancelledError,
     ContainerDiedError,
@@ -114,6 +122,7 @@ class Episode:
         image: str,
         config: HarnessConfig,
         log_dir: Path | None = None,
+        user: UserSimulator | None = None,
     ) -> None:
         self.runtime = runtime
         self.task = task
@@ -132,6 +141,9 @@ class Episode:
         """Wall-clock time the policy's first command was issued."""
         self.toolbox: Toolbox | None = None
         """Tool-call format: the tools offered (bash and the task's MCP servers' tools)."""
+        self.customer = customer_line(task, user)
+        """The simulated customer on the line (``user``, else the task's scripted one), or None
+        for a task without one."""
         self._started = time.monotonic()
 
     @property
@@ -139,7 +151,8 @@ class Episode:
         """The tools offered to the policy (OpenAI's format); empty in the fenced format."""
         if self.config.action_format is not ActionFormat.TOOLS:
             return []
-        return self.toolbox.specs if self.toolbox is not None else Toolbox().specs
+        offered = self.toolbox.specs if self.toolbox is not None else Toolbox().specs
+        return [*offered, SAY_TOOL] if offered and self.customer is not None else offered
 
     # --- lifecycle --------------------------------------------------------------------
     def opening(self) -> list[dict]:
@@ -155,6 +168,9 @@ class Episode:
     def start(self) -> list[dict]:
         """Start the container; return the opening messages (system + instruction)."""
         self.messages = self.opening()
+        if self.customer is not None:
+            self.customer.open()
+            self.customer.act = self._customer_act
         try:
             self.box = self.runtime.start(container_spec(self.task, self.image))
             self.box.wait_ready()
@@ -213,6 +229,7 @@ class Episode:
                 log_dir = self.log_dir or Path("/tmp")
                 log_dir.mkdir(parents=True, exist_ok=True)
                 try:
+                    self._deliver_reply()
                     verify(self.task, self.box, verdict, log_dir, baseline=self.baseline)
                 except FactoryError as exc:
                     if self._policy_stopped_it():
@@ -225,6 +242,12 @@ class Episode:
         reward = None if self.infra_error else (verdict.reward or 0.0)
         if verdict.timed_out or self.policy_error:
             reward = 0.0
+        checks: dict[str, str] = {}
+        told = self.customer.verdict() if self.customer is not None else None
+        if told is not None:
+            checks["communicate"] = told.explain()
+            if reward is not None and not told.passed:
+                reward = 0.0
         result = EpisodeResult(
             task_id=self.task.id,
             reward=reward,
@@ -234,10 +257,51 @@ class Episode:
             verifier=verdict,
             transcript=list(self.messages),
             seconds=time.monotonic() - self._started,
+            conversation=self.customer.transcript() if self.customer is not None else [],
+            checks=checks,
         )
         if self.log_dir is not None:
             self._save(result)
         return result
+
+    def _customer_act(self, name: str) -> dict:
+        """Dual control: the customer uses their tool ``name`` in the container (as root, on
+        the tool server's admin socket: the agent's user cannot)."""
+        if self.box is None or self.infra_error:
+            return {"ok": False, "error": "no environment"}
+        try:
+            result = self.box.exec(
+                ["python3", "-m", "toolenv.dual", "act", name],
+                timeout_sec=30,
+                env={"PYTHONPATH": "/opt/toolenv"},
+                user="root",
+                workdir="/",
+                what="the customer's tool",
+            )
+        except ContainerDiedError as exc:
+            return {"ok": False, "error": str(exc)}
+        try:
+            return json.loads(result.output.strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            return {"ok": False, "error": result.output[-300:]}
+
+    def _deliver_reply(self) -> None:
+        """Add what the agent said to the customer to the reply file the task's tests read
+        (the profile's ``reply_path``), as the agent's user: a reply the agent wrote there
+        itself is kept, before it."""
+        if self.customer is None or self.box is None or not self.customer.profile.reply_path:
+            return
+        said = self.customer.told()
+        if not said:
+            return
+        text = "\n".join(["", *said, ""]).encode("utf-8")
+        self.box.exec_checked(
+            ["sh", "-c", 'printf %s "$1" | base64 -d >> "$2"', "deliver",
+             base64.b64encode(text).decode("ascii"), self.customer.profile.reply_path],
+            timeout_sec=30,
+            what="deliver the conversation to the reply file",
+            user=self.task.config.agent.user,
+        )  # fmt: skip
 
     # --- internals ----------------------------------------------------------------------
     def _fail(self, message: str) -> None:
@@ -259,6 +323,10 @@ class Episode:
         """Run one tool call; its result as the policy sees it."""
         if call.error:
             return f"error: {call.error}"
+        if call.name == SAY and self.customer is not None:
+            return truncate(
+                self.customer.say_call(call.arguments), self.config.max_observation_chars
+            )
         if call.name == "bash":  # through _run, which subclasses without a container replace
             command = call.arguments.get("command")
             if not isinstance(command, str) or set(call.arguments) != {"command"}:
@@ -288,43 +356,59 @@ class Episode:
         return truncate(result, self.config.max_observation_chars)
 
     def _run(self, action: Action) -> str:
+        """Run the action's commands; with a customer on the line, its ``say`` lines go to
+        them instead, in order with the rest."""
         if action.error:
             return f"error: {action.error}"
-        if self.box is None:
-            return "error: no environment"
         outputs = []
         for command in action.commands:
-            limit = self.config.command_timeout_sec
-            wrapped = f"timeout -k 2 {limit:g} bash -c {shlex.quote(command)}"
-            self._acted_at = self._acted_at or time.time()
-            try:
-                result = self.box.exec(
-                    ["bash", "-c", wrapped],
-                    timeout_sec=limit + 15,
-                    user=self.task.config.agent.user,
-                    max_output=4 * self.config.max_observation_chars,
-                    what="agent command",
-                )
-            except ContainerDiedError as exc:
-                if self._policy_stopped_it():
-                    self._lose(f"a command stopped the container ({exc})")
-                    return "error: the command stopped the environment"
-                self._fail(str(exc))
-                return f"error: the environment failed ({exc})"
-            if result.timed_out:
-                self._lose("a command outlived its timeout and the container was killed")
-                return "error: the command hung and the environment was lost"
-            if (result.exit_code is None or result.exit_code >= 126) and self._policy_stopped_it():
-                self._lose(f"a command stopped the container (exit code {result.exit_code})")
-                return "error: the command stopped the environment"
-            note = ""
-            if result.exit_code == 124:
-                note = f"\n[command timed out after {limit:g}s]"
-            elif result.exit_code:
-                note = f"\n[exit code {result.exit_code}]"
-            shown = truncate(result.output, self.config.max_observation_chars) or "(no output)"
-            outputs.append(shown + note)
+            pieces = split_say(command) if self.customer is not None else [(COMMAND, command)]
+            for kind, text in pieces:
+                if kind == SAY and self.customer is not None:
+                    said = self.customer.say(text)
+                    outputs.append(truncate(said, self.config.max_observation_chars))
+                    continue
+                shown, lost = self._execute(text)
+                if lost:
+                    return shown
+                outputs.append(shown)
         return "\n".join(outputs) if outputs else "(no output)"
+
+    def _execute(self, command: str) -> tuple[str, bool]:
+        """Run one command in the container: (its output as the policy sees it, whether the
+        environment is lost and the action ends there)."""
+        if self.box is None:
+            return "error: no environment", True
+        limit = self.config.command_timeout_sec
+        wrapped = f"timeout -k 2 {limit:g} bash -c {shlex.quote(command)}"
+        self._acted_at = self._acted_at or time.time()
+        try:
+            result = self.box.exec(
+                ["bash", "-c", wrapped],
+                timeout_sec=limit + 15,
+                user=self.task.config.agent.user,
+                max_output=4 * self.config.max_observation_chars,
+                what="agent command",
+            )
+        except ContainerDiedError as exc:
+            if self._policy_stopped_it():
+                self._lose(f"a command stopped the container ({exc})")
+                return "error: the command stopped the environment", True
+            self._fail(str(exc))
+            return f"error: the environment failed ({exc})", True
+        if result.timed_out:
+            self._lose("a command outlived its timeout and the container was killed")
+            return "error: the command hung and the environment was lost", True
+        if (result.exit_code is None or result.exit_code >= 126) and self._policy_stopped_it():
+            self._lose(f"a command stopped the container (exit code {result.exit_code})")
+            return "error: the command stopped the environment", True
+        note = ""
+        if result.exit_code == 124:
+            note = f"\n[command timed out after {limit:g}s]"
+        elif result.exit_code:
+            note = f"\n[exit code {result.exit_code}]"
+        shown = truncate(result.output, self.config.max_observation_chars) or "(no output)"
+        return shown + note, False
 
     def _save(self, result: EpisodeResult) -> None:
         assert self.log_dir is not None

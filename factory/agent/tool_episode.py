@@ -7,14 +7,17 @@ and fails any call the policy refused. :class:`ToolEpisode` plays the same episo
 host's copy of the domain (:mod:`factory.toolenv`) over the task's ``environment/state.json``:
 the policy's commands are read as ``tool`` command lines and nothing else runs — there is no
 shell, so no model output is ever executed on this machine. The reward is the verifier's rule:
-1 when the state matches and no call broke the policy, else 0.
+1 when the state matches and no call broke the policy, else 0. In a task with the policy in the
+agent (tag ``policy-in-agent``) the tools execute forbidden calls, as its server does, and only
+the record says they broke the policy.
 
 A task with a simulated customer (``tests/user.json``, :mod:`factory.tasks.user_profile`) adds
 one action: ``say MESSAGE`` (a line of a fenced block, or the ``say`` tool) sends the message to
 the customer (:mod:`factory.agent.user_sim`; scripted unless the caller passes another) and
 their reply is the observation. The conversation goes into the transcript, and the reward also
 asks that the agent told the customer every fact the profile requires
-(:mod:`factory.agent.communicate`). Tasks without a profile run exactly as before.
+(:mod:`factory.agent.communicate`). Tasks without a profile run exactly as before. The customer
+is the harness's (:mod:`factory.agent.customer_line`): a container episode has them too.
 
 Where it serves: a machine without Docker (a lent GPU), TRL's environments, and fast smoke
 runs. The prompts are the harness's, so a policy meets the same conversation in a container.
@@ -23,42 +26,27 @@ runs. The prompts are the harness's, so a policy meets the same conversation in 
 from __future__ import annotations
 
 import json
-import re
 import shlex
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from factory.agent.actions import Action, ToolCall
-from factory.agent.communicate import check_communicated
+from factory.agent.customer_line import SAY, SAY_TOOL, CustomerLine  # noqa: F401 - re-exported
 from factory.agent.harness import Episode, EpisodeResult, HarnessConfig, truncate
-from factory.agent.user_sim import STOP, ScriptedUser, UserSimulator, Utterance
+from factory.agent.user_sim import ScriptedUser, UserSimulator, Utterance
 from factory.errors import FactoryError
 from factory.tasks.model import Task
 from factory.tasks.user_profile import UserProfile, load_user_profile
+from factory.toolenv.agent_policy import TASK_TAG as POLICY_IN_AGENT_TAG
+from factory.toolenv.agent_policy import AgentPolicyEnvironment
 from factory.toolenv.core import JSON, Domain, Environment, load_domain
+from factory.toolenv.dual import TASK_TAG as DUAL_TAG
+from factory.toolenv.dual import DualEnvironment
 
 ONLY_TOOL = (
     "error: only the `tool` command is available here: tool list | tool policy | "
     'tool call NAME \'{"argument": "value"}\''
 )
-SAY = "say"
-"""The action (a fenced block's line ``say MESSAGE``, or a tool) that talks to the customer."""
-SAY_TOOL = {
-    "type": "function",
-    "function": {
-        "name": SAY,
-        "description": "Send a message to the customer and return their reply.",
-        "parameters": {
-            "type": "object",
-            "properties": {"message": {"type": "string", "description": "What to tell them."}},
-            "required": ["message"],
-            "additionalProperties": False,
-        },
-        "strict": True,
-    },
-}
-_SAY_LINE = re.compile(r"^say(?:\s+(.*))?$", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -70,6 +58,20 @@ class ToolTaskSpec:
     expected: JSON
     user: UserProfile | None = None
     """The simulated customer (``tests/user.json``), for tasks that have one."""
+    agent_policy: bool = False
+    """Policy in the agent (a ``policy-in-agent`` task): the tools execute forbidden calls,
+    and the violation counts only in the record (:mod:`factory.toolenv.agent_policy`)."""
+    dual: bool = False
+    """Dual control (a ``dual-control`` task): the domain's dual variant, whose customer uses
+    tools of their own (:mod:`factory.toolenv.dual`)."""
+
+    def environment(self) -> Environment:
+        """A fresh environment on the seeded state, as the task's server runs it."""
+        if self.dual:
+            return DualEnvironment(self.domain, self.state)
+        if self.agent_policy:
+            return AgentPolicyEnvironment(self.domain, self.state)
+        return Environment(self.domain, self.state)
 
 
 def tool_task_spec(task: Task) -> ToolTaskSpec:
@@ -94,7 +96,15 @@ def tool_task_spec(task: Task) -> ToolTaskSpec:
         expected = json.loads(expected_file.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise FactoryError(f"task {task.id}: cannot read its tool state ({exc})") from None
-    return ToolTaskSpec(domain, state, expected, load_user_profile(task.paths.tests_dir))
+    tags = task.config.metadata.get("tags") or []
+    return ToolTaskSpec(
+        domain,
+        state,
+        expected,
+        load_user_profile(task.paths.tests_dir),
+        agent_policy=POLICY_IN_AGENT_TAG in tags,
+        dual=DUAL_TAG in tags,
+    )
 
 
 def run_tool_command(env: Environment, command: str) -> tuple[str, int]:
@@ -172,84 +182,50 @@ class ToolEpisode(Episode):
         spec: ToolTaskSpec | None = None,
         user: UserSimulator | None = None,
     ) -> None:
-        super().__init__(None, task, "", config, log_dir)  # type: ignore[arg-type]
         self.spec = spec or tool_task_spec(task)
+        if user is None and self.spec.user is not None:
+            user = ScriptedUser(self.spec.user)
+        super().__init__(None, task, "", config, log_dir, user)  # type: ignore[arg-type]
         self.env: Environment | None = None
-        profile = self.spec.user
-        self.user = user or (ScriptedUser(profile) if profile is not None else None)
-        self.conversation: list[Utterance] = []
 
     @property
-    def tools(self) -> list[dict]:
-        offered = super().tools
-        return [*offered, SAY_TOOL] if offered and self.user is not None else offered
+    def user(self) -> UserSimulator | None:
+        return self.customer.user if self.customer is not None else None
+
+    @user.setter
+    def user(self, user: UserSimulator | None) -> None:
+        """Another customer on the line (before :meth:`start`)."""
+        self.customer = CustomerLine(user) if user is not None else None
+
+    @property
+    def conversation(self) -> list[Utterance]:
+        return self.customer.conversation if self.customer is not None else []
 
     def start(self) -> list[dict]:
         self.messages = self.opening()
-        self.env = Environment(self.spec.domain, self.spec.state)
-        if self.user is not None:
-            self.conversation = [Utterance("user", self.user.profile.opening, "opening")]
+        self.env = self.spec.environment()
+        if self.customer is not None:
+            self.customer.open()
+            self.customer.act = self._customer_act
         return self.messages
+
+    def _customer_act(self, name: str) -> dict:
+        """Dual control: the customer uses their tool ``name`` on this episode's state."""
+        if not isinstance(self.env, DualEnvironment):
+            return {"ok": False, "error": "the customer has no tools of their own in this task"}
+        return self.env.customer_call(name)
 
     def say(self, message: str) -> str:
         """Send ``message`` to the customer; their reply, as the agent sees it."""
-        if self.user is None:
+        if self.customer is None:
             return "error: there is no customer on the line in this task"
-        message = message.strip()
-        if not message:
-            return "error: say needs a message: say Your booking is confirmed."
-        if any(u.role == "user" and STOP in u.content for u in self.conversation):
-            return "error: the customer has left the conversation"
-        self.conversation.append(Utterance("agent", message))
-        answer = self.user.reply(list(self.conversation))
-        self.conversation.append(answer)
-        words = answer.content.replace(STOP, "").strip() or "(no reply)"
-        left = " [the customer has left the conversation]" if STOP in answer.content else ""
-        return f"customer: {words}{left}"
+        return self.customer.say(message)
 
-    def _call(self, call: ToolCall) -> str:
-        if call.name == SAY and self.user is not None and not call.error:
-            message = call.arguments.get("message")
-            if not isinstance(message, str) or set(call.arguments) != {"message"}:
-                return 'error: say takes one argument, a string: {"message": "..."}'
-            return truncate(self.say(message), self.config.max_observation_chars)
-        return super()._call(call)
-
-    def _run(self, action: Action) -> str:
-        if action.error:
-            return f"error: {action.error}"
+    def _execute(self, command: str) -> tuple[str, bool]:
         assert self.env is not None, "start() first"
-        outputs = []
-        for command in action.commands:
-            for kind, text in self._pieces(command):
-                if kind == SAY:
-                    shown = self.say(text)
-                    outputs.append(truncate(shown, self.config.max_observation_chars))
-                    continue
-                out, code = run_tool_command(self.env, text)
-                shown = truncate(out, self.config.max_observation_chars) or "(no output)"
-                outputs.append(shown + (f"\n[exit code {code}]" if code else ""))
-        return "\n".join(outputs) if outputs else "(no output)"
-
-    def _pieces(self, command: str) -> list[tuple[str, str]]:
-        """A command split into ``tool`` lines (run together) and ``say`` lines (with a
-        simulated customer; without one, ``say`` is an unknown command like any other)."""
-        if self.user is None:
-            return [("tool", command)]
-        pieces: list[tuple[str, str]] = []
-        lines: list[str] = []
-        for line in command.splitlines():
-            found = _SAY_LINE.match(line.strip())
-            if found is None:
-                lines.append(line)
-                continue
-            if lines:
-                pieces.append(("tool", "\n".join(lines)))
-                lines = []
-            pieces.append((SAY, _unquoted(found.group(1) or "")))
-        if lines and any(line.strip() for line in lines):
-            pieces.append(("tool", "\n".join(lines)))
-        return pieces
+        out, code = run_tool_command(self.env, command)
+        shown = truncate(out, self.config.max_observation_chars) or "(no output)"
+        return shown + (f"\n[exit code {code}]" if code else ""), False
 
     def finish(self) -> EpisodeResult:
         self.done = True
@@ -259,12 +235,10 @@ class ToolEpisode(Episode):
             and not self.env.violations()
         )
         checks: dict[str, str] = {}
-        profile = self.spec.user
-        if profile is not None and profile.communicate:
-            said = [u.content for u in self.conversation if u.role == "agent"]
-            verdict = check_communicated(profile.communicate, said)
-            checks["communicate"] = verdict.explain()
-            solved = solved and verdict.passed
+        told = self.customer.verdict() if self.customer is not None else None
+        if told is not None:
+            checks["communicate"] = told.explain()
+            solved = solved and told.passed
         result = EpisodeResult(
             task_id=self.task.id,
             reward=None if self.infra_error else 1.0 if solved else 0.0,
@@ -272,23 +246,10 @@ class ToolEpisode(Episode):
             infra_error=self.infra_error,
             transcript=list(self.messages),
             seconds=time.monotonic() - self._started,
-            conversation=[u.to_json() for u in self.conversation],
+            conversation=self.customer.transcript() if self.customer is not None else [],
             checks=checks,
         )
         if self.log_dir is not None:
             self.log_dir.mkdir(parents=True, exist_ok=True)
             self._save(result)
         return result
-
-
-def _unquoted(text: str) -> str:
-    """A ``say`` line's message: one shell-quoted word unquoted, anything else as written."""
-    text = text.strip()
-    if text[:1] in ("'", '"'):
-        try:
-            words = shlex.split(text)
-        except ValueError:
-            return text
-        if len(words) == 1:
-            return words[0]
-    return text

@@ -44,6 +44,8 @@ class Utterance:
     """For the customer's messages: the :class:`UserKind` value (``opening``: from the profile)."""
     completion_tokens: int = 0
     """For an LLM customer's reply: tokens the endpoint generated for it."""
+    actions: tuple[str, ...] = ()
+    """Dual control: the customer's own tools they used with this reply, in order."""
 
     def to_json(self) -> dict:
         out: dict = {"role": self.role, "content": self.content}
@@ -51,6 +53,8 @@ class Utterance:
             out["source"] = self.source
         if self.completion_tokens:
             out["completion_tokens"] = self.completion_tokens
+        if self.actions:
+            out["actions"] = list(self.actions)
         return out
 
 
@@ -80,7 +84,8 @@ class ScriptedUser(UserSimulator):
             if rule.turn == number or (
                 rule.when is not None and re.search(rule.when, asked, re.IGNORECASE)
             ):
-                return Utterance("user", rule.reply, self.kind.value)
+                acts = (rule.act,) if rule.act else ()
+                return Utterance("user", rule.reply, self.kind.value, actions=acts)
         return Utterance("user", self.profile.default_reply, self.kind.value)
 
 
@@ -94,6 +99,12 @@ What you know, to give only when the agent asks for it, one piece at a time:
 
 Do not invent other facts. Do not do the agent's work. When the agent has dealt with
 everything you want, or you have nothing more to say, end your message with {stop}."""
+
+ACTIONS = """
+On your phone you can do these things yourself, and only these; do one only when the agent asks
+you to, by writing its name in double brackets in your message (e.g. [[{example}]]):
+{actions}"""
+_ACTION = re.compile(r"\[\[\s*([A-Za-z_][A-Za-z0-9_]*)\s*\]\]")
 
 
 class LlmUser(UserSimulator):
@@ -122,7 +133,11 @@ class LlmUser(UserSimulator):
 
     def system_prompt(self) -> str:
         facts = "\n".join(f"- {k}: {v}" for k, v in self.profile.facts.items()) or "- (nothing)"
-        return SYSTEM.format(title=self.title, goal=self.profile.goal, facts=facts, stop=STOP)
+        prompt = SYSTEM.format(title=self.title, goal=self.profile.goal, facts=facts, stop=STOP)
+        if self.profile.actions:
+            listed = "\n".join(f"- {k}: {v}" for k, v in self.profile.actions.items())
+            prompt += ACTIONS.format(example=next(iter(self.profile.actions)), actions=listed)
+        return prompt
 
     def messages(self, conversation: list[Utterance]) -> list[dict]:
         """The chat the model answers: the customer is the assistant here."""
@@ -140,6 +155,8 @@ class LlmUser(UserSimulator):
             max_tokens=self.max_tokens,
             seed=self.seed + number,
         )
-        return Utterance(
-            "user", completion.text.strip(), self.kind.value, completion.completion_tokens
-        )
+        text = completion.text.strip()
+        acts = tuple(a for a in _ACTION.findall(text) if a in self.profile.actions)
+        if acts:  # the markers are the customer's doing, not words the agent reads
+            text = _ACTION.sub("", text).strip()
+        return Utterance("user", text, self.kind.value, completion.completion_tokens, actions=acts)

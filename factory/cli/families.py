@@ -69,6 +69,12 @@ def try_(
     out: Annotated[Path, typer.Option("--out", "-o", help="Where the tasks and logs go.")] = Path(
         "family-trials"
     ),
+    param: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--param", "-p", help="A family parameter over its default: KEY=VALUE (repeatable)."
+        ),
+    ] = None,
     jobs: opt.Jobs = opt.DEFAULT_JOBS,
     render_only: Annotated[
         bool, typer.Option("--render-only", help="Write the tasks, no Docker.")
@@ -90,8 +96,9 @@ def try_(
     from factory.progress import Bar
 
     args = (names, difficulty or list(Difficulty), seed or [1], out)
+    params = _params(param or [])
     if render_only:
-        trials = try_families(*args)
+        trials = try_families(*args, params=params)
         for trial in trials:
             say(f"wrote {trial.path}")
     else:
@@ -99,7 +106,7 @@ def try_(
         bar = Bar("try", console, len(names) * len(args[1]) * len(args[2]))
         with job("families", jobs, executor=executor, ray_address=ray_address,
                  ray_shared_fs=ray_shared_fs, progress=bar) as where:  # fmt: skip
-            trials = try_families(*args, executor=where, llm=llm, on_done=lambda t: bar.advance(
+            trials = try_families(*args, executor=where, llm=llm, params=params, on_done=lambda t: bar.advance(
                 description=f"{t.path.name}: {t.certificate.outcome}"))  # fmt: skip
     if json_:
         emit({"trials": [_trial(t) for t in trials]})
@@ -107,6 +114,19 @@ def try_(
         _table(trials)
     if any(t.certificate is not None and not t.certificate.valid for t in trials):
         raise typer.Exit(FAILED)
+
+
+def _params(pairs: list[str]) -> dict[str, str]:
+    """``--param KEY=VALUE`` options as a dict (a later KEY wins)."""
+    from factory.errors import FactoryError
+
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise FactoryError(f"--param takes KEY=VALUE, not {pair!r}")
+        out[key.strip()] = value.strip()
+    return out
 
 
 def _wrong_solution_writer(

@@ -86,21 +86,24 @@ def try_families(
     *,
     executor: Executor | None = None,
     llm: LlmClient | None = None,
+    params: dict[str, Any] | None = None,
     on_done: Callable[[Trial], None] = lambda _trial: None,
 ) -> list[Trial]:
     """`factory families try`: render every (family, difficulty, seed) into ``OUT/tasks``
     and, given an executor, certify each as generation would (logs in ``OUT/validation``),
-    with model-written wrong solutions too when ``llm`` is given; ``on_done`` sees each trial
-    certified."""
+    with model-written wrong solutions too when ``llm`` is given; ``params`` over each family's
+    defaults; ``on_done`` sees each trial certified."""
     try:
         trials = [
-            render_trial(name, level, seed, out / "tasks")
+            render_trial(name, level, seed, out / "tasks", params)
             for name in names
             for level in difficulties
             for seed in seeds
         ]
     except KeyError as exc:
         raise FactoryError(str(exc.args[0])) from None
+    except ValueError as exc:  # a family parameter it does not take (--param)
+        raise FactoryError(str(exc)) from None
     if executor is None:
         return trials
     validator = Validator(executor.runtime, out / "validation", force=True, executor=executor)

@@ -29,6 +29,8 @@ class ScriptRule(BaseModel):
     """A regular expression searched (case-insensitively) in the agent's message."""
     reply: str
     """What the customer says."""
+    act: str | None = None
+    """Dual control: a tool on the customer's side (``actions``) they use before replying."""
 
 
 class RequiredFact(BaseModel):
@@ -60,6 +62,13 @@ class UserProfile(BaseModel):
     """The scripted customer's reply when no rule applies."""
     communicate: list[RequiredFact] = Field(default_factory=list)
     """What the agent must tell the customer for the task to count as solved."""
+    actions: dict[str, str] = Field(default_factory=dict)
+    """Dual control: the tools on the customer's side (name -> what it does); the agent cannot
+    call them, the customer uses them when asked (:mod:`factory.toolenv.dual`)."""
+    reply_path: str | None = None
+    """Where the task's tests read the reply to the customer (e.g. ``/home/agent/reply.md``):
+    an episode in the task's container adds what the agent said to the customer there before
+    the verifier runs. None: only the harness judges the conversation."""
 
 
 def load_user_profile(tests_dir: Path) -> UserProfile | None:

@@ -24,13 +24,18 @@ class UserMode(str, Enum):
     """The customer's whole request is the instruction (every task before simulated users)."""
     SIMULATED = "simulated"
     """A customer in a chat: the agent sees the opening and talks to them with ``say``."""
+    DUAL = "dual"
+    """A simulated customer who also holds part of the state and acts on it when the agent
+    asks (dual control; families with ``dual_control``, :mod:`factory.toolenv.dual`)."""
 
     @classmethod
     def of(cls, value: str) -> UserMode:
         try:
             return cls(value)
         except ValueError:
-            raise ValueError(f"parameter user must be static or simulated; not {value!r}") from None
+            raise ValueError(
+                f"parameter user must be static or simulated (or dual); not {value!r}"
+            ) from None
 
 
 def simulated_customer(request: str, facts: dict[str, str]) -> UserProfile:

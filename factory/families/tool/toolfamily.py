@@ -28,6 +28,14 @@ from the image's initial state with an empty log; the tests never read its recor
 image's ``initial.json``). A failed hook leaves no folder, so the tests fail: the record can be
 neither forged nor erased on the way.
 
+Modes (family parameters; each ships its extra server file only in its own tasks, so the
+default tasks are unchanged): ``user: simulated`` (a customer the agent talks to,
+:mod:`factory.families.tool.customer`); ``policy: agent`` (the tools execute forbidden calls and
+only the call log records the violation, :mod:`factory.toolenv.agent_policy`; the instruction
+says the policy is the agent's to follow); ``user: dual`` (the customer also holds part of the
+state and acts on it when the agent asks, :mod:`factory.toolenv.dual`; families with
+``dual_control``).
+
 Every tool family shares the templates in ``templates/families/_tool``.
 """
 
@@ -47,12 +55,21 @@ from factory.families.base import SNAPSHOT_DIR, Draft, Family, fresh_folder_hook
 from factory.families.tool.customer import UserMode, simulated_customer, told_reply
 from factory.resources import templates_dir, toolenv_dir
 from factory.tasks.tool_server import HEALTHCHECK, TOOL_PORT, mcp_servers
-from factory.tasks.user_profile import USER_FILE, RequiredFact
+from factory.tasks.user_profile import USER_FILE, RequiredFact, ScriptRule, UserProfile
+from factory.toolenv.agent_policy import TASK_TAG as POLICY_IN_AGENT_TAG
 from factory.toolenv.core import HANDOVER_TOOL, JSON, Environment, load_domain
+from factory.toolenv.dual import TASK_TAG as DUAL_TAG
+from factory.toolenv.dual import DualEnvironment, ScriptedCustomer, dual_domain
 from factory.vocabulary import AGENT_USER, Difficulty, Domain
 
 TOOLENV_DIR = toolenv_dir()
 KIT_FILES = ("__init__.py", "core.py", "server.py", "cli.py", "admin.py", "domains/__init__.py")
+DUAL_FILE = "dual.py"
+"""The dual-control server (:mod:`factory.toolenv.dual`), shipped only with ``user: dual``."""
+CUSTOMER_FILE = "customer.json"
+"""The scripted customer's profile in a dual-control image (under the server's folder)."""
+AGENT_POLICY_FILE = "agent_policy.py"
+"""The lenient server (:mod:`factory.toolenv.agent_policy`), shipped only with ``policy: agent``."""
 REPLY_PATH = "/home/agent/reply.md"
 """Where the agent writes its reply to the customer (the instruction says so)."""
 RECORD_DIR = "/var/lib/toolenv"
@@ -75,6 +92,23 @@ def snapshot_hook(record: str = RECORD_DIR, folder: str = SNAPSHOT_DIR) -> str:
 
 TRAJECTORY_PATH = "/logs/agent/trajectory.json"
 """Where Harbor's agents leave their ATIF trajectory (a refusal's tests read its last message)."""
+
+
+class PolicyMode(str, Enum):
+    """A tool family's ``policy`` parameter: who enforces the domain's policy."""
+
+    TOOLS = "tools"
+    """The tools refuse a forbidden call and say why (every task before this mode)."""
+    AGENT = "agent"
+    """The tools execute whatever they are asked (tau2-bench style); only the agent holds the
+    policy, and the verifier fails a task whose end state or call log shows a violation."""
+
+    @classmethod
+    def of(cls, value: str) -> PolicyMode:
+        try:
+            return cls(value)
+        except ValueError:
+            raise ValueError(f"parameter policy must be tools or agent; not {value!r}") from None
 
 
 class Shape(str, Enum):
@@ -124,6 +158,11 @@ def draw_trap_count(rng: random.Random, difficulty: Difficulty, available: int) 
     return min(available, rng.choices(list(weights), list(weights.values()))[0])
 
 
+SAY_CALL = "say"
+"""A step of a reference chain that talks to the customer (``{"message": ...}``): a ``say``
+line in a script (dual control: the customer acts on what they are asked)."""
+
+
 @dataclass
 class Call:
     name: str
@@ -132,6 +171,13 @@ class Call:
     @property
     def arguments_json(self) -> str:
         return json.dumps(self.arguments, sort_keys=True)
+
+    @property
+    def line(self) -> str:
+        """The call as a line of a solve script."""
+        if self.name == SAY_CALL:
+            return f"say {shlex.quote(self.arguments['message'])}"
+        return f"tool call {self.name} {shlex.quote(self.arguments_json)}"
 
 
 @dataclass
@@ -315,12 +361,29 @@ class ToolFamily(Family):
     def templates(self) -> Path:
         return templates_dir() / "families" / "_tool"
 
-    default_params: ClassVar[Mapping[str, Any]] = {"shape": "any", "user": "static"}
+    default_params: ClassVar[Mapping[str, Any]] = {
+        "shape": "any",
+        "user": "static",
+        "policy": PolicyMode.TOOLS.value,
+    }
     """``shape``: ``any`` (drawn by difficulty among :attr:`shapes`), or one of them.
     ``user``: ``static`` (the request is the instruction) or ``simulated`` (a customer the
-    agent talks to; :mod:`factory.families.tool.customer`)."""
+    agent talks to; :mod:`factory.families.tool.customer`). ``policy``: ``tools`` (the tools
+    refuse forbidden calls) or ``agent`` (they execute them; :class:`PolicyMode`)."""
     shapes: ClassVar[tuple[Shape, ...]] = (Shape.TASK,)
     """The request shapes :meth:`sample` can draw."""
+    dual_control: ClassVar[bool] = False
+    """Whether the family offers ``user: dual`` (its domain has a dual variant)."""
+
+    def dual_setup(self, state: JSON, scenario: Scenario) -> Scenario:
+        """Dual control: plant the customer's side in ``state`` and return the scenario with
+        the steps that need the customer (a :data:`SAY_CALL` they act on)."""
+        raise NotImplementedError
+
+    def dual_rules(self) -> tuple[list[ScriptRule], dict[str, str]]:
+        """Dual control: the scripted customer's rules that use their tools (first in their
+        script), and those tools (name -> what it does)."""
+        raise NotImplementedError
 
     def seed_state(self, rng: random.Random, difficulty: Difficulty) -> JSON:
         raise NotImplementedError
@@ -340,10 +403,28 @@ class ToolFamily(Family):
 
     def draft(self, rng: random.Random, difficulty: Difficulty, params: Mapping[str, Any]) -> Draft:
         domain = load_domain(self.toolenv_domain)
+        policy = PolicyMode.of(str(params.get("policy", PolicyMode.TOOLS.value)))
+        user = UserMode.of(params.get("user", UserMode.STATIC.value))
+        dual = user is UserMode.DUAL
+        if dual and not self.dual_control:
+            raise ValueError(f"{self.name} has no dual-control variant (user: dual)")
+        if dual and policy is PolicyMode.AGENT:
+            raise ValueError("user: dual and policy: agent do not combine yet")
         state = self.seed_state(rng, difficulty)
         shape = draw_shape(rng, difficulty, str(params.get("shape", "any")), self.shapes)
         scenario = self.sample(rng, state, difficulty, shape)
-        expected = run_chain(domain, state, scenario.calls, what=f"{self.name} reference")
+        profile = None
+        if user is not UserMode.STATIC:
+            profile = simulated_customer(scenario.request, self.customer_facts(state, scenario))
+        if dual:
+            assert profile is not None
+            scenario = self.dual_setup(state, scenario)
+            rules, actions = self.dual_rules()
+            profile.script = [*rules, *profile.script]
+            profile.actions = actions
+            domain = dual_domain(domain)
+        run = _runner(dual, profile)
+        expected = run(domain, state, scenario.calls, f"{self.name} reference")
         refusal = scenario.shape is Shape.REFUSAL
         if refusal and not scenario.traps:
             raise AssertionError(f"{self.name}: a refusal must refuse a trap")
@@ -357,22 +438,24 @@ class ToolFamily(Family):
             violations.append(found)
         subjects = refusal_subjects(scenario, state) if refusal else []
         wrong = lasting_mistake(domain, scenario, self.name)
-        final, log = run_chain_logged(domain, state, [*wrong, *scenario.calls])
+        final, log = run_chain_logged(
+            domain, state, [*wrong, *scenario.calls], profile if dual else None
+        )
         if final == expected and not any("violation" in entry for entry in log):
             raise AssertionError(f"{self.name}: the cheat probes' mistake leaves no trace")
         reply = customer_reply(scenario, violations, subjects)
-        user = UserMode.of(params.get("user", UserMode.STATIC.value))
-        profile = None
-        if user is UserMode.SIMULATED:
-            profile = simulated_customer(scenario.request, self.customer_facts(state, scenario))
+        if profile is not None:
             profile.communicate = self.facts_to_tell(state, expected)
+            profile.reply_path = REPLY_PATH
             untold = reply
             reply = told_reply(reply, profile.communicate)
         mutations = {
             name: solve_script(calls, f"near miss: {name}", reply)
             for name, calls in scenario.near_misses.items()
         }
-        mutating = [c for c in scenario.calls if domain.tools[c.name].mutates]
+        mutating = [
+            c for c in scenario.calls if c.name in domain.tools and domain.tools[c.name].mutates
+        ]
         if mutating:
             mutations["stops-early"] = solve_script(
                 scenario.calls[: scenario.calls.index(mutating[-1])],
@@ -393,6 +476,19 @@ class ToolFamily(Family):
                     "near miss: a refusal that does not say what is refused",
                     "Sorry, I cannot do that: our policy does not allow it.",
                 )
+        if dual:
+            asks = [i for i, c in enumerate(scenario.calls) if c.name == SAY_CALL]
+            mutations["never-asks-the-customer"] = solve_script(
+                [c for c in scenario.calls if c.name != SAY_CALL],
+                "near miss: never asks the customer to do their part",
+                reply,
+            )
+            mine = [Call(name, {}) for name in profile.actions if name not in domain.tools]
+            mutations["acts-for-the-customer"] = solve_script(
+                [*scenario.calls[: asks[0]], *mine, *scenario.calls[asks[0] + 1 :]],
+                "near miss: tries the customer's own tools instead of asking them",
+                reply,
+            )
         if profile is not None and profile.communicate:
             mutations["untold-facts"] = solve_script(
                 scenario.calls, "near miss: never tells the customer what they need", untold
@@ -404,6 +500,16 @@ class ToolFamily(Family):
             files[f"tests/{USER_FILE}"] = profile.model_dump_json(indent=1) + "\n"
         module = f"domains/{self.toolenv_domain}.py"
         files[f"environment/toolenv/{module}"] = (TOOLENV_DIR / module).read_bytes()
+        if policy is PolicyMode.AGENT:
+            lenient = (TOOLENV_DIR / AGENT_POLICY_FILE).read_bytes()
+            files[f"environment/toolenv/{AGENT_POLICY_FILE}"] = lenient
+        if dual:
+            assert profile is not None
+            files[f"environment/toolenv/{DUAL_FILE}"] = (TOOLENV_DIR / DUAL_FILE).read_bytes()
+            # the in-container customer (say), in the server's own folder: what they say and
+            # do, not what the tests expect
+            script = profile.model_dump(include={"script", "default_reply"})
+            files[f"environment/{CUSTOMER_FILE}"] = json.dumps(script, indent=1) + "\n"
         files["environment/state.json"] = json.dumps(state, indent=1, sort_keys=True) + "\n"
         unchanged = expected == state  # a refusal that only looks things up
         if not unchanged:  # else the tests compare with the image's own initial.json (a copy
@@ -426,8 +532,15 @@ class ToolFamily(Family):
                 # the cheat probes (cheats/): something wrong first, then wipe the record
                 "wrong_calls": wrong,
                 # after a refused call the saved state is still the right one to restart from;
-                # after a wrong change only the initial state forgets it
-                "wrong_source": "state.json" if scenario.traps else "initial.json",
+                # after a wrong change (an executed forbidden call too) only the initial state
+                # forgets it
+                "wrong_source": "state.json"
+                if scenario.traps and policy is PolicyMode.TOOLS
+                else "initial.json",
+                # policy in the agent: the server that executes forbidden calls, and the words
+                # that say so
+                "agent_policy": policy is PolicyMode.AGENT,
+                "dual": {"customer_file": CUSTOMER_FILE} if dual else None,
                 "record_dir": RECORD_DIR,
                 "snapshot_dir": SNAPSHOT_DIR,
                 "trajectory_path": TRAJECTORY_PATH,
@@ -453,7 +566,9 @@ class ToolFamily(Family):
             + (["policy-trap"] if scenario.traps else [])
             + (["refusal"] if refusal else [])
             + (["handover"] if handover else [])
-            + (["simulated-user"] if profile is not None else []),
+            + (["simulated-user"] if profile is not None else [])
+            + ([POLICY_IN_AGENT_TAG] if policy is PolicyMode.AGENT else [])
+            + ([DUAL_TAG] if dual else []),
         )
 
 
@@ -469,12 +584,39 @@ def lasting_mistake(domain: Any, scenario: Scenario, family: str) -> list[Call]:
     return [Call(HANDOVER_TOOL, {"reason": reason, "summary": "passing this one on"})]
 
 
-def run_chain_logged(domain: Any, state: JSON, calls: list[Call]) -> tuple[JSON, list[JSON]]:
-    """The state and call log after ``calls`` on a copy of ``state`` (errors are logged)."""
-    env = Environment(domain, state)  # works on its own copy
+def run_chain_logged(
+    domain: Any, state: JSON, calls: list[Call], customer: UserProfile | None = None
+) -> tuple[JSON, list[JSON]]:
+    """The state and call log after ``calls`` on a copy of ``state`` (errors are logged);
+    with a dual-control ``customer``, they answer the chain's :data:`SAY_CALL` steps."""
+    env = DualEnvironment(domain, state) if customer is not None else Environment(domain, state)
+    talk = ScriptedCustomer(customer.model_dump()) if customer is not None else None
     for call in calls:
-        env.call(call.name, call.arguments)
+        if call.name == SAY_CALL and talk is not None:
+            _reply, act = talk.answer(call.arguments["message"])
+            if act:
+                env.customer_call(act)  # type: ignore[attr-defined]
+        else:
+            env.call(call.name, call.arguments)
     return env.state, env.log
+
+
+def _runner(dual: bool, customer: UserProfile | None) -> Callable[..., JSON]:
+    """How a reference chain runs: :func:`run_chain`, or with the customer acting on what the
+    chain asks them (dual control; every step, the customer's too, must succeed)."""
+    if not dual:
+        return lambda domain, state, calls, what: run_chain(domain, state, calls, what=what)
+
+    def run(domain: Any, state: JSON, calls: list[Call], what: str) -> JSON:
+        final, log = run_chain_logged(domain, state, calls, customer)
+        failed = [entry for entry in log if not entry.get("ok")]
+        if failed:
+            raise AssertionError(f"{what}: a step failed: {json.dumps(failed[0])[:300]}")
+        if not any(entry.get("by") == "customer" for entry in log):
+            raise AssertionError(f"{what}: the customer never acted")
+        return final
+
+    return run
 
 
 def refusal_subjects(scenario: Scenario, state: JSON) -> list[str]:
@@ -560,7 +702,7 @@ def solve_script(calls: list[Call], comment: str, reply: str = "") -> str:
     """A solve.sh making ``calls`` in order, then writing ``reply`` to the customer (if any)."""
     lines = ["#!/bin/bash", f"# {comment}", "set -uo pipefail"]
     for call in calls:
-        lines.append(f"tool call {call.name} {shlex.quote(call.arguments_json)}")
+        lines.append(call.line)
     if reply:
         lines.append(f"cat > {REPLY_PATH} <<'FACTORY_REPLY'\n{reply}\nFACTORY_REPLY")
     return "\n".join(lines) + "\n"

@@ -3,6 +3,7 @@ freezes, disputes) under a banking policy."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import random
 
@@ -13,6 +14,8 @@ from factory.families.base import register
 from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
 from factory.families.tool.toolfamily import (
+    SAY_CALL,
+    Call,
     Scenario,
     Shape,
     ToolFamily,
@@ -20,6 +23,7 @@ from factory.families.tool.toolfamily import (
     refuse_all,
     shift_date,
 )
+from factory.tasks.user_profile import ScriptRule
 from factory.vocabulary import Difficulty
 
 from .handovers import HANDOVERS
@@ -41,6 +45,16 @@ from .traps import (
     trap_relative_card,
 )
 
+APPROVE_ASK = "I have sent a sign-in request to your banking app: please approve it there."
+APPROVE_WHEN = r"\bapprov\w*\b.*\b(app|sign[\s-]?in)\b|\b(app|sign[\s-]?in)\b.*\bapprov"
+"""What the scripted customer acts on: a message asking them to approve something in the app."""
+
+
+def _asked_first(calls: list[Call], steps: list[Call]) -> list[Call]:
+    """``calls`` with ``steps`` before the first ``verify_identity`` (unchanged without one)."""
+    first = next((i for i, c in enumerate(calls) if c.name == "verify_identity"), None)
+    return calls if first is None else [*calls[:first], *steps, *calls[first:]]
+
 
 @register
 class BankingRequests(ToolFamily):
@@ -56,6 +70,7 @@ class BankingRequests(ToolFamily):
 
     name = "tool-banking"
     shapes = tuple(Shape)
+    dual_control = True
     title = "Handle a bank customer's request with banking tools under a support policy"
     toolenv_domain = "banking"
 
@@ -117,6 +132,34 @@ class BankingRequests(ToolFamily):
             for _ in range(rng.randint(1, 3)):
                 add_payee(rng, state, customer)
         return state
+
+    # --- dual control: the sign-in approved in the customer's app ------------------------------
+
+    def dual_setup(self, state: JSON, scenario: Scenario) -> Scenario:
+        """The customer's app (no sign-in yet) in ``state``; before the first
+        ``verify_identity``, a sign-in request sent to the app and the customer asked to
+        approve it."""
+        first = next((i for i, c in enumerate(scenario.calls) if c.name == "verify_identity"), None)
+        if first is None:
+            raise ValueError("user: dual needs a request that verifies the customer's identity")
+        customer = scenario.calls[first].arguments["customer_id"]
+        state["app"] = {"customer_id": customer, "sign_in": "none"}
+        steps = [
+            Call("send_app_sign_in", {"customer_id": customer}),
+            Call(SAY_CALL, {"message": APPROVE_ASK}),
+        ]
+        near = {name: _asked_first(wrong, steps) for name, wrong in scenario.near_misses.items()}
+        return dataclasses.replace(
+            scenario, calls=_asked_first(scenario.calls, steps), near_misses=near
+        )
+
+    def dual_rules(self) -> tuple[list[ScriptRule], dict[str, str]]:
+        approve = ScriptRule(
+            when=APPROVE_WHEN,
+            reply="OK, I opened the app and tapped Approve on the sign-in request.",
+            act="approve_sign_in",
+        )
+        return [approve], {"approve_sign_in": "approve the sign-in request shown in your app"}
 
     def sample(
         self, rng: random.Random, state: JSON, difficulty: Difficulty, shape: Shape = Shape.TASK

@@ -1,0 +1,134 @@
+"""The servers of the two new tool modes, run as the container runs them (a process on a port,
+an admin socket), without Docker: ``toolenv.agent_policy`` executes a forbidden call and keeps
+the violation only in its log; ``toolenv.dual`` answers ``say`` with the task's scripted
+customer, who approves in their app when asked, and serves the customer's tools on the admin
+socket only."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from factory.toolenv.core import load_domain
+from factory.toolenv.dual import customer_call_over_socket
+
+from factory.families.base import registry
+from factory.families.tool.toolfamily import run_chain
+from factory.generate.taxonomy import Difficulty
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def served(tmp_path: Path, module: str, domain: str, state: dict, *extra: str):
+    """``python -m factory.toolenv.MODULE`` on a free port; (base url, record folder, socket)."""
+    (tmp_path / "initial.json").write_text(json.dumps(state))
+    port, sock = _free_port(), tmp_path / "admin.sock"
+    command = [sys.executable, "-m", f"factory.toolenv.{module}", "--domain", domain]
+    command += ["--state", str(tmp_path / "initial.json"), "--port", str(port)]
+    command += ["--log", str(tmp_path / "calls.jsonl"), "--state-out", str(tmp_path / "state.json")]
+    command += ["--admin-socket", str(sock), *extra]
+    env = {**os.environ, "PYTHONPATH": f"{ROOT}:{ROOT / 'train'}"}
+    process = subprocess.Popen(command, env=env, stderr=subprocess.PIPE)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(100):
+            try:
+                urllib.request.urlopen(base + "/health", timeout=1)
+                break
+            except OSError:
+                time.sleep(0.1)
+        else:
+            raise AssertionError(f"server did not start: {process.stderr.read()[-500:]}")
+        yield base, tmp_path, str(sock)
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def _post(url: str, body: dict) -> tuple[int, dict]:
+    request = urllib.request.Request(
+        url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read() or b"{}")
+
+
+def _log(record: Path) -> list[dict]:
+    return [json.loads(line) for line in (record / "calls.jsonl").read_text().splitlines()]
+
+
+def test_the_agent_policy_server_executes_and_records(tmp_path):
+    fam = registry.get("tool-banking")
+    domain = load_domain("banking")
+    for seed in range(1, 200):
+        rng = random.Random(seed)
+        state = fam.seed_state(rng, Difficulty.HARD)
+        scenario = fam.sample(rng, state, Difficulty.HARD)
+        if scenario.traps:
+            break
+    expected = run_chain(domain, state, scenario.calls, what="reference")
+    trap = scenario.traps[0]
+    with served(tmp_path, "agent_policy", "banking", expected) as (base, record, _sock):
+        status, answer = _post(base + "/call", {"name": trap.name, "arguments": trap.arguments})
+        assert status == 200 and "violation" not in answer
+        (entry,) = _log(record)
+        assert entry["tool"] == trap.name and entry["violation"]
+        if answer["ok"]:
+            assert json.loads((record / "state.json").read_text()) != expected
+
+
+@pytest.fixture
+def dual_task(tmp_path):
+    fam = registry.get("tool-banking")
+    draft = fam.draft(random.Random(2), Difficulty.EASY, {**fam.default_params, "user": "dual"})
+    state = json.loads(draft.files["environment/state.json"])
+    customer = draft.files["environment/customer.json"]
+    return state, customer, draft
+
+
+def test_the_dual_server_answers_say_and_keeps_the_customer_tools_off_the_port(tmp_path, dual_task):
+    state, customer, draft = dual_task
+    (tmp_path / "customer.json").write_text(customer)
+    me = state["app"]["customer_id"]
+    args = ("--customer", str(tmp_path / "customer.json"))
+    with served(tmp_path, "dual", "banking", state, *args) as (base, record, sock):
+        tools = json.loads(urllib.request.urlopen(base + "/tools").read())["tools"]
+        names = {t["function"]["name"] for t in tools}
+        assert "send_app_sign_in" in names and "approve_sign_in" not in names
+        assert _post(base + "/call", {"name": "approve_sign_in", "arguments": {}})[1]["ok"] is False
+        assert _post(base + "/customer-call", {"name": "approve_sign_in"})[0] == 404
+        assert _post(
+            base + "/call", {"name": "send_app_sign_in", "arguments": {"customer_id": me}}
+        )[1]["ok"]
+        status, said = _post(base + "/say", {"message": "Hi! Please approve the sign-in request."})
+        assert status == 200 and said["reply"].startswith("OK, I opened the app")
+        saved = json.loads((record / "state.json").read_text())
+        assert saved["app"]["sign_in"] == "approved"
+        by = [e.get("by") for e in _log(record)]
+        assert by[-1] == "customer"
+        # the harness's way in, as root in a container: the admin socket
+        again = customer_call_over_socket("approve_sign_in", sock)
+        assert again["ok"] is False and "no sign-in request" in again["error"]
+        assert customer_call_over_socket("open_app", sock)["result"] == {"screen": "signed in"}
+        # a message that asks for nothing gets the script's other answers
+        assert _post(base + "/say", {"message": "Thanks"})[1]["ok"]
