@@ -69,11 +69,15 @@ def _c_number(rng: random.Random) -> str:
 @register
 class CBuildFix(Family):
     """A small C statistics tool (several modules, headers, a Makefile) that does not build,
-    or builds a wrong binary. Easy: one breakage; medium: two; hard: two (one subtle: a header
-    guard clash, a prototype that disagrees with its definition, a static function, a variable
-    defined in a header, a silently wrong return type) plus an `install` target that must honour
-    DESTDIR and PREFIX. The tests run `make clean && make`, run the binary on hidden inputs, and
-    check that the functions' bodies were not rewritten."""
+    or builds a wrong binary. Easy: one breakage; medium: two; hard: three or four from the
+    breakage grammar, unannounced (one subtle: a header guard clash, a prototype that disagrees
+    with its definition, a static function, a variable defined in a header, a silently wrong
+    return type; and two or three of: a module left out, a wrong include path, libm missing or a
+    wrong library, a self-referencing CFLAGS, spaces for a tab, no mkdir of the object
+    directory, a missing <math.h>, an unused variable under -Werror, a clean rule that leaves
+    the objects) plus an `install` target that must honour DESTDIR and PREFIX. The tests run
+    `make clean && make`, run the binary on hidden inputs, check that make clean removes what
+    make built and that the functions' bodies were not rewritten."""
 
     name = "c-build-fix"
     title = "Repair a broken C project's build so that make produces a working binary"
