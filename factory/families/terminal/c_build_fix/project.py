@@ -293,13 +293,17 @@ class CProject:
         self.proto_bug = rng.choice(["int n", "float ret", "double *v"])
         self.silent_ret = rng.choice(["float", "int"])
         self.dropped_obj = rng.choice(self.modules)
-        # targets of the hard-only breakages (drawn last: easy and medium stay as they were)
-        self.math_mod = rng.choice(
-            [m for m in self.modules if any(_uses_math(st) for st in self.by_module[m])]
-        )
-        self.noisy_mod = rng.choice(self.modules)
-        self.bad_lib = rng.choice(["-lmath", "-lmaths", "-llibm"])
-        self.build_id = f"{self.noisy_mod} {rng.randint(1, 4)}.{rng.randint(0, 19)}"
+        # targets of the hard-only breakages (drawn at hard only, so that easy and medium
+        # tasks stay what they were)
+        math_mods = [m for m in self.modules if any(_uses_math(st) for st in self.by_module[m])]
+        if level >= 2:
+            self.math_mod = rng.choice(math_mods)
+            self.noisy_mod = rng.choice(self.modules)
+            self.bad_lib = rng.choice(["-lmath", "-lmaths", "-llibm"])
+            self.build_id = f"{self.noisy_mod} {rng.randint(1, 4)}.{rng.randint(0, 19)}"
+        else:
+            self.math_mod, self.noisy_mod = math_mods[0], self.modules[0]
+            self.bad_lib, self.build_id = "-lmath", f"{self.noisy_mod} 1.0"
 
     # --- names ------------------------------------------------------------------------------
     def fn(self, mod: str, stat: str) -> str:
