@@ -152,7 +152,7 @@ C_BREAKAGES_SUBTLE = [
     "header-definition",
     "silent-prototype",
 ]
-#: Breakages only hard composes (with one subtle breakage and one or two plain ones).
+#: Breakages only hard composes (two or three of these and the plain ones, beside one subtle).
 C_BREAKAGES_HARD = [
     "wrong-library",
     "objdir-mkdir",
