@@ -152,6 +152,22 @@ C_BREAKAGES_SUBTLE = [
     "header-definition",
     "silent-prototype",
 ]
+#: Breakages only hard composes (two or three of these and the plain ones, beside one subtle).
+C_BREAKAGES_HARD = [
+    "wrong-library",
+    "objdir-mkdir",
+    "missing-include",
+    "werror-unused",
+    "clean-target",
+]
+#: Breakages that cannot be planted together (they break the same line).
+C_EXCLUSIVE = [{"missing-libm", "wrong-library"}]
+
+
+def _uses_math(stat: str) -> bool:
+    """Whether the statistic's body calls a <math.h> function (sqrt, fabs)."""
+    body = C_STATS[stat][0]
+    return "sqrt(" in body or "fabs(" in body
 
 
 def _c_stat_value(stat: str, v: list[float]) -> float:
@@ -254,7 +270,18 @@ class CProject:
         elif level == 1:
             kinds = rng.sample(C_BREAKAGES_PLAIN + C_BREAKAGES_SUBTLE, 2)
         else:
-            kinds = [rng.choice(C_BREAKAGES_SUBTLE), rng.choice(C_BREAKAGES_PLAIN)]
+            # hard: one subtle breakage and two or three from the plain and hard-only pools
+            kinds = [rng.choice(C_BREAKAGES_SUBTLE)]
+            others: list[str] = []
+            for _ in range(rng.randint(2, 3)):
+                pool = [
+                    b
+                    for b in C_BREAKAGES_PLAIN + C_BREAKAGES_HARD
+                    if b not in others
+                    and not any(b in pair and pair & set(others) for pair in C_EXCLUSIVE)
+                ]
+                others.append(rng.choice(pool))
+            kinds += others
             rng.shuffle(kinds)
         self.breakages = kinds
         # targets of the module-level breakages
@@ -266,6 +293,17 @@ class CProject:
         self.proto_bug = rng.choice(["int n", "float ret", "double *v"])
         self.silent_ret = rng.choice(["float", "int"])
         self.dropped_obj = rng.choice(self.modules)
+        # targets of the hard-only breakages (drawn at hard only, so that easy and medium
+        # tasks stay what they were)
+        math_mods = [m for m in self.modules if any(_uses_math(st) for st in self.by_module[m])]
+        if level >= 2:
+            self.math_mod = rng.choice(math_mods)
+            self.noisy_mod = rng.choice(self.modules)
+            self.bad_lib = rng.choice(["-lmath", "-lmaths", "-llibm"])
+            self.build_id = f"{self.noisy_mod} {rng.randint(1, 4)}.{rng.randint(0, 19)}"
+        else:
+            self.math_mod, self.noisy_mod = math_mods[0], self.modules[0]
+            self.bad_lib, self.build_id = "-lmath", f"{self.noisy_mod} 1.0"
 
     # --- names ------------------------------------------------------------------------------
     def fn(self, mod: str, stat: str) -> str:
@@ -285,6 +323,59 @@ class CProject:
         for mod, stat in self.stats:
             out[self.fn(mod, stat)] = f"src/{mod}.c"
         return out
+
+    # --- repairs ----------------------------------------------------------------------------
+    def fix(self, breakage: str) -> list[str]:
+        """The commands (run in the project's root) a person types to repair one breakage."""
+        inc, o, v, r = self.incdir, self.objdir, self.victim, self.report
+        fn = self.fn(v, self.victim_stat)
+        o_re = re.escape(o).replace("\\-", "-")
+        fixes = {
+            "missing-object": [f"sed -i 's|^OBJS = .*|& {o}/{v}.o|' Makefile"],
+            "include-path": [f"sed -i 's|-I{self.bad_incdir}$|-I{inc}|' Makefile"],
+            "missing-libm": ["sed -i 's/^LDLIBS =$/LDLIBS = -lm/' Makefile"],
+            "wrong-library": ["sed -i 's/^LDLIBS = .*/LDLIBS = -lm/' Makefile"],
+            "recursive-var": ["sed -i 's/^CFLAGS = \\$(CFLAGS) /CFLAGS += /' Makefile"],
+            "tab-separator": ["sed -i 's/^    \\$(CC)/\\t$(CC)/' Makefile"],
+            "objdir-mkdir": [f"sed -i '/^{o_re}\\/%\\.o:/a \\\\t@mkdir -p {o}' Makefile"],
+            "clean-target": [f"sed -i 's|^\\trm -f \\*\\.o |\\trm -rf {o} |' Makefile"],
+            "header-guard": [
+                f"sed -i 's/\\b{self.guard(self.guard_donor)}\\b/{self.guard(v)}/' {inc}/{v}.h"
+            ],
+            "prototype-mismatch": [
+                f"sed -i 's/^.*\\b{fn}(.*);$/double {fn}(const double *v, size_t n);/' {inc}/{v}.h"
+            ],
+            "static-function": [f"sed -i 's/^static double {fn}(/double {fn}(/' src/{v}.c"],
+            "header-definition": [
+                f"sed -i 's/^int {r}_precision = .*/extern int {r}_precision;/' {inc}/{r}.h",
+                f"echo 'int {r}_precision = {self.precision};' >> src/{r}.c",
+            ],
+            "silent-prototype": [
+                f"sed -i 's/^{self.silent_ret} {fn}(/double {fn}(/' {inc}/{v}.h",
+                f"sed -i 's/^#include <stddef.h>$/&\\n\\n#include \"{v}.h\"/' src/{v}.c",
+            ],
+            "missing-include": [f"sed -i '1i #include <math.h>' src/{self.math_mod}.c"],
+            "werror-unused": [
+                f"sed -i '/^static const char {self.noisy_mod}_build_id/d' src/{self.noisy_mod}.c"
+            ],
+        }
+        return fixes[breakage]
+
+    def fix_install(self) -> list[str]:
+        """Replace the install rule by one that honours DESTDIR and PREFIX."""
+        return [
+            "sed -i '/^install:/,/^$/d' Makefile",
+            "cat >> Makefile <<'EOF'\n\n" + self.install_rule() + "EOF",
+        ]
+
+    def install_rule(self) -> str:
+        return (
+            "install: $(BIN)\n"
+            "\tinstall -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1\n"
+            "\tinstall -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/$(BIN)\n"
+            f"\tinstall -m 644 man/{self.prog}.1 "
+            f"$(DESTDIR)$(PREFIX)/share/man/man1/{self.prog}.1\n"
+        )
 
     # --- files ------------------------------------------------------------------------------
     def files(
@@ -319,12 +410,18 @@ class CProject:
             objs = ["main"]
         inc = self.bad_incdir if "include-path" in broken else self.incdir
         lines = [f"# Build of {self.prog}", "CC = gcc"]
-        flags = f"{self.opt} -std={self.std} -Wall -Werror=implicit-function-declaration"
+        werror = " -Werror" if "werror-unused" in broken else ""
+        flags = f"{self.opt} -std={self.std} -Wall{werror} -Werror=implicit-function-declaration"
         if "recursive-var" in broken:
             lines += [f"CFLAGS = {flags}", f"CFLAGS = $(CFLAGS) -I{inc}"]
         else:
             lines += [f"CFLAGS = {flags} -I{inc}"]
-        lines.append("LDLIBS =" if "missing-libm" in broken else "LDLIBS = -lm")
+        if "missing-libm" in broken:
+            lines.append("LDLIBS =")
+        elif "wrong-library" in broken:
+            lines.append(f"LDLIBS = {self.bad_lib}")
+        else:
+            lines.append("LDLIBS = -lm")
         if self.install:
             lines.append("PREFIX = /usr/local")
         lines += [f"BIN = {self.prog}", "OBJS = " + " ".join(f"{o}/{x}.o" for x in objs), ""]
@@ -336,26 +433,18 @@ class CProject:
             ind + "$(CC) $(LDFLAGS) -o $@ $(OBJS) $(LDLIBS)",
             "",
         ]
-        lines += [
-            f"{o}/%.o: src/%.c $(wildcard {self.incdir}/*.h)",
-            f"\t@mkdir -p {o}",
-            "\t$(CC) $(CFLAGS) -c -o $@ $<",
-            "",
-        ]
+        lines.append(f"{o}/%.o: src/%.c $(wildcard {self.incdir}/*.h)")
+        if "objdir-mkdir" not in broken:
+            lines.append(f"\t@mkdir -p {o}")
+        lines += ["\t$(CC) $(CFLAGS) -c -o $@ $<", ""]
         if self.install:
             if "install" in broken:
                 lines += ["install: $(BIN)", "\tinstall -m 755 $(BIN) /usr/local/bin/$(BIN)", ""]
             else:
-                lines += [
-                    "install: $(BIN)",
-                    "\tinstall -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1",
-                    "\tinstall -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/$(BIN)",
-                    f"\tinstall -m 644 man/{self.prog}.1 $(DESTDIR)$(PREFIX)/share/man/man1/{self.prog}.1",
-                    "",
-                ]
+                lines += [*self.install_rule().splitlines(), ""]
         lines += [
             "clean:",
-            f"\trm -rf {o} $(BIN)",
+            "\trm -f *.o $(BIN)" if "clean-target" in broken else f"\trm -rf {o} $(BIN)",
             "",
             ".PHONY: all clean" + (" install" if self.install else ""),
         ]
@@ -436,7 +525,11 @@ class CProject:
             "#include <string.h>",
             "#include <stddef.h>",
         ]
+        if "missing-include" in broken and mod == self.math_mod:
+            heads.remove("#include <math.h>")
         out = "\n".join(heads) + "\n\n"
+        if "werror-unused" in broken and mod == self.noisy_mod:
+            out += f'static const char {mod}_build_id[] = "{self.build_id}";\n\n'
         silent = "silent-prototype" in broken and mod == self.victim
         if own_header and not silent:
             out += f'#include "{mod}.h"\n\n'

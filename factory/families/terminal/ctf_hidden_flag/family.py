@@ -14,7 +14,7 @@ import zlib
 from collections.abc import Mapping
 from typing import Any
 
-from factory.families.base import Draft, Family, register
+from factory.families.base import Draft, Family, Trap, register
 from factory.families.terminal.knobs import level_of
 from factory.families.terminal.shipped import read
 from factory.families.terminal.words import CTF_APPS
@@ -75,6 +75,17 @@ CTF_PIPE = {
     "xor-b64": "python3 /opt/tools/xor.py {key} | base64 -w0",
     "xor-hex": "python3 /opt/tools/xor.py {key} | od -An -tx1 | tr -d ' \\n'",
     "gz-b64": "gzip -9n | base64 -w0",
+}
+#: The shell command that undoes one encoding (hard's task-specific decoding pipelines).
+CTF_UNDO = {
+    "b64": "base64 -d",
+    "b32": "base32 -d",
+    "hex": "tr a-f A-F | basenc --base16 -d",
+    "rot13": "tr 'A-Za-z' 'N-ZA-Mn-za-m'",
+    "rev": "perl -0777 -pe '$_ = reverse $_'",
+    "xor-b64": "base64 -d | python3 /opt/tools/xor.py {key}",
+    "xor-hex": "tr a-f A-F | basenc --base16 -d | python3 /opt/tools/xor.py {key}",
+    "gz-b64": "base64 -d | gunzip",
 }
 
 
@@ -143,8 +154,10 @@ class CtfHiddenFlag(Family):
     elsewhere) and stashed in a config line, a SQLite BLOB, a deleted file in git history, an
     unreachable git blob, a rotated gzip log, a PNG tEXt chunk or a zip comment. The intruder's
     shell history is the breadcrumb trail. Easy: one transform, one spot; medium: two transforms
-    including XOR, a decoy flag; hard: the flag split in two parts hidden in two different
-    spots with 2-3 transforms each, and two decoys."""
+    including XOR, a decoy flag; hard: the flag split in two or three parts hidden in as many
+    different spots (one of them in git) with 2-3 transforms each, the XOR key stored
+    base64-encoded half the time, and two decoys; none of it announced. Hard's reference
+    solution extracts each part and undoes its own chain with shell commands."""
 
     name = "ctf-hidden-flag"
     title = "Recover a flag hidden through layers of encoding on the machine"
@@ -177,19 +190,24 @@ class CtfHiddenFlag(Family):
                 "/tmp/found/flag.txt",
             ]
         )
-        nparts = 2 if level == 2 else 1
-        if nparts == 2:
-            cut = rng.randint(8, len(flag) - 8)
-            pieces = [flag[:cut], flag[cut:]]
+        nparts = rng.choice([2, 3]) if level == 2 else 1
+        if nparts > 1:
+            # cut points at least 6 characters apart and from both ends
+            while True:
+                cuts = sorted(rng.sample(range(6, len(flag) - 5), nparts - 1))
+                if all(b - a >= 6 for a, b in zip(cuts, cuts[1:], strict=False)):
+                    break
+            bounds = [0, *cuts, len(flag)]
+            pieces = [flag[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
         else:
-            cut = len(flag)
+            bounds = [0, len(flag)]
             pieces = [flag]
         spot_pool = list(CTF_SPOTS)
         if params.get("spots"):
             spots = list(params["spots"])[:nparts]
         elif level == 2:
             spots = [rng.choice(["git-dangling", "git-history"])] + rng.sample(
-                [s for s in spot_pool if not s.startswith("git")], 1
+                [s for s in spot_pool if not s.startswith("git")], nparts - 1
             )
             rng.shuffle(spots)
         else:
@@ -223,6 +241,10 @@ class CtfHiddenFlag(Family):
                 }
             )
         uses_key = any(s.startswith("xor") for p in parts for s in p["chain"])
+        # hard: half the time the key file holds the key base64-encoded (the intruder decoded
+        # it to a temporary file they shredded)
+        key_encoded = level == 2 and rng.random() < 0.5
+        xor_key = "/tmp/.k" if key_encoded else key_path
         files: dict[str, str | bytes] = {}
         installs: list[tuple[str, str, str]] = []  # (staged name, destination, mode)
         setup: list[str] = []
@@ -234,21 +256,25 @@ class CtfHiddenFlag(Family):
 
         stage("/opt/tools/xor.py", read(__file__, "xor.py"), "755")
         if uses_key or level >= 1:
-            stage(key_path, key_text + "\n", "600")
+            stored = base64.b64encode(key).decode() if key_encoded else key_text
+            stage(key_path, stored + "\n", "600")
         hist = ["cd /tmp", "ls -la", "read -rs SECRET"]
-        if nparts == 2:
-            hist += [
-                f"printf '%s' \"${{SECRET:0:{cut}}}\" > /tmp/.p1",
-                f"printf '%s' \"${{SECRET:{cut}}}\" > /tmp/.p2",
-            ]
+        if nparts > 1:
+            for n, (a, b) in enumerate(zip(bounds, bounds[1:], strict=False), 1):
+                span = f"{a}" if b == len(flag) else f"{a}:{b - a}"
+                hist.append(f"printf '%s' \"${{SECRET:{span}}}\" > /tmp/.p{n}")
         else:
             hist += ["printf '%s' \"$SECRET\" > /tmp/.p1"]
+        if key_encoded:
+            hist.append(f"base64 -d {key_path} > /tmp/.k")
         solve: list[str] = []
+        if key_encoded:
+            solve.append(f"base64 -d {key_path} > /tmp/solve/key")
         sqlite_rows: list[str] = []
         app_dir = f"/srv/{app}"
         for part in parts:
             n = part["index"] + 1
-            pipe = " | ".join(CTF_PIPE[s].format(key=key_path) for s in part["chain"])
+            pipe = " | ".join(CTF_PIPE[s].format(key=xor_key) for s in part["chain"])
             hist.append(f"cat /tmp/.p{n} | {pipe} > /tmp/.e{n}")
             payload, label, spot = part["payload"], part["label"], part["spot"]
             get = f"/tmp/solve/e{n}"
@@ -363,7 +389,10 @@ class CtfHiddenFlag(Family):
                     f"python3 -c \"import zipfile,sys; sys.stdout.buffer.write(zipfile.ZipFile('{archive}')"
                     f'.comment)" > {get}'
                 )
-        hist += ["shred -u /tmp/.p* /tmp/.e*", "unset SECRET"]
+        hist += [
+            "shred -u /tmp/.p* /tmp/.e*" + (" /tmp/.k" if key_encoded else ""),
+            "unset SECRET",
+        ]
         if level >= 1:
             hist.insert(2, f"echo '{decoys[0]}' > /root/flag.txt")
             stage("/root/flag.txt", decoys[0] + "\n")
@@ -405,8 +434,47 @@ class CtfHiddenFlag(Family):
             "parts": [
                 {"chain": p["chain"], "file": f"/tmp/solve/e{p['index'] + 1}"} for p in parts
             ],
-            "key": key_path,
+            "key": "/tmp/solve/key" if key_encoded else key_path,
         }
+        decoded_key = "/tmp/solve/key" if key_encoded else key_path
+
+        def hard_steps(slip: str = "") -> list[str]:
+            """Hard's reference: each payload extracted, then undone layer by layer with the
+            commands its chain needs; ``slip`` leaves one thing undone (a near miss)."""
+            lines = ["mkdir -p /tmp/solve"]
+            for line in solve:
+                if slip == "key-encoded" and line.startswith("base64 -d " + key_path):
+                    continue
+                lines.append(line)
+            key_for = key_path if slip == "key-encoded" else decoded_key
+            for part in parts:
+                n = part["index"] + 1
+                undo = [CTF_UNDO[st].format(key=key_for) for st in reversed(part["chain"])]
+                lines.append(f"cat /tmp/solve/e{n} | " + " | ".join(undo) + f" > /tmp/solve/p{n}")
+            kept = [p for p in parts if slip != f"part-{p['index'] + 1}"]
+            lines.append(f'mkdir -p "$(dirname {out_path})"')
+            cat = " ".join(f"/tmp/solve/p{p['index'] + 1}" for p in kept)
+            lines.append(f"printf '%s\\n' \"$(cat {cat})\" > {out_path}")
+            return lines
+
+        faults: list[str] = []
+        traps: list[Trap] = []
+        mutations: dict[str, str] = {}
+        if level == 2:
+            faults = [*spots, *sorted({st for p in parts for st in p["chain"]})]
+            faults += [f"{nparts}-parts"] + (["key-encoded"] if key_encoded else [])
+            traps = [
+                Trap("the flag split across places", ("one piece", "split", "parts", "pieces")),
+                Trap("decoy flags", ("not every", "decoy", "real one", "fake")),
+            ]
+            if key_encoded:
+                traps.append(Trap("the XOR key stored encoded", ("encoded key", "key file")))
+                mutations["unfixed-key-encoded"] = (
+                    "#!/bin/bash\n" + "\n".join(hard_steps("key-encoded")) + "\n"
+                )
+            mutations["last-part-missing"] = (
+                "#!/bin/bash\n" + "\n".join(hard_steps(f"part-{nparts}")) + "\n"
+            )
         return Draft(
             context={
                 "level": level,
@@ -422,12 +490,16 @@ class CtfHiddenFlag(Family):
                 "decoys": decoys,
                 "nparts": nparts,
                 "pieces": pieces,
+                "hard_steps": hard_steps() if level == 2 else [],
             },
             files=files,
             secrets=[flag, flag[5:-1]],
             outputs=[out_path],
             separate_verifier=True,
             forbidden_strings=[flag, flag[5:-1]],
+            faults=faults,
+            traps=traps,
+            mutations=mutations,
             tags=[
                 "ctf",
                 "forensics",
