@@ -5,53 +5,38 @@ leaves one fault unfixed does not."""
 
 from __future__ import annotations
 
-import random
 import re
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+from fixtures import family_grammar as grammar
 
 from factory.families import registry
 from factory.families.terminal.csv_json_wrangle.family import CJ_HARD_FAULTS, CJ_TRAPS
 from factory.families.terminal.csv_json_wrangle.shipped.reference import _cj_same, parse_result
 from factory.families.terminal.import_job import IMPORT_TRAPS
-from factory.quality.structure import named_traps, solution_steps
+from factory.quality.structure import solution_steps
 from factory.vocabulary import Difficulty
 
 FAMILY = registry.get("csv-json-wrangle")
 HARD = Difficulty.HARD
 
 
-def draft(level: Difficulty, seed: int):
-    return FAMILY.draft(random.Random(seed), level, {})
+draft = grammar.drafter(FAMILY)
 
 
 def solution(d, level: Difficulty = HARD) -> str:
-    return FAMILY.template("solution/solve.sh.j2").render(**d.context, difficulty=level.value)
+    return grammar.solution(FAMILY, d, level)
 
 
 def test_hard_composes_two_to_four_sub_problems():
-    drafts = [draft(HARD, seed) for seed in range(1, 101)]
-    assert len({tuple(d.faults) for d in drafts}) >= 50
-    traps = {**CJ_TRAPS, **IMPORT_TRAPS}
-    for d in drafts[:30]:
-        assert 2 <= len(d.faults) <= 4 and set(d.faults) <= set(CJ_HARD_FAULTS)
-        assert sorted(t.name for t in d.traps) == sorted(
-            traps[f][0] for f in d.faults if f in traps
-        )
-        assert sorted(d.mutations) == sorted(f"unfixed-{f}" for f in d.faults)
-    assert not draft(Difficulty.EASY, 1).faults and not draft(Difficulty.MEDIUM, 1).faults
+    grammar.check_hard_grammar(draft, CJ_HARD_FAULTS, {**CJ_TRAPS, **IMPORT_TRAPS})
 
 
 def test_hard_instructions_name_no_trap():
-    for seed in range(1, 60):
-        d = draft(HARD, seed)
-        text = FAMILY.template("instruction.md.j2").render(
-            **d.context, difficulty="hard", task_id="t"
-        )
-        assert not named_traps(text, [(t.name, t.tells) for t in d.traps])
+    grammar.check_hard_instructions(FAMILY, draft, range(1, 60), difficulty="hard", task_id="t")
 
 
 def test_the_inputs_carry_the_planted_faults():

@@ -4,55 +4,40 @@ the exact report while each near miss that leaves one fault unfixed does not."""
 
 from __future__ import annotations
 
-import random
 import re
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+from fixtures import family_grammar as grammar
 
 from factory.families import registry
 from factory.families.terminal.import_job import IMPORT_TRAPS
 from factory.families.terminal.log_report.family import LR_HARD_FAULTS, LR_TRAPS
-from factory.quality.structure import named_traps, solution_steps
+from factory.quality.structure import solution_steps
 from factory.vocabulary import Difficulty
 
 FAMILY = registry.get("log-report")
 HARD = Difficulty.HARD
 
 
-def draft(level: Difficulty, seed: int):
-    return FAMILY.draft(random.Random(seed), level, {})
+draft = grammar.drafter(FAMILY)
 
 
 def solution(d, level: Difficulty = HARD, **extra) -> str:
-    return FAMILY.template("solution/solve.sh.j2").render(
-        **d.context, difficulty=level.value, **extra
-    )
+    return grammar.solution(FAMILY, d, level, **extra)
 
 
 def test_hard_composes_two_to_four_sub_problems():
-    drafts = [draft(HARD, seed) for seed in range(1, 101)]
-    assert len({tuple(d.faults) for d in drafts}) >= 50
-    for d in drafts[:30]:
-        assert 2 <= len(d.faults) <= 4
-        assert set(d.faults) <= set(LR_HARD_FAULTS)
-        traps = {**LR_TRAPS, **IMPORT_TRAPS}
-        assert sorted(t.name for t in d.traps) == sorted(
-            traps[f][0] for f in d.faults if f in traps
-        )
-        assert sorted(d.mutations) == sorted(f"unfixed-{f}" for f in d.faults)
-    assert not draft(Difficulty.EASY, 1).faults and not draft(Difficulty.MEDIUM, 1).faults
+    grammar.check_hard_grammar(draft, LR_HARD_FAULTS, {**LR_TRAPS, **IMPORT_TRAPS})
 
 
 def test_hard_instructions_name_no_trap():
-    for seed in range(1, 60):
-        d = draft(HARD, seed)
-        text = FAMILY.template("instruction.md.j2").render(
-            **d.context, difficulty="hard", task_id="t"
-        )
-        assert not named_traps(text, [(t.name, t.tells) for t in d.traps])
+    hard = grammar.check_hard_instructions(
+        FAMILY, draft, range(1, 60), difficulty="hard", task_id="t"
+    )
+    for d, text in hard:
         assert ("sha256sum -c" in text) == ("checksum" in d.faults)
 
 
