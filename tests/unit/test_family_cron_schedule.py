@@ -20,7 +20,6 @@ from factory.families.terminal.cron_schedule.family import (
     _sed_line,
 )
 from factory.families.terminal.cron_schedule.shipped import cronlib
-from factory.quality.structure import solution_steps
 from factory.vocabulary import Difficulty
 
 FAMILY = registry.get("cron-schedule")
@@ -170,11 +169,9 @@ def test_faults_around_the_jobs_are_planted_and_fixed(seed, tmp_path):
 
 def test_the_number_of_steps_grows_with_difficulty():
     def median(level):
-        counts = sorted(
-            len(solution_steps(render(draft(level, s), "solution/solve.sh.j2")))
-            for s in range(1, 42)
+        return grammar.median_steps(
+            lambda s: render(draft(level, s), "solution/solve.sh.j2"), range(1, 42)
         )
-        return counts[len(counts) // 2]
 
     assert median(Difficulty.EASY) <= median(Difficulty.MEDIUM) < median(Difficulty.HARD)
     assert median(Difficulty.HARD) >= 8
