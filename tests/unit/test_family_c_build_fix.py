@@ -10,6 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from fixtures import family_grammar as grammar
 
 from factory.families import registry
 from factory.families.terminal.c_build_fix.project import (
@@ -18,20 +19,18 @@ from factory.families.terminal.c_build_fix.project import (
     C_BREAKAGES_SUBTLE,
     CProject,
 )
-from factory.generate.render import Origin, render_family
-from factory.quality.structure import named_traps, solution_steps
+from factory.quality.structure import solution_steps
 from factory.vocabulary import Difficulty
 
 FAMILY = registry.get("c-build-fix")
 ALL = C_BREAKAGES_PLAIN + C_BREAKAGES_SUBTLE + C_BREAKAGES_HARD
 
 
-def draft(difficulty: Difficulty, seed: int):
-    return FAMILY.draft(random.Random(seed), difficulty, {})
+draft = grammar.drafter(FAMILY)
 
 
 def solution(d, **extra) -> str:
-    return FAMILY.template("solution/solve.sh.j2").render(**d.context, **extra)
+    return grammar.render(FAMILY, d, "solution/solve.sh.j2", **extra)
 
 
 def test_hard_composes_breakages_from_the_grammar():
@@ -58,11 +57,8 @@ def test_easy_and_medium_declare_no_grammar():
 def test_the_hard_instruction_names_no_trap():
     for seed in range(1, 41):
         d = draft(Difficulty.HARD, seed)
-        origin = Origin("test", "terminal/x/c-build-fix", FAMILY.category, seed, FAMILY.name)
-        spec = render_family(
-            FAMILY, d, task_id=f"c-{seed}", difficulty=Difficulty.HARD, origin=origin
-        )
-        assert named_traps(spec.instruction, [(t.name, t.tells) for t in spec.traps]) == []
+        spec = grammar.render_hard(FAMILY, d, seed, "terminal/x/c-build-fix")
+        grammar.assert_names_no_trap(spec.instruction, spec.traps)
 
 
 def test_the_hard_solution_is_the_repairs_of_this_task():

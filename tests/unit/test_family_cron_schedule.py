@@ -5,12 +5,12 @@
 from __future__ import annotations
 
 import hashlib
-import random
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+from fixtures import family_grammar as grammar
 
 from factory.families import registry
 from factory.families.terminal.cron_schedule.family import (
@@ -20,7 +20,6 @@ from factory.families.terminal.cron_schedule.family import (
     _sed_line,
 )
 from factory.families.terminal.cron_schedule.shipped import cronlib
-from factory.quality.structure import named_traps, solution_steps
 from factory.vocabulary import Difficulty
 
 FAMILY = registry.get("cron-schedule")
@@ -30,12 +29,11 @@ FILE_FAULTS = {"env-misplaced", "no-final-newline", "path-missing"}
 needs_sed = pytest.mark.skipif(shutil.which("sed") is None, reason="no sed here")
 
 
-def draft(difficulty: Difficulty, seed: int):
-    return FAMILY.draft(random.Random(seed), difficulty, {})
+draft = grammar.drafter(FAMILY)
 
 
 def render(d, name: str, **extra) -> str:
-    return FAMILY.template(name).render(**dict(d.context, **extra))
+    return grammar.render(FAMILY, d, name, **extra)
 
 
 def repaired(d, tmp_path: Path, skip: str | None = None) -> str:
@@ -85,8 +83,7 @@ def problems(d, text: str) -> list[str]:
 
 
 def test_hard_composes_faults_from_the_grammar():
-    combos = {tuple(draft(Difficulty.HARD, seed).faults) for seed in range(1, 101)}
-    assert len(combos) >= 50
+    grammar.assert_varied(draft)
     seen = set()
     for seed in range(1, 60):
         d = draft(Difficulty.HARD, seed)
@@ -95,9 +92,7 @@ def test_hard_composes_faults_from_the_grammar():
         assert 2 <= len(lines) <= 4 and 2 <= len(extra) <= 3
         assert set(extra) <= set(CRON_EXTRA_FAULTS)
         assert sorted(d.faults) == sorted(lines + extra)
-        assert sorted(t.name for t in d.traps) == sorted(
-            CRON_TRAPS[f][0] for f in extra if f in CRON_TRAPS
-        )
+        grammar.assert_traps_match(d, CRON_TRAPS, extra)
         assert set(d.mutations) >= {f"leave-{f}" for f in d.faults}
         seen |= set(d.faults)
     assert seen == LINE_FAULTS | set(CRON_EXTRA_FAULTS)
@@ -174,20 +169,14 @@ def test_faults_around_the_jobs_are_planted_and_fixed(seed, tmp_path):
 
 def test_the_number_of_steps_grows_with_difficulty():
     def median(level):
-        counts = sorted(
-            len(solution_steps(render(draft(level, s), "solution/solve.sh.j2")))
-            for s in range(1, 42)
+        return grammar.median_steps(
+            lambda s: render(draft(level, s), "solution/solve.sh.j2"), range(1, 42)
         )
-        return counts[len(counts) // 2]
 
     assert median(Difficulty.EASY) <= median(Difficulty.MEDIUM) < median(Difficulty.HARD)
     assert median(Difficulty.HARD) >= 8
 
 
 def test_hard_instructions_name_no_trap():
-    for seed in range(1, 80):
-        d = draft(Difficulty.HARD, seed)
-        text = render(d, "instruction.md.j2")
-        assert named_traps(text, [(t.name, t.tells) for t in d.traps]) == []
-        for word in ("newline", "crlf", "executable", "some of its lines"):
-            assert word not in text.lower(), (seed, word)
+    words = ("newline", "crlf", "executable", "some of its lines")
+    grammar.check_hard_instructions(FAMILY, draft, range(1, 80), words)

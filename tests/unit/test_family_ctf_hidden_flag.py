@@ -7,25 +7,23 @@ from __future__ import annotations
 
 import base64
 import json
-import random
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+from fixtures import family_grammar as grammar
 
 from factory.families import registry
 from factory.families.terminal.ctf_hidden_flag.family import CTF_SPOTS, _ctf_encode
-from factory.generate.render import Origin, render_family
-from factory.quality.structure import named_traps, solution_steps
+from factory.quality.structure import solution_steps
 from factory.vocabulary import Difficulty
 
 FAMILY = registry.get("ctf-hidden-flag")
 XOR = Path(__file__).parents[2] / "factory/families/terminal/ctf_hidden_flag/shipped/xor.py"
 
 
-def draft(difficulty: Difficulty, seed: int):
-    return FAMILY.draft(random.Random(seed), difficulty, {})
+draft = grammar.drafter(FAMILY)
 
 
 def test_hard_composes_places_encodings_and_the_key():
@@ -53,11 +51,8 @@ def test_the_hard_instruction_names_no_trap_and_the_solution_grows():
     steps = []
     for seed in range(1, 41):
         d = draft(Difficulty.HARD, seed)
-        origin = Origin("test", "terminal/x/ctf", FAMILY.category, seed, FAMILY.name)
-        spec = render_family(
-            FAMILY, d, task_id=f"c-{seed}", difficulty=Difficulty.HARD, origin=origin
-        )
-        assert named_traps(spec.instruction, [(t.name, t.tells) for t in spec.traps]) == []
+        spec = grammar.render_hard(FAMILY, d, seed, "terminal/x/ctf")
+        grammar.assert_names_no_trap(spec.instruction, spec.traps)
         assert "piece" not in spec.instruction and "real one" not in spec.instruction
         solve = spec.files["solution/solve.sh"].decode()
         assert "__DECODE__" not in solve, "hard decodes with the task's own commands"

@@ -4,24 +4,21 @@ hard instruction gives no trap away."""
 
 from __future__ import annotations
 
-import random
-
 import pytest
+from fixtures import family_grammar as grammar
 
 from factory.families import registry
 from factory.families.terminal.file_permissions.family import FP_FAULTS, FP_TRAPS
-from factory.quality.structure import named_traps, solution_steps
 from factory.vocabulary import Difficulty
 
 FAMILY = registry.get("file-permissions")
 
 
-def draft(difficulty: Difficulty, seed: int):
-    return FAMILY.draft(random.Random(seed), difficulty, {})
+draft = grammar.drafter(FAMILY)
 
 
 def render(d, name: str, **extra) -> str:
-    return FAMILY.template(name).render(**dict(d.context, **extra))
+    return grammar.render(FAMILY, d, name, **extra)
 
 
 def fixes(d) -> dict[str, str]:
@@ -40,14 +37,11 @@ def fixes(d) -> dict[str, str]:
 
 
 def test_hard_composes_three_or_four_sub_problems():
-    combos = {tuple(draft(Difficulty.HARD, seed).faults) for seed in range(1, 101)}
-    assert len(combos) >= 50
+    grammar.assert_varied(draft)
     for seed in range(1, 40):
         d = draft(Difficulty.HARD, seed)
         assert 3 <= len(d.faults) <= 4 and set(d.faults) <= set(FP_FAULTS)
-        assert sorted(t.name for t in d.traps) == sorted(
-            FP_TRAPS[f][0] for f in d.faults if f in FP_TRAPS
-        )
+        grammar.assert_traps_match(d, FP_TRAPS)
     for level in (Difficulty.EASY, Difficulty.MEDIUM):
         d = draft(level, 3)
         assert d.faults == [] and d.traps == [] and d.mutations == {}
@@ -126,21 +120,15 @@ def test_the_tests_check_each_special_folder_and_owner():
 
 def test_the_number_of_steps_grows_with_difficulty():
     def median(level):
-        counts = sorted(
-            len(solution_steps(render(draft(level, s), "solution/solve.sh.j2")))
-            for s in range(1, 42)
+        return grammar.median_steps(
+            lambda s: render(draft(level, s), "solution/solve.sh.j2"), range(1, 42)
         )
-        return counts[len(counts) // 2]
 
     assert median(Difficulty.EASY) < median(Difficulty.MEDIUM) < median(Difficulty.HARD)
     assert median(Difficulty.HARD) >= 8
 
 
 def test_hard_instructions_name_no_trap():
-    for seed in range(1, 80):
-        d = draft(Difficulty.HARD, seed)
-        text = render(d, "instruction.md.j2")
-        assert named_traps(text, [(t.name, t.tells) for t in d.traps]) == []
-        for word in ("hidden", "spaces", "archive", "g-s", "dereference"):
-            assert word not in text.lower(), (seed, word)
+    words = ("hidden", "spaces", "archive", "g-s", "dereference")
+    for _, text in grammar.check_hard_instructions(FAMILY, draft, range(1, 80), words):
         assert "Nothing outside" in text

@@ -4,62 +4,43 @@ the exact report while each near miss that leaves one fault unfixed does not."""
 
 from __future__ import annotations
 
-import random
-import re
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
+from fixtures import family_grammar as grammar
 
 from factory.families import registry
 from factory.families.terminal.import_job import IMPORT_TRAPS
 from factory.families.terminal.log_report.family import LR_HARD_FAULTS, LR_TRAPS
-from factory.quality.structure import named_traps, solution_steps
 from factory.vocabulary import Difficulty
 
 FAMILY = registry.get("log-report")
 HARD = Difficulty.HARD
 
 
-def draft(level: Difficulty, seed: int):
-    return FAMILY.draft(random.Random(seed), level, {})
+draft = grammar.drafter(FAMILY)
 
 
 def solution(d, level: Difficulty = HARD, **extra) -> str:
-    return FAMILY.template("solution/solve.sh.j2").render(
-        **d.context, difficulty=level.value, **extra
-    )
+    return grammar.solution(FAMILY, d, level, **extra)
 
 
 def test_hard_composes_two_to_four_sub_problems():
-    drafts = [draft(HARD, seed) for seed in range(1, 101)]
-    assert len({tuple(d.faults) for d in drafts}) >= 50
-    for d in drafts[:30]:
-        assert 2 <= len(d.faults) <= 4
-        assert set(d.faults) <= set(LR_HARD_FAULTS)
-        traps = {**LR_TRAPS, **IMPORT_TRAPS}
-        assert sorted(t.name for t in d.traps) == sorted(
-            traps[f][0] for f in d.faults if f in traps
-        )
-        assert sorted(d.mutations) == sorted(f"unfixed-{f}" for f in d.faults)
-    assert not draft(Difficulty.EASY, 1).faults and not draft(Difficulty.MEDIUM, 1).faults
+    grammar.check_hard_grammar(draft, LR_HARD_FAULTS, {**LR_TRAPS, **IMPORT_TRAPS})
 
 
 def test_hard_instructions_name_no_trap():
-    for seed in range(1, 60):
-        d = draft(HARD, seed)
-        text = FAMILY.template("instruction.md.j2").render(
-            **d.context, difficulty="hard", task_id="t"
-        )
-        assert not named_traps(text, [(t.name, t.tells) for t in d.traps])
+    hard = grammar.check_hard_instructions(
+        FAMILY, draft, range(1, 60), difficulty="hard", task_id="t"
+    )
+    for d, text in hard:
         assert ("sha256sum -c" in text) == ("checksum" in d.faults)
 
 
 def test_the_number_of_steps_grows_with_difficulty():
     def median(level):
-        counts = sorted(len(solution_steps(solution(draft(level, s), level))) for s in range(1, 22))
-        return counts[len(counts) // 2]
+        return grammar.median_steps(lambda s: solution(draft(level, s), level), range(1, 22))
 
     assert median(Difficulty.EASY) < median(HARD)
     assert median(HARD) >= 8
@@ -89,12 +70,8 @@ def _materialise(d, root: str) -> None:
         dest = {"logs": ctx["logdir"] + "/" + name, "archive": f"{ctx['archive']}/{name}"}.get(
             kind, where.get(name)
         )
-        path = Path(root + dest)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data if isinstance(data, bytes) else data.encode())
-    Path(root + ctx["outdir"]).mkdir(parents=True, exist_ok=True)
-    importer = Path(root + job["importer"])
-    importer.write_text(importer.read_text().replace(repr(job["conf"]), repr(root + job["conf"])))
+        grammar.write_under(root, dest, data)
+    grammar.point_job_at(root, job, ctx["outdir"])
 
 
 def _run(d, script: str, root: str) -> tuple[str | None, bool]:
@@ -102,17 +79,8 @@ def _run(d, script: str, root: str) -> tuple[str | None, bool]:
     ctx = d.context
     job = ctx["job"]
     paths = {ctx["logdir"], job["conf"], ctx["logrotate"], ctx["outdir"], ctx["work"]}
-    for path in sorted(paths, key=len, reverse=True):
-        script = script.replace(path, root + path)
-    # no accounts here: the folder's group and the run as the job's account are left out
-    script = re.sub(r"^(chgrp|chmod|runuser) ", r": \1 ", script, flags=re.M)
-    subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=120)
-    conf = Path(root + job["conf"])
-    text = conf.read_text().replace(f"source = {root}", "source = ")
-    conf.write_text(text.replace("source = /", f"source = {root}/"))
-    run = subprocess.run(["python3", root + job["importer"]], capture_output=True, text=True)
+    imported = grammar.run_and_import(script, root, job, ctx["out"], paths)
     out = Path(root + ctx["out"])
-    imported = run.returncode == 0 and run.stdout.strip().endswith(f"from {root}{ctx['out']}")
     return (out.read_text() if out.is_file() else None), imported
 
 
@@ -123,12 +91,5 @@ def _run(d, script: str, root: str) -> tuple[str | None, bool]:
 @pytest.mark.parametrize("seed", range(1, 9))
 def test_each_fault_left_unfixed_breaks_the_outcome(seed, tmp_path):
     d = draft(HARD, seed)
-    _materialise(d, str(tmp_path / "ref"))
-    assert _run(d, solution(d), str(tmp_path / "ref")) == (d.context["expected"], True)
-    for fault in d.faults:
-        if fault == "consumer-perms":
-            assert "chgrp" not in d.mutations[f"unfixed-{fault}"]  # the modes test catches it
-            continue
-        root = str(tmp_path / fault)
-        _materialise(d, root)
-        assert _run(d, d.mutations[f"unfixed-{fault}"], root) != (d.context["expected"], True)
+    good = (d.context["expected"], True)
+    grammar.check_each_unfixed_fault(d, solution(d), tmp_path, _materialise, _run, good)

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import random
 import shlex
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
-from typing import Any
+from typing import Any, NamedTuple
 
 from factory.families.terminal.state_snapshot import STATE_DIR, snapshot_hook
 from factory.vocabulary import Trap
@@ -135,6 +136,22 @@ def test_checksum_file_matches_the_output():
     assert name.lstrip("*") in (IMPORT_OUT, Path(IMPORT_OUT).name), f"it names {name!r}"
     assert digest == hashlib.sha256(Path(IMPORT_OUT).read_bytes()).hexdigest(), "mismatch"
 """
+
+
+class Wiring(NamedTuple):
+    """What a hard draft takes from its import job and its faults (see :meth:`ImportJob.wire`)."""
+
+    outputs: list[str]
+    """Outputs besides the family's own: the job's settings (and checksum file)."""
+    artifacts: list[str]
+    collect: list[str]
+    traps: list[Trap]
+    mutations: dict[str, str]
+
+    @classmethod
+    def none(cls) -> Wiring:
+        """A draft without an import job: nothing to add."""
+        return cls([], [], [], [], {})
 
 
 @dataclass
@@ -292,6 +309,24 @@ class ImportJob:
                 }
             )
         ]
+
+    def wire(
+        self,
+        faults: Sequence[str],
+        own_traps: Mapping[str, Sequence[Any]],
+        unfixed: Callable[[str], str],
+    ) -> Wiring:
+        """The draft's parts for a hard task of ``faults`` (the family's and the job's): the
+        job's outputs, artifacts and collect hook; the traps, the family's (``own_traps``:
+        fault -> :class:`Trap` fields) then the job's; one near miss per fault,
+        ``unfixed-<fault>``: ``unfixed(fault)``, the reference leaving that fault unfixed."""
+        return Wiring(
+            outputs=self.outputs(),
+            artifacts=[self.state],
+            collect=self.collect(),
+            traps=[Trap(*own_traps[f]) for f in faults if f in own_traps] + self.traps(),
+            mutations={f"unfixed-{f}": unfixed(f) for f in faults},
+        )
 
     def context(self) -> dict[str, Any]:
         """Template values (plain data)."""

@@ -13,7 +13,7 @@ from typing import Any
 
 from factory.datafiles import load_toml_table
 from factory.families.base import Draft, Family, register
-from factory.families.terminal.import_job import IMPORT_FAULTS, ImportJob
+from factory.families.terminal.import_job import IMPORT_FAULTS, ImportJob, Wiring
 from factory.families.terminal.knobs import pick
 from factory.families.terminal.text_tasks import (
     AGENT_TIMEOUT,
@@ -30,7 +30,7 @@ from factory.families.terminal.text_tasks import (
     unmentioned,
     utc_offset,
 )
-from factory.vocabulary import Difficulty, Trap
+from factory.vocabulary import Difficulty
 
 from .shipped.reference import (
     _cj_same,
@@ -460,11 +460,7 @@ class CsvJsonWrangle(Family):
             "hard": level is HARD,
             "faults": faults,
         }
-        outputs = [out]
-        artifacts: list[str] = []
-        collect: list[str] = []
-        traps = []
-        mutations: dict[str, str] = {}
+        wiring = Wiring.none()
         tags = [shape, "csv", "json"]
         if level is HARD:
             app = f"{spec.get('parent') or spec['file'].removesuffix('.jsonl')}-etl"
@@ -478,17 +474,16 @@ class CsvJsonWrangle(Family):
                 sources=sorted(f"{srcdir}/{name}" for name in data),
                 prep=_cj_prep(spec, main, srcdir, work, faults),
             )
-            outputs += job.outputs()
-            artifacts = [job.state]
-            collect = job.collect()
-            traps = [Trap(*CJ_TRAPS[f]) for f in faults if f in CJ_TRAPS] + job.traps()
             solve = self.template("solution/solve.sh.j2")
-            for f in faults:
-                mutations[f"unfixed-{f}"] = solve.render(
+            wiring = job.wire(
+                faults,
+                CJ_TRAPS,
+                lambda f: solve.render(
                     **{**context, "prep": _cj_prep(spec, main, srcdir, work, faults, f)},
                     difficulty=level.value,
                     slip=f,
-                )
+                ),
+            )
             tags += ["cron", "encoding"]
         files: dict[str, str | bytes] = {f"environment/data/{n}": t for n, t in data.items()}
         if level is HARD:
@@ -497,14 +492,14 @@ class CsvJsonWrangle(Family):
             context=context,
             files=files,
             secrets=unmentioned(self, context, level, [text]),
-            outputs=outputs,
+            outputs=[out, *wiring.outputs],
             separate_verifier=True,
             kept=sorted(context["digests"]),
-            artifacts=artifacts,
-            collect=collect,
+            artifacts=wiring.artifacts,
+            collect=wiring.collect,
             tags=tags,
             agent_timeout_sec=AGENT_TIMEOUT[level],
             faults=faults,
-            traps=traps,
-            mutations=mutations,
+            traps=wiring.traps,
+            mutations=wiring.mutations,
         )

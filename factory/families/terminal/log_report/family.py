@@ -16,7 +16,7 @@ from pydantic import Field
 
 from factory.families.base import Draft, Family, register
 from factory.families.slots import Slots, Slug
-from factory.families.terminal.import_job import IMPORT_FAULTS, ImportJob
+from factory.families.terminal.import_job import IMPORT_FAULTS, ImportJob, Wiring
 from factory.families.terminal.knobs import pick
 from factory.families.terminal.text_tasks import (
     AGENT_TIMEOUT,
@@ -28,7 +28,7 @@ from factory.families.terminal.text_tasks import (
     sha256_hex,
     unmentioned,
 )
-from factory.vocabulary import Difficulty, Trap
+from factory.vocabulary import Difficulty
 
 from .logs import (
     LR_APPS,
@@ -534,11 +534,7 @@ class LogReport(Family):
             "faults": faults,
             "hard": level is HARD,
         }
-        outputs = [out]
-        artifacts: list[str] = []
-        collect: list[str] = []
-        mutations: dict[str, str] = {}
-        traps = []
+        wiring = Wiring.none()
         tags = ["logs", fmt, q["kind"]]
         if level is HARD:
             job = ImportJob.draw(
@@ -556,27 +552,24 @@ class LogReport(Family):
             )
             files["environment/etc/logrotate"] = _lr_logrotate(f"{logdir}/{base}", archive, xz)
             files.update(job.files())
-            outputs += job.outputs()
-            artifacts = [job.state]
-            collect = job.collect()
-            traps = [Trap(*LR_TRAPS[f]) for f in faults if f in LR_TRAPS] + job.traps()
             solve = self.template("solution/solve.sh.j2")
-            for f in faults:
-                mutations[f"unfixed-{f}"] = solve.render(**context, difficulty=level.value, slip=f)
+            wiring = job.wire(
+                faults, LR_TRAPS, lambda f: solve.render(**context, difficulty=level.value, slip=f)
+            )
             tags += ["logrotate", "cron"]
         answers = [expected.strip(), expected] if level is EASY else [expected]
         return Draft(
             context=context,
             files=files,
             secrets=unmentioned(self, context, level, answers),
-            outputs=outputs,
+            outputs=[out, *wiring.outputs],
             separate_verifier=True,
             kept=sorted(digests),
-            artifacts=artifacts,
-            collect=collect,
+            artifacts=wiring.artifacts,
+            collect=wiring.collect,
             tags=tags,
             agent_timeout_sec=AGENT_TIMEOUT[level],
             faults=faults,
-            traps=traps,
-            mutations=mutations,
+            traps=wiring.traps,
+            mutations=wiring.mutations,
         )

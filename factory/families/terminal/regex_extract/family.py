@@ -13,7 +13,7 @@ from datetime import date, timedelta
 from typing import Any
 
 from factory.families.base import Draft, Family, register
-from factory.families.terminal.import_job import IMPORT_FAULTS, ImportJob
+from factory.families.terminal.import_job import IMPORT_FAULTS, ImportJob, Wiring
 from factory.families.terminal.knobs import pick
 from factory.families.terminal.text_tasks import (
     AGENT_TIMEOUT,
@@ -25,7 +25,7 @@ from factory.families.terminal.text_tasks import (
     sha256_hex,
     unmentioned,
 )
-from factory.vocabulary import Difficulty, Trap
+from factory.vocabulary import Difficulty
 
 RX_FIRST = ["jane", "omar", "li", "priya", "lukas", "ana", "kofi", "mei", "sven", "noor", "ivan"]
 RX_FIRST += ["chloe", "mateo", "yuki", "amara", "felix", "zara", "tomas", "ines", "raj", "elif"]
@@ -549,11 +549,7 @@ class RegexExtract(Family):
             "hard": hard,
             "faults": faults,
         }
-        outputs = [out]
-        artifacts: list[str] = []
-        collect: list[str] = []
-        traps = []
-        mutations: dict[str, str] = {}
+        wiring = Wiring.none()
         tags = ["regex", *kinds]
         if hard:
             app = root.strip("/").replace("/", "-")
@@ -568,26 +564,23 @@ class RegexExtract(Family):
                 link=link,
             )
             files.update(job.files())
-            outputs += job.outputs()
-            artifacts = [job.state]
-            collect = job.collect()
-            traps = [Trap(*RX_TRAPS[f]) for f in faults if f in RX_TRAPS] + job.traps()
             solve = self.template("solution/solve.sh.j2")
-            for f in faults:
-                mutations[f"unfixed-{f}"] = solve.render(**context, difficulty=level.value, slip=f)
+            wiring = job.wire(
+                faults, RX_TRAPS, lambda f: solve.render(**context, difficulty=level.value, slip=f)
+            )
             tags += ["cron", "encoding"]
         return Draft(
             context=context,
             files=files,
             secrets=unmentioned(self, context, level, [expected]),
-            outputs=outputs,
+            outputs=[out, *wiring.outputs],
             separate_verifier=True,
             kept=sorted(context["digests"]),
-            artifacts=artifacts,
-            collect=collect,
+            artifacts=wiring.artifacts,
+            collect=wiring.collect,
             tags=tags,
             agent_timeout_sec=AGENT_TIMEOUT[level],
             faults=faults,
-            traps=traps,
-            mutations=mutations,
+            traps=wiring.traps,
+            mutations=wiring.mutations,
         )

@@ -8,6 +8,7 @@ from typing import Any
 from factory.families.base import register
 from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
+from factory.families.names import MONTH_NAMES as MONTHS
 from factory.families.web.webfamily import BROWSER, WebFamily, WebScenario, app_user
 from factory.vocabulary import Difficulty
 
@@ -22,20 +23,6 @@ CATEGORIES = {
     "Produce": ["Avocado", "Blueberries", "Spinach", "Sweet Potato", "Mango"],
 }
 BRANDS = ["Acorn", "Bluebell", "Copper", "Driftwood", "Evergreen", "Foxglove", "Granite"]
-MONTHS = [
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-]
 
 
 def dollars(cents: int) -> str:
