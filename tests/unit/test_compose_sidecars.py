@@ -178,13 +178,49 @@ def test_variables_are_interpolated_as_compose_does(tmp_path):
         "      E: ${TOKEN:+set}\n    command: echo $MAIN_IMAGE_NAME\n",
     )
     variables = harbor_variables({"TOKEN": "t"}, cpus=2, memory_mb=1024)
-    db = parse_compose(path, variables=variables).sidecar("db")
+    db = parse_compose(path, variables=variables, closed=False).sidecar("db")
     assert db.image == "postgres:16"
     assert db.env == {"A": "2", "B": "$literal", "C": "", "D": "1024M", "E": "set"}
     assert db.command == ("echo", "main")
     path.write_text("services:\n  db:\n    image: ${NEEDED:?set NEEDED}\n")
     with pytest.raises(TaskFormatError, match="variable NEEDED is required: set NEEDED"):
-        parse_compose(path)
+        parse_compose(path, closed=False)
+
+
+@pytest.mark.parametrize(
+    ("environment", "field"),
+    [
+        ("      KEY: ${OPENAI_API_KEY}\n", "services.db.environment.KEY"),
+        ("      KEY: ${HOME:-/root}\n", "services.db.environment.KEY"),
+        ("      KEY: x$AWS_SECRET_ACCESS_KEY\n", "services.db.environment.KEY"),
+        ("      - OPENAI_API_KEY\n", "services.db.environment.OPENAI_API_KEY"),
+        ("      OPENAI_API_KEY:\n", "services.db.environment.OPENAI_API_KEY"),
+    ],
+)
+def test_values_from_the_hosts_environment_are_refused(tmp_path, environment, field):
+    """Harbor's `docker compose` interpolates the file again with its own process's
+    environment: an unknown variable or a name without a value would carry the host's value
+    (an API key) into the task, though factory's own run saw an empty one."""
+    path = _compose(tmp_path, "services:\n  db:\n    image: x\n    environment:\n" + environment)
+    variables = harbor_variables({"TOKEN": "t"}, cpus=2, memory_mb=1024)
+    with pytest.raises(TaskFormatError, match="machine that runs") as caught:
+        parse_compose(path, variables=variables)
+    assert caught.value.field == field
+    main = path.read_text().replace("  db:\n    image: x\n", "  main:\n")
+    path.write_text(main)
+    with pytest.raises(TaskFormatError, match="machine that runs"):
+        parse_compose(path, variables=variables)
+
+
+def test_the_variables_harbor_sets_and_escaped_dollars_still_pass(tmp_path):
+    path = _compose(
+        tmp_path,
+        "services:\n  db:\n    image: x\n    environment:\n      A: ${CPUS}\n"
+        "      B: $$HOME\n      C: ${TOKEN:-none}\n      D: $MEMORY\n",
+    )
+    variables = harbor_variables({"TOKEN": "t"}, cpus=2, memory_mb=1024)
+    env = parse_compose(path, variables=variables).sidecar("db").env
+    assert env == {"A": "2", "B": "$HOME", "C": "t", "D": "1024M"}
 
 
 def test_healthcheck_forms_and_defaults(tmp_path):
