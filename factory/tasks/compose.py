@@ -697,7 +697,7 @@ def parse_compose(
 
 def _check_networks(networks: Any, where: _Where) -> None:
     """Top-level ``networks``: bridge networks are fine (the task gets one network of its own
-    for all its services); external ones, host, and driver options are refused."""
+    for all its services); external ones, host, named ones and driver options are refused."""
     if networks is None:
         return
     if not isinstance(networks, dict):
@@ -717,8 +717,14 @@ def _check_networks(networks: Any, where: _Where) -> None:
                 f"'{driver}' networks are not "
                 "allowed (every task gets one bridge network of its own)",
             )
+        if "name" in spec:  # Compose joins an existing network of that name (with a warning)
+            raise where.error(
+                f"networks.{name}.name",
+                "a network name could join a network outside the task under Harbor (Docker's "
+                "`bridge`, another trial's); drop it (the task's network needs none)",
+            )
         for key in spec:
-            if key not in ("driver", "internal", "name", "attachable", "labels"):
+            if key not in ("driver", "internal", "attachable", "labels"):
                 raise where.error(f"networks.{name}.{key}", "not supported by factory")
 
 

@@ -125,6 +125,10 @@ def test_unsupported_service_settings_are_refused_in_one_line(tmp_path, service,
         ("services:\n  main: {}\nvolumes:\n  data: {}\n", "volumes"),
         ("services:\n  main: {}\nnetworks:\n  up:\n    external: true\n", "networks.up.external"),
         ("services:\n  main: {}\nnetworks:\n  h:\n    driver: host\n", "networks.h.driver"),
+        (
+            "services:\n  main: {}\nnetworks:\n  default:\n    name: bridge\n",
+            "networks.default.name",
+        ),
         ("services:\n  main:\n    build: {context: ., dockerfile: Other}\n", "services.main.build"),
     ],
 )
