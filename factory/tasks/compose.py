@@ -485,6 +485,15 @@ def _build(value: Any, where: _Where, at: str, environment_dir: Path) -> tuple[s
     rel_dockerfile = posixpath.normpath(posixpath.join(normal, dockerfile))
     if rel_dockerfile == ".." or rel_dockerfile.startswith("../"):
         raise where.error(f"{at}.dockerfile", f"'{dockerfile}' is outside environment/")
+    root = environment_dir.resolve()
+    for name, rel in (("context", normal), ("dockerfile", rel_dockerfile)):
+        # A symbolic link on the way (the folder itself, or one above it) would send what it
+        # points at, the host's files, into the build and so into the image.
+        real = (environment_dir / rel).resolve()
+        if real != root and root not in real.parents:
+            raise where.error(
+                f"{at}.{name}", f"'{rel}' leads outside environment/ (a symbolic link)"
+            )
     if not (environment_dir / normal).is_dir():
         raise where.error(f"{at}.context", f"'{context}' is not a folder in environment/")
     if not (environment_dir / rel_dockerfile).is_file():

@@ -341,3 +341,43 @@ def test_tb1_dollars_survive_the_second_interpolation(tmp_path):
     (src / "docker-compose.yaml").write_text(text)
     task = convert_tb1(src, tmp_path / "out")
     assert task.compose.sidecar("api").env == {"CATALOGUE_SEED": "$HOME-/tests"}
+
+
+@pytest.mark.parametrize(
+    ("context", "dockerfile", "field"),
+    [
+        ("./kv", "Dockerfile", "services.kv.build.context"),
+        ("./kv/inner", "Dockerfile", "services.kv.build.context"),
+        ("./own", "../own/linked", "services.kv.build.dockerfile"),
+    ],
+)
+def test_a_build_that_a_symbolic_link_leads_outside_is_refused(
+    tmp_path, context, dockerfile, field
+):
+    """environment/kv -> a folder outside the task: its files (the host's) would be the
+    sidecar's build context, baked into an image the agent can reach."""
+    outside = tmp_path / "outside"
+    (outside / "inner").mkdir(parents=True)
+    for folder in (outside, outside / "inner"):
+        (folder / "Dockerfile").write_text("FROM x\nCOPY . /srv\n")
+    (outside / "id_rsa").write_text("host secret\n")
+    path = _compose(
+        tmp_path,
+        f"services:\n  kv:\n    build: {{context: {context}, dockerfile: {dockerfile}}}\n",
+    )
+    environment = path.parent
+    (environment / "kv").symlink_to(outside, target_is_directory=True)
+    (environment / "own").mkdir()
+    (environment / "own" / "linked").symlink_to(outside / "Dockerfile")
+    with pytest.raises(TaskFormatError, match="leads outside environment/") as caught:
+        parse_compose(path)
+    assert caught.value.field == field
+
+
+def test_a_symbolic_link_inside_environment_is_fine(tmp_path):
+    path = _compose(tmp_path, "services:\n  kv:\n    build: {context: ./kv}\n")
+    real = path.parent / "real"
+    real.mkdir()
+    (real / "Dockerfile").write_text("FROM x\n")
+    (path.parent / "kv").symlink_to("real", target_is_directory=True)
+    assert parse_compose(path).sidecar("kv").build_context == "kv"
