@@ -61,6 +61,43 @@ def _iptables(*args: str, check: bool = True) -> subprocess.CompletedProcess[str
     return result
 
 
+def _ip6tables(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["ip6tables", "-w", "10", *args], capture_output=True, text=True, timeout=30
+    )
+
+
+def drop_ipv6(interface: str) -> None:
+    """Drop every IPv6 packet that comes in on ``interface`` (iptables' ``name+`` wildcard
+    too), to the host and through it. A container's own IPv6 is off on factory's networks, but
+    a root process with ``CAP_NET_RAW`` (in Docker's default set) writes whole Ethernet frames:
+    the host answered such a frame on its bridge's link-local address (``fe80::``), whatever
+    the IPv4 rules say. Nothing to do where the host has no IPv6; raises
+    :class:`EgressError` where it has and the rule cannot be installed."""
+    if not Path("/proc/net/if_inet6").exists():
+        return
+    if shutil.which("ip6tables") is None:
+        raise EgressError("ip6tables is not installed (the host has IPv6)")
+    for chain in ("INPUT", "FORWARD"):
+        rule = [chain, "-i", interface, "-j", "DROP"]
+        if _ip6tables("-C", *rule).returncode != 0:
+            added = _ip6tables("-I", chain, "1", *rule[1:])
+            if added.returncode != 0:
+                raise EgressError(f"ip6tables -I {' '.join(rule)}: {added.stderr.strip()[:200]}")
+
+
+def ipv6_dropped(interface: str) -> bool:
+    """Whether :func:`drop_ipv6`'s rules are in place (True on a host without IPv6)."""
+    if not Path("/proc/net/if_inet6").exists():
+        return True
+    if shutil.which("ip6tables") is None:
+        return False
+    return all(
+        _ip6tables("-C", chain, "-i", interface, "-j", "DROP").returncode == 0
+        for chain in ("INPUT", "FORWARD")
+    )
+
+
 def host_resolvers(resolv_conf: Path = Path("/etc/resolv.conf")) -> list[str]:
     """IPv4 nameservers of the host (those Docker's embedded DNS forwards to), loopback
     excluded (Docker replaces a loopback resolver by public ones)."""
@@ -173,13 +210,15 @@ def install(docker_subnets: Iterable[str] = ()) -> None:
             raise EgressError("the DOCKER-USER chain is missing (is Docker's iptables off?)")
         _ensure_jump("DOCKER-USER", EGRESS_CHAIN)
         _ensure_jump("INPUT", INPUT_CHAIN)
+        drop_ipv6(BRIDGE)
 
 
 def protect_bridges(pattern: str) -> None:
     """Reject anything new from the interfaces matching ``pattern`` (iptables' ``name+``
     wildcard) to the host itself: the input chain of the egress filter, jumped to for them
     (raises :class:`EgressError`). Task networks are internal, so nothing leaves them
-    otherwise; this closes the one way left, the host's own addresses."""
+    otherwise; this closes the one way left, the host's own addresses (IPv6 included:
+    :func:`drop_ipv6`)."""
     if shutil.which("iptables") is None:
         raise EgressError("iptables is not installed")
     _LOCK.parent.mkdir(parents=True, exist_ok=True)
@@ -189,6 +228,7 @@ def protect_bridges(pattern: str) -> None:
         jump = ["-i", pattern, "-j", INPUT_CHAIN]
         if _iptables("-C", "INPUT", *jump, check=False).returncode != 0:
             _iptables("-I", "INPUT", "1", *jump)
+        drop_ipv6(pattern)
 
 
 def installed() -> bool:
@@ -198,4 +238,4 @@ def installed() -> bool:
     return all(
         _iptables("-C", parent, "-i", BRIDGE, "-j", chain, check=False).returncode == 0
         for parent, chain in (("DOCKER-USER", EGRESS_CHAIN), ("INPUT", INPUT_CHAIN))
-    )
+    ) and ipv6_dropped(BRIDGE)

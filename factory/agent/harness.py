@@ -41,6 +41,7 @@ from factory.errors import (
 from factory.llm import LlmError
 from factory.runtime import DockerRuntime, Sandbox
 from factory.tasks.model import Task
+from factory.toolenv.dual import TASK_TAG as DUAL_TAG
 from factory.validate.isolation import Baseline, capture_baseline
 from factory.validate.outcome import PhaseKind, PhaseResult
 from factory.validate.phases import container_spec, verify
@@ -175,6 +176,10 @@ class Episode:
             self.box = self.runtime.start(container_spec(self.task, self.image))
             self.box.wait_ready()
             self.baseline = capture_baseline(self.box)
+            if self.customer is not None and DUAL_TAG in (
+                self.task.config.metadata.get("tags") or []
+            ):
+                self._hang_up_scripted_customer()
             if self.config.action_format is ActionFormat.TOOLS:
                 self.toolbox = discover(
                     self.box,
@@ -284,6 +289,21 @@ class Episode:
             return json.loads(result.output.strip().splitlines()[-1])
         except (ValueError, IndexError):
             return {"ok": False, "error": result.output[-300:]}
+
+    def _hang_up_scripted_customer(self) -> None:
+        """Dual control: this episode's customer is on the harness's line, so the task's own
+        scripted customer (``/say`` on the tool server's port, which the agent's ``curl`` or
+        the container's ``say`` program reach) leaves it, as root on the admin socket."""
+        result = self.box.exec(
+            ["python3", "-m", "toolenv.dual", "hangup"],
+            timeout_sec=30,
+            env={"PYTHONPATH": "/opt/toolenv"},
+            user="root",
+            workdir="/",
+            what="hang up the task's scripted customer",
+        )
+        if '"ok": true' not in result.output:
+            self._fail(f"cannot hang up the task's scripted customer: {result.output[-300:]}")
 
     def _deliver_reply(self) -> None:
         """Add what the agent said to the customer to the reply file the task's tests read

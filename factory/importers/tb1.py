@@ -217,6 +217,7 @@ def _tb1_sidecars(
         main=service,
         variables=TB1_VARIABLES,
         main_ignored=handled,
+        closed=False,  # its output escapes every `$` (_dollars)
     )
 
 

@@ -226,10 +226,12 @@ def harbor_variables(env: Mapping[str, str], *, cpus: float, memory_mb: int) -> 
 
 
 class _Where:
-    """The file being parsed, for errors that name it and the field."""
+    """The file being parsed, for errors that name it and the field; ``closed``: whether
+    values from the environment of the process that runs ``docker compose`` are refused."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, closed: bool = False) -> None:
         self.path = path
+        self.closed = closed
 
     def error(self, field_name: str, message: str) -> TaskFormatError:
         return TaskFormatError(self.path, message, field=field_name)
@@ -240,7 +242,10 @@ def interpolate(value: Any, variables: Mapping[str, str], where: _Where, at: str
     ``${VAR:+alt}``, ``$VAR`` and ``$$`` in every string of ``value`` (an unset variable is
     empty, as in Compose)."""
     if isinstance(value, dict):
-        return {k: interpolate(v, variables, where, f"{at}.{k}") for k, v in value.items()}
+        return {
+            k: interpolate(v, variables, where, f"{at}.{k}" if at else str(k))
+            for k, v in value.items()
+        }
     if isinstance(value, list):
         return [interpolate(v, variables, where, f"{at}[{i}]") for i, v in enumerate(value)]
     if not isinstance(value, str) or "$" not in value:
@@ -252,6 +257,14 @@ def interpolate(value: Any, variables: Mapping[str, str], where: _Where, at: str
         name = match.group(2) or match.group(5)
         op, arg = match.group(3), match.group(4) or ""
         found = variables.get(name)
+        if found is None and where.closed:
+            raise where.error(
+                at,
+                f"variable {name} is not one Harbor sets ({', '.join(sorted(variables))}): "
+                "`docker compose` would take it from the environment of the machine that runs "
+                "the task (its secrets too); put the value in the file or in task.toml's "
+                "[environment.env]",
+            )
         if op in (":-", "-"):
             use_default = found is None or (op == ":-" and found == "")
             return arg if use_default else str(found)
@@ -280,6 +293,12 @@ def _command(value: Any, where: _Where, at: str) -> tuple[str, ...] | None:
     raise where.error(at, "must be a string or a list of strings")
 
 
+_FROM_HOST = (
+    "a variable without a value takes the value of the machine that runs `docker compose` "
+    "(its secrets too); give it a value"
+)
+
+
 def _env(value: Any, where: _Where, at: str) -> dict[str, str]:
     if value is None:
         return {}
@@ -287,10 +306,14 @@ def _env(value: Any, where: _Where, at: str) -> dict[str, str]:
     if isinstance(value, list):
         for item in value:
             key, sep, val = str(item).partition("=")
-            if sep:  # `- NAME` alone takes the value from the host: nothing here
+            if sep:
                 pairs[key] = val
+            elif where.closed:  # Compose fills `- NAME` from its own process's environment
+                raise where.error(f"{at}.{key}", _FROM_HOST)
     elif isinstance(value, dict):
         for key, val in value.items():
+            if val is None and where.closed:  # `NAME:` (null) likewise
+                raise where.error(f"{at}.{key}", _FROM_HOST)
             if val is not None:
                 pairs[str(key)] = str(val).lower() if isinstance(val, bool) else str(val)
     else:
@@ -462,6 +485,15 @@ def _build(value: Any, where: _Where, at: str, environment_dir: Path) -> tuple[s
     rel_dockerfile = posixpath.normpath(posixpath.join(normal, dockerfile))
     if rel_dockerfile == ".." or rel_dockerfile.startswith("../"):
         raise where.error(f"{at}.dockerfile", f"'{dockerfile}' is outside environment/")
+    root = environment_dir.resolve()
+    for name, rel in (("context", normal), ("dockerfile", rel_dockerfile)):
+        # A symbolic link on the way (the folder itself, or one above it) would send what it
+        # points at, the host's files, into the build and so into the image.
+        real = (environment_dir / rel).resolve()
+        if real != root and root not in real.parents:
+            raise where.error(
+                f"{at}.{name}", f"'{rel}' leads outside environment/ (a symbolic link)"
+            )
     if not (environment_dir / normal).is_dir():
         raise where.error(f"{at}.context", f"'{context}' is not a folder in environment/")
     if not (environment_dir / rel_dockerfile).is_file():
@@ -558,11 +590,16 @@ def parse_compose(
     main: str = HARBOR_MAIN,
     variables: Mapping[str, str] | None = None,
     main_ignored: frozenset[str] = frozenset(),
+    closed: bool = True,
 ) -> ComposeEnvironment:
     """Parse and check a compose file (see the module docstring); errors name the file and
     the field. ``environment_dir`` (default: the file's folder) is what build contexts are
-    relative to; ``main_ignored`` are keys of the main service a caller handles itself."""
-    where = _Where(path)
+    relative to; ``main_ignored`` are keys of the main service a caller handles itself.
+    ``closed`` (Harbor's form, which ``docker compose`` interpolates again with its own
+    process's environment): a variable outside ``variables`` and an environment entry without
+    a value are refused, as they would carry the host's values (API keys) into the task;
+    an importer whose output escapes every ``$`` passes False."""
+    where = _Where(path, closed)
     environment_dir = environment_dir or path.parent
     data = load_yaml_file(path)
     if data is None:
@@ -669,7 +706,7 @@ def parse_compose(
 
 def _check_networks(networks: Any, where: _Where) -> None:
     """Top-level ``networks``: bridge networks are fine (the task gets one network of its own
-    for all its services); external ones, host, and driver options are refused."""
+    for all its services); external ones, host, named ones and driver options are refused."""
     if networks is None:
         return
     if not isinstance(networks, dict):
@@ -689,8 +726,14 @@ def _check_networks(networks: Any, where: _Where) -> None:
                 f"'{driver}' networks are not "
                 "allowed (every task gets one bridge network of its own)",
             )
+        if "name" in spec:  # Compose joins an existing network of that name (with a warning)
+            raise where.error(
+                f"networks.{name}.name",
+                "a network name could join a network outside the task under Harbor (Docker's "
+                "`bridge`, another trial's); drop it (the task's network needs none)",
+            )
         for key in spec:
-            if key not in ("driver", "internal", "name", "attachable", "labels"):
+            if key not in ("driver", "internal", "attachable", "labels"):
                 raise where.error(f"networks.{name}.{key}", "not supported by factory")
 
 

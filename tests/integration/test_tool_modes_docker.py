@@ -101,3 +101,17 @@ def test_a_container_episode_with_dual_control_needs_the_customer_to_act(runtime
         runtime, tmp_path / "silent", "tool-banking", Difficulty.EASY, dual, silent
     )
     assert lost.infra_error is None and lost.reward == 0.0
+
+
+def test_a_container_episode_keeps_the_agent_off_the_in_container_customer(runtime, tmp_path):
+    # The same steps, but each message goes to the task's own scripted customer on the tool
+    # port (the container's `say` program, run as a command), not the harness's line: the
+    # harness hung that customer up, so nobody approves and the episode scores 0.
+    dual = {"user": "dual", "shape": "task"}
+    trial = render_trial("tool-banking", Difficulty.EASY, 1, tmp_path / "plan", dual)
+    steps = [f"true; {s}" if s.startswith("say ") else s for s in _steps(trial.path)]
+    _task, result = _episode(
+        runtime, tmp_path / "around", "tool-banking", Difficulty.EASY, dual, steps
+    )
+    assert result.infra_error is None and result.reward == 0.0, result.verifier
+    assert not [u for u in result.conversation if u.get("actions")]

@@ -321,6 +321,7 @@ def test_only_the_apps_requests_leave_the_browser():
     session = browsed.Session.__new__(browsed.Session)
     session.origin = "http://127.0.0.1:8000"
     session.session = "S1"
+    session.key = "k3y"
     session.browser = types.SimpleNamespace(send=lambda *call: sent.append(call))
     urls = {
         "1": "http://127.0.0.1:8000/api/sales?month=2024-01",
@@ -330,9 +331,43 @@ def test_only_the_apps_requests_leave_the_browser():
     }
     for request_id, url in urls.items():
         session._let_through({"params": {"requestId": request_id, "request": {"url": url}}})
-    assert sent[0] == ("Fetch.continueRequest", {"requestId": "1"}, "S1")
+    assert sent[0][0] == "Fetch.continueRequest" and sent[0][2] == "S1"
+    assert sent[0][1]["requestId"] == "1"
+    assert {"name": "X-Browser-Key", "value": "k3y"} in sent[0][1]["headers"]
     assert [(m, p["requestId"], p.get("errorReason")) for m, p, _ in sent[1:]] == [
         ("Fetch.failRequest", r, "BlockedByClient") for r in ("2", "3", "4")
+    ]
+
+
+def test_the_key_goes_only_on_requests_the_browser_lets_through():
+    # The key is added as an app request is let go, never set for the whole page
+    # (Network.setExtraHTTPHeaders also put it on a script's WebSocket to another origin,
+    # which Fetch never pauses); a key header the page set itself is replaced, and the
+    # request's own headers are kept.
+    sent, calls = [], []
+    replies = {
+        "Target.getTargets": {"targetInfos": [{"type": "page", "targetId": "T"}]},
+        "Target.attachToTarget": {"sessionId": "S1"},
+        "Page.getFrameTree": {"frameTree": {"frame": {"id": "F"}}},
+    }
+
+    def call(method, params=None, session=None):
+        calls.append(method)
+        return replies.get(method, {})
+
+    browser = types.SimpleNamespace(handlers={}, call=call, send=lambda *c: sent.append(c))
+    browsed.Session(browser, "k3y", "http://127.0.0.1:8000")
+    assert "Fetch.enable" in calls and "Network.setExtraHTTPHeaders" not in calls
+    request = {
+        "url": "http://127.0.0.1:8000/cart",
+        "headers": {"Accept": "text/html", "x-browser-key": "forged"},
+    }
+    browser.handlers["Fetch.requestPaused"]({"params": {"requestId": "7", "request": request}})
+    ((method, params, target),) = sent
+    assert (method, params["requestId"], target) == ("Fetch.continueRequest", "7", "S1")
+    assert params["headers"] == [
+        {"name": "Accept", "value": "text/html"},
+        {"name": "X-Browser-Key", "value": "k3y"},
     ]
 
 

@@ -125,6 +125,10 @@ def test_unsupported_service_settings_are_refused_in_one_line(tmp_path, service,
         ("services:\n  main: {}\nvolumes:\n  data: {}\n", "volumes"),
         ("services:\n  main: {}\nnetworks:\n  up:\n    external: true\n", "networks.up.external"),
         ("services:\n  main: {}\nnetworks:\n  h:\n    driver: host\n", "networks.h.driver"),
+        (
+            "services:\n  main: {}\nnetworks:\n  default:\n    name: bridge\n",
+            "networks.default.name",
+        ),
         ("services:\n  main:\n    build: {context: ., dockerfile: Other}\n", "services.main.build"),
     ],
 )
@@ -178,13 +182,49 @@ def test_variables_are_interpolated_as_compose_does(tmp_path):
         "      E: ${TOKEN:+set}\n    command: echo $MAIN_IMAGE_NAME\n",
     )
     variables = harbor_variables({"TOKEN": "t"}, cpus=2, memory_mb=1024)
-    db = parse_compose(path, variables=variables).sidecar("db")
+    db = parse_compose(path, variables=variables, closed=False).sidecar("db")
     assert db.image == "postgres:16"
     assert db.env == {"A": "2", "B": "$literal", "C": "", "D": "1024M", "E": "set"}
     assert db.command == ("echo", "main")
     path.write_text("services:\n  db:\n    image: ${NEEDED:?set NEEDED}\n")
     with pytest.raises(TaskFormatError, match="variable NEEDED is required: set NEEDED"):
-        parse_compose(path)
+        parse_compose(path, closed=False)
+
+
+@pytest.mark.parametrize(
+    ("environment", "field"),
+    [
+        ("      KEY: ${OPENAI_API_KEY}\n", "services.db.environment.KEY"),
+        ("      KEY: ${HOME:-/root}\n", "services.db.environment.KEY"),
+        ("      KEY: x$AWS_SECRET_ACCESS_KEY\n", "services.db.environment.KEY"),
+        ("      - OPENAI_API_KEY\n", "services.db.environment.OPENAI_API_KEY"),
+        ("      OPENAI_API_KEY:\n", "services.db.environment.OPENAI_API_KEY"),
+    ],
+)
+def test_values_from_the_hosts_environment_are_refused(tmp_path, environment, field):
+    """Harbor's `docker compose` interpolates the file again with its own process's
+    environment: an unknown variable or a name without a value would carry the host's value
+    (an API key) into the task, though factory's own run saw an empty one."""
+    path = _compose(tmp_path, "services:\n  db:\n    image: x\n    environment:\n" + environment)
+    variables = harbor_variables({"TOKEN": "t"}, cpus=2, memory_mb=1024)
+    with pytest.raises(TaskFormatError, match="machine that runs") as caught:
+        parse_compose(path, variables=variables)
+    assert caught.value.field == field
+    main = path.read_text().replace("  db:\n    image: x\n", "  main:\n")
+    path.write_text(main)
+    with pytest.raises(TaskFormatError, match="machine that runs"):
+        parse_compose(path, variables=variables)
+
+
+def test_the_variables_harbor_sets_and_escaped_dollars_still_pass(tmp_path):
+    path = _compose(
+        tmp_path,
+        "services:\n  db:\n    image: x\n    environment:\n      A: ${CPUS}\n"
+        "      B: $$HOME\n      C: ${TOKEN:-none}\n      D: $MEMORY\n",
+    )
+    variables = harbor_variables({"TOKEN": "t"}, cpus=2, memory_mb=1024)
+    env = parse_compose(path, variables=variables).sidecar("db").env
+    assert env == {"A": "2", "B": "$HOME", "C": "t", "D": "1024M"}
 
 
 def test_healthcheck_forms_and_defaults(tmp_path):
@@ -301,3 +341,43 @@ def test_tb1_dollars_survive_the_second_interpolation(tmp_path):
     (src / "docker-compose.yaml").write_text(text)
     task = convert_tb1(src, tmp_path / "out")
     assert task.compose.sidecar("api").env == {"CATALOGUE_SEED": "$HOME-/tests"}
+
+
+@pytest.mark.parametrize(
+    ("context", "dockerfile", "field"),
+    [
+        ("./kv", "Dockerfile", "services.kv.build.context"),
+        ("./kv/inner", "Dockerfile", "services.kv.build.context"),
+        ("./own", "../own/linked", "services.kv.build.dockerfile"),
+    ],
+)
+def test_a_build_that_a_symbolic_link_leads_outside_is_refused(
+    tmp_path, context, dockerfile, field
+):
+    """environment/kv -> a folder outside the task: its files (the host's) would be the
+    sidecar's build context, baked into an image the agent can reach."""
+    outside = tmp_path / "outside"
+    (outside / "inner").mkdir(parents=True)
+    for folder in (outside, outside / "inner"):
+        (folder / "Dockerfile").write_text("FROM x\nCOPY . /srv\n")
+    (outside / "id_rsa").write_text("host secret\n")
+    path = _compose(
+        tmp_path,
+        f"services:\n  kv:\n    build: {{context: {context}, dockerfile: {dockerfile}}}\n",
+    )
+    environment = path.parent
+    (environment / "kv").symlink_to(outside, target_is_directory=True)
+    (environment / "own").mkdir()
+    (environment / "own" / "linked").symlink_to(outside / "Dockerfile")
+    with pytest.raises(TaskFormatError, match="leads outside environment/") as caught:
+        parse_compose(path)
+    assert caught.value.field == field
+
+
+def test_a_symbolic_link_inside_environment_is_fine(tmp_path):
+    path = _compose(tmp_path, "services:\n  kv:\n    build: {context: ./kv}\n")
+    real = path.parent / "real"
+    real.mkdir()
+    (real / "Dockerfile").write_text("FROM x\n")
+    (path.parent / "kv").symlink_to("real", target_is_directory=True)
+    assert parse_compose(path).sidecar("kv").build_context == "kv"

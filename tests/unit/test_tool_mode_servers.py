@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from factory.toolenv.core import load_domain
-from factory.toolenv.dual import customer_call_over_socket
+from factory.toolenv.dual import customer_call_over_socket, hang_up_over_socket
 
 from factory.families.base import registry
 from factory.families.tool.toolfamily import run_chain
@@ -132,3 +132,25 @@ def test_the_dual_server_answers_say_and_keeps_the_customer_tools_off_the_port(t
         assert customer_call_over_socket("open_app", sock)["result"] == {"screen": "signed in"}
         # a message that asks for nothing gets the script's other answers
         assert _post(base + "/say", {"message": "Thanks"})[1]["ok"]
+
+
+def test_a_harness_with_its_own_customer_hangs_up_the_scripted_one(tmp_path, dual_task):
+    # In an episode the harness's customer (scripted or a model) is on the line; the task's
+    # scripted customer on the tool port must not approve for an agent that reaches it with
+    # curl (or the container's `say` program) behind the harness's back.
+    state, customer, _draft = dual_task
+    (tmp_path / "customer.json").write_text(customer)
+    me = state["app"]["customer_id"]
+    args = ("--customer", str(tmp_path / "customer.json"))
+    with served(tmp_path, "dual", "banking", state, *args) as (base, record, sock):
+        assert _post(base + "/customer-hangup", {})[0] == 404  # not on the agent's port
+        assert hang_up_over_socket(sock) == {"ok": True}
+        call = {"name": "send_app_sign_in", "arguments": {"customer_id": me}}
+        assert _post(base + "/call", call)[1]["ok"]
+        status, said = _post(base + "/say", {"message": "Please approve the sign-in request."})
+        assert status == 200 and said["ok"] is False and "your own line" in said["error"]
+        saved = json.loads((record / "state.json").read_text())
+        assert saved["app"]["sign_in"] == "pending"
+        assert all(e.get("by") != "customer" for e in _log(record))
+        # the harness's customer still acts through the admin socket
+        assert customer_call_over_socket("approve_sign_in", sock)["ok"] is True

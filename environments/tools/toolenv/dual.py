@@ -16,6 +16,10 @@ The customer's tools run through :meth:`DualEnvironment.customer_call` (logged w
   side what its script says when the agent asks for it (the task needs no harness to certify);
 * ``POST /customer-call`` on the admin socket (root only): a customer tool, for a harness whose
   own simulated customer (scripted or a model) decided to use it;
+* ``POST /customer-hangup`` on the admin socket (root only): a harness with its own customer
+  takes the line, and ``/say`` on the agent's port stops answering (the agent could otherwise
+  reach the scripted customer with ``curl`` or the ``say`` program in a command, and have them
+  approve without ever convincing the harness's customer);
 
 and everything else as :mod:`.server`. Shipped only in dual-control tasks; standard library only.
 """
@@ -40,6 +44,7 @@ from .core import JSON, Domain, Environment, Tool, ToolError, find, load_domain,
 TASK_TAG = "dual-control"
 """The tag factory gives a task of this mode (its in-process episodes read it)."""
 SOCKET = "/run/toolenv/admin.sock"
+HANGUP = "/customer-hangup"
 
 
 @dataclass
@@ -232,6 +237,7 @@ class DualService:
     def __init__(self, service: Any, customer: ScriptedCustomer | None) -> None:
         self.service = service
         self.customer = customer
+        self.hung_up = False
 
     def customer_call(self, name: str, arguments: Any = None) -> JSON:
         service = self.service
@@ -245,7 +251,19 @@ class DualService:
                 service._persist_state()
         return result
 
+    def hang_up(self) -> JSON:
+        """The harness has the customer on its own line: the scripted one leaves for good."""
+        self.customer = None
+        self.hung_up = True
+        return {"ok": True}
+
     def say(self, message: str) -> JSON:
+        if self.hung_up:
+            return {
+                "ok": False,
+                "error": "the customer is on your own line: write `say MESSAGE` as a line of "
+                "its own (or use the say tool)",
+            }
         if self.customer is None:
             return {"ok": False, "error": "nobody is on the line"}
         if not message.strip():
@@ -273,6 +291,10 @@ def serve(
 
         class Admin(admin_base):  # type: ignore[misc, valid-type]
             def do_POST(self) -> None:  # noqa: N802 - http.server API
+                if self.path == HANGUP:
+                    self._raw()
+                    self._send(200, dual.hang_up())
+                    return
                 if self.path != "/customer-call":
                     return super().do_POST()
                 body = _body(self._raw())
@@ -308,12 +330,21 @@ def _body(raw: bytes) -> JSON:
 
 def customer_call_over_socket(name: str, socket_path: str = SOCKET) -> JSON:
     """``POST /customer-call`` on the admin socket (root): the customer uses tool ``name``."""
-    body = json.dumps({"name": name, "arguments": {}}).encode()
+    return _admin_post("/customer-call", {"name": name, "arguments": {}}, socket_path)
+
+
+def hang_up_over_socket(socket_path: str = SOCKET) -> JSON:
+    """``POST /customer-hangup`` on the admin socket (root): the harness takes the line."""
+    return _admin_post(HANGUP, {}, socket_path)
+
+
+def _admin_post(path: str, payload: JSON, socket_path: str) -> JSON:
+    body = json.dumps(payload).encode()
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.settimeout(10)
         sock.connect(socket_path)
         head = (
-            "POST /customer-call HTTP/1.1\r\nHost: admin\r\nConnection: close\r\n"
+            f"POST {path} HTTP/1.1\r\nHost: admin\r\nConnection: close\r\n"
             f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
         )
         sock.sendall(head.encode() + body)
@@ -351,6 +382,9 @@ def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     if args[:1] == ["act"] and len(args) == 2:  # root: python3 -m toolenv.dual act NAME
         print(json.dumps(customer_call_over_socket(args[1])))
+        return
+    if args == ["hangup"]:  # root: python3 -m toolenv.dual hangup
+        print(json.dumps(hang_up_over_socket()))
         return
     if args[:1] == ["say"]:  # the agent: python3 -m toolenv.dual say MESSAGE
         sys.exit(say(" ".join(args[1:])))

@@ -2,8 +2,9 @@
 DevTools pipe (:mod:`cdp`), serving ``browse`` commands on a unix socket (stdlib only).
 
 Started as root by the entrypoint, it reads the app's browser key (a file only root can
-read), becomes the ``browser`` user and starts Chromium. Every request the page makes carries
-the key in a header (``Network.setExtraHTTPHeaders``); the app answers nothing without it
+read), becomes the ``browser`` user and starts Chromium. Every request the page makes is
+paused (``Fetch``): the app's own go on with the key added in a header, the rest fail. The
+app answers nothing without the key
 (``gate.py``), so the app is reachable through this browser only. The key never reaches the
 page: scripts cannot read the headers the browser adds, Chromium opens no debugging port (the
 pipe is this process's alone), ``goto`` opens only the app's own origin, and every request
@@ -80,9 +81,10 @@ class Session:
         )["sessionId"]
         for domain in ("Page", "Network", "Runtime"):
             self.call(f"{domain}.enable")
-        self.call("Network.setExtraHTTPHeaders", {"headers": {KEY_HEADER: key}})
-        # Every request the page makes is held until let go: only the app's own are, so
-        # neither a link nor a script can carry the key (a header on every request) elsewhere.
+        # Every request the page makes is held until let go: only the app's own are, the key
+        # added to each as it goes. Not Network.setExtraHTTPHeaders: it puts the key on what
+        # Fetch never pauses too (a script's WebSocket to another origin carried it).
+        self.key = key
         browser.handlers["Fetch.requestPaused"] = self._let_through
         self.call("Fetch.enable", {"patterns": [{"urlPattern": "*", "requestStage": "Request"}]})
         self.frame = self.call("Page.getFrameTree")["frameTree"]["frame"]["id"]
@@ -96,8 +98,17 @@ class Session:
         params = event["params"]
         parts = urllib.parse.urlsplit(params["request"]["url"])
         if f"{parts.scheme}://{parts.netloc}" == self.origin:
+            sent = params["request"].get("headers") or {}
+            headers = [
+                {"name": name, "value": value}
+                for name, value in sent.items()
+                if name.lower() != KEY_HEADER.lower()
+            ]
+            headers.append({"name": KEY_HEADER, "value": self.key})
             self.browser.send(
-                "Fetch.continueRequest", {"requestId": params["requestId"]}, self.session
+                "Fetch.continueRequest",
+                {"requestId": params["requestId"], "headers": headers},
+                self.session,
             )
         else:
             self.browser.send(
