@@ -21,7 +21,6 @@ import pwd
 import shutil
 import signal
 import socket
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -126,6 +125,8 @@ def stop(pid_file: Path) -> None:
 
 
 def start(argv: list[str], pid_file: Path, log: str, cwd: str, env: dict[str, str]) -> None:
+    import subprocess  # only for a restart: not paid by every reset
+
     with open(log, "ab") as out:
         process = subprocess.Popen(
             argv,
