@@ -129,7 +129,7 @@ class Probe(http.server.BaseHTTPRequestHandler):
         self.wfile.write(body)
     def log_message(self, *args):
         pass
-http.server.HTTPServer(("127.0.0.1", 8000), Probe).serve_forever()
+http.server.ThreadingHTTPServer(("127.0.0.1", 8000), Probe).serve_forever()
 """
 
 
