@@ -1,10 +1,10 @@
 """Put a browser-mode web task back to its initial state, in one interpreter (run as root, by
 ``reset.sh``; stdlib only, nothing imported that the work does not need):
 
-1. the browser first - one ``reset`` request on the browser service's socket: its page and
-   the browser context that held cookies, storage, cache and history are disposed of, a blank
-   page in a new context takes their place (``browsed.py``), so no page of the last episode
-   still sends requests to the app;
+1. the browser first - one ``reset`` request on the browser service's socket (the app's gate is
+   checked while it works): its page and the browser context that held cookies, storage, cache
+   and history are disposed of, a blank page in a new context takes their place
+   (``browsed.py``), so no page of the last episode still sends requests to the app;
 2. the pristine database swapped in atomically (a copy renamed over ``app.db``);
 3. the app checked up *and* behind its key gate (``/health`` answers, any other path refuses a
    request without the key); an app that does not answer, or answers ungated, is stopped and
@@ -33,13 +33,23 @@ WAIT = 10.0
 APP_PID, BROWSED_PID = Path("/run/webapp.pid"), Path("/run/browsed.pid")
 
 
-def browser_request(action: str, path: str = "", timeout: float = 30.0) -> dict:
-    """One request to the browser service (``browse.py``'s wire format); raises OSError."""
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+def browser_send(action: str, path: str = "", timeout: float = 30.0) -> socket.socket:
+    """Send one request to the browser service (``browse.py``'s wire format); the answer is
+    read by :func:`browser_answer`. Raises OSError."""
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
         conn.settimeout(timeout)
         conn.connect(path or SOCKET)
         conn.sendall(json.dumps({"action": action}).encode() + b"\n")
         conn.shutdown(socket.SHUT_WR)
+    except OSError:
+        conn.close()
+        raise
+    return conn
+
+
+def browser_answer(conn: socket.socket) -> dict:
+    with conn:
         data = b""
         while chunk := conn.recv(1 << 16):
             data += chunk
@@ -47,6 +57,11 @@ def browser_request(action: str, path: str = "", timeout: float = 30.0) -> dict:
         return json.loads(data)
     except ValueError as exc:
         raise OSError(f"the browser service answered {data[:80]!r}") from exc
+
+
+def browser_request(action: str, path: str = "", timeout: float = 30.0) -> dict:
+    """One request to the browser service and its answer; raises OSError."""
+    return browser_answer(browser_send(action, path, timeout))
 
 
 def browser_reset(path: str = "") -> bool:
@@ -165,11 +180,19 @@ def restart_browser() -> None:
 
 
 def main() -> int:
-    browser_ok = browser_reset()
-    swap_database(owner="webapp")
-    if app_gated() and browser_ok:
+    try:
+        asked = browser_send("reset")
+    except OSError:
+        asked = None
+    gated = app_gated()  # while the browser resets (it reads no data: the swap may wait)
+    try:
+        browser_ok = asked is not None and bool(browser_answer(asked).get("ok"))
+    except OSError:
+        browser_ok = False
+    swap_database(owner="webapp")  # the old page is closed: none of its requests comes late
+    if gated and browser_ok:
         return 0
-    if not app_gated():
+    if not gated:
         restart_app()
     if not browser_ok:
         restart_browser()  # a new service: a new browser, nothing of the old one's state
