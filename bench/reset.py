@@ -3,8 +3,8 @@
     .venv/bin/python bench/reset.py [--rounds 5] [--parallel 4]
 
 For one web task (web-shop), its browser observation mode (web-shop-browser) and one tool task
-(tool-calendar), images built if missing (``--families`` picks some), it measures (medians,
-these machines are noisy):
+(tool-calendar), images built if missing (``--families`` picks some), it measures side by
+side, interleaved round by round (medians, these machines are noisy):
 
 * fresh container: create + start + healthcheck passes (what every rollout gets by default);
 * in-place reset of a used container: web - ``/opt/webkit/reset.sh`` (swap the pristine sqlite
@@ -98,24 +98,34 @@ class Subject:
         return time.perf_counter() - started
 
 
-def measure(subject: Subject, rounds: int) -> dict[str, float]:
-    fresh, reset = [], []
+def one_round(subject: Subject) -> tuple[float, float]:
+    """A fresh container's start, and the reset of it once the solution changed its state."""
+    box, fresh = subject.fresh()
+    with box:
+        initial = subject.state(box)
+        subject.solve_in(box)
+        assert subject.state(box) != initial, "the solution changed nothing"
+        reset = subject.reset(box)
+        after = subject.state(box)
+        assert after == initial, (
+            f"reset did not restore the initial state:\n{initial}\n---\n{after}"
+        )
+    return fresh, reset
+
+
+def measure(subjects: list[Subject], rounds: int) -> dict[str, dict[str, float]]:
+    """Each subject once per round, round by round (the machine's load then hits all alike)."""
+    seen: dict[str, list[tuple[float, float]]] = {s.family: [] for s in subjects}
     for _ in range(rounds):
-        box, seconds = subject.fresh()
-        fresh.append(seconds)
-        with box:
-            initial = subject.state(box)
-            subject.solve_in(box)
-            assert subject.state(box) != initial, "the solution changed nothing"
-            reset.append(subject.reset(box))
-            after = subject.state(box)
-            assert after == initial, (
-                f"reset did not restore the initial state:\n{initial}\n---\n{after}"
-            )
+        for subject in subjects:
+            seen[subject.family].append(one_round(subject))
     return {
-        "fresh": statistics.median(fresh),
-        "reset": statistics.median(reset),
-        "reset_max": max(reset),
+        family: {
+            "fresh": statistics.median(f for f, _ in pairs),
+            "reset": statistics.median(r for _, r in pairs),
+            "reset_max": max(r for _, r in pairs),
+        }
+        for family, pairs in seen.items()
     }
 
 
@@ -152,8 +162,9 @@ def main() -> None:
                 "| reset / fresh | parallel containers | ready (wall) | state leaks |"
             )
             print("|---|---|---|---|---|---|---|")
+            measured = measure(subjects, args.rounds)
             for subject in subjects:
-                numbers = measure(subject, args.rounds)
+                numbers = measured[subject.family]
                 isolated = "- | - | -"  # --parallel 0: not measured
                 if args.parallel:
                     leaks, ready = isolation(subject, args.parallel)

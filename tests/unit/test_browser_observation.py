@@ -337,6 +337,14 @@ def test_only_the_apps_requests_leave_the_browser():
     assert [(m, p["requestId"], p.get("errorReason")) for m, p, _ in sent[1:]] == [
         ("Fetch.failRequest", r, "BlockedByClient") for r in ("2", "3", "4")
     ]
+    # A page a reset replaced (another session) reaches not even the app.
+    sent.clear()
+    session._let_through(
+        {"sessionId": "S0", "params": {"requestId": "5", "request": {"url": urls["1"]}}}
+    )
+    assert sent == [
+        ("Fetch.failRequest", {"requestId": "5", "errorReason": "BlockedByClient"}, "S0")
+    ]
 
 
 def test_handled_events_are_answered_while_a_command_waits():

@@ -13,7 +13,6 @@ to another origin (a link, an image, a script's fetch) is stopped before it leav
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import pwd
@@ -132,8 +131,7 @@ class Session:
         self.inflight: set[str] = set()
         self.browser.events.clear()  # the old page's events say nothing about the new one
         if old is not None:
-            with contextlib.suppress(CdpError):  # a page gone already: its context goes below
-                self.browser.call("Target.closeTarget", {"targetId": old.target})
+            # its pages close with it (no beforeunload hook runs)
             self.browser.call("Target.disposeBrowserContext", {"browserContextId": old.context})
             self.disposed = old.context
 
@@ -165,8 +163,9 @@ class Session:
     def _let_through(self, event: dict[str, Any]) -> None:
         params = event["params"]
         parts = urllib.parse.urlsplit(params["request"]["url"])
-        session = event.get("sessionId", self.session)  # an old page's, just before a reset
-        if f"{parts.scheme}://{parts.netloc}" == self.origin:
+        session = event.get("sessionId", self.session)
+        # only the current page's: a page the reset replaced sends nothing more to the app
+        if f"{parts.scheme}://{parts.netloc}" == self.origin and session == self.session:
             self.browser.send("Fetch.continueRequest", {"requestId": params["requestId"]}, session)
         else:
             self.browser.send(
