@@ -9,7 +9,8 @@ side, interleaved round by round (medians, these machines are noisy):
 * fresh container: create + start + healthcheck passes (what every rollout gets by default);
 * in-place reset of a used container: web - ``/opt/webkit/reset.sh`` (swap the pristine sqlite
   file in while the app runs, check it is healthy; in browser mode also the browser reset: a
-  new browser context, the old one's cookies, storage, cache and history gone); tool - ``python3 -m toolenv.admin reset``
+  new browser context, the old one's cookies, storage, cache and history gone); tool -
+  ``python3 -m toolenv.admin reset``
   (``POST /reset`` on the tool server's admin socket, which only root can reach);
 * both after the reference solution changed the state, and checked: after the reset the state
   equals the initial one (browser mode: the database, and the browser's page, cookies and
