@@ -10,11 +10,11 @@ side, interleaved round by round (medians, these machines are noisy):
 * in-place reset of a used container: web - ``/opt/webkit/reset.sh`` (swap the pristine sqlite
   file in while the app runs, check it is healthy; in browser mode also the browser reset: a
   new browser context, the old one's cookies, storage, cache and history gone); tool -
-  ``python3 -m toolenv.admin reset``
-  (``POST /reset`` on the tool server's admin socket, which only root can reach);
+  ``python3 -m toolenv.admin reset`` (``POST /reset`` on the tool server's admin socket, which only root can reach);
 * both after the reference solution changed the state, and checked: after the reset the state
-  equals the initial one (browser mode: the database, and the browser's page, cookies and
-  storage as a page of the app sees them).
+  equals the initial one (browser mode: the database, the page the browser shows, and the
+  shop's front page as the browser sees it - signed in or not: its session cookie; storage and
+  cache are checked by tests/integration/test_browser_mode_docker.py and the unit tests).
 
 Parallel isolation: ``--parallel`` containers of the same task start together; the reference
 solution runs in the first only; every other one must still show the initial state, and the
