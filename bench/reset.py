@@ -2,15 +2,19 @@
 
     .venv/bin/python bench/reset.py [--rounds 5] [--parallel 4]
 
-For one web task (web-shop) and one tool task (tool-calendar), images already built, it
-measures side by side, interleaved round by round (medians, these machines are noisy):
+For one web task (web-shop), its browser observation mode (web-shop-browser) and one tool task
+(tool-calendar), images built if missing (``--families`` picks some), it measures side by
+side, interleaved round by round (medians, these machines are noisy):
 
 * fresh container: create + start + healthcheck passes (what every rollout gets by default);
 * in-place reset of a used container: web - ``/opt/webkit/reset.sh`` (swap the pristine sqlite
-  file in while the app runs, check it is healthy); tool - ``python3 -m toolenv.admin reset``
-  (``POST /reset`` on the tool server's admin socket, which only root can reach);
+  file in while the app runs, check it is healthy; in browser mode also the browser reset: a
+  new browser context, the old one's cookies, storage, cache and history gone); tool -
+  ``python3 -m toolenv.admin reset`` (``POST /reset`` on the tool server's admin socket, which only root can reach);
 * both after the reference solution changed the state, and checked: after the reset the state
-  equals the initial one.
+  equals the initial one (browser mode: the database, the page the browser shows, and the
+  shop's front page as the browser sees it - signed in or not: its session cookie; storage and
+  cache are checked by tests/integration/test_browser_mode_docker.py and the unit tests).
 
 Parallel isolation: ``--parallel`` containers of the same task start together; the reference
 solution runs in the first only; every other one must still show the initial state, and the
@@ -38,14 +42,23 @@ from factory.runtime import DockerRuntime, Sandbox, new_run_id  # noqa: E402
 from factory.tasks.model import load_task  # noqa: E402
 from factory.validate.phases import container_spec  # noqa: E402
 
-WEB_STATE = (
-    "sqlite3 /srv/app/data/app.db 'SELECT COUNT(*) FROM orders; SELECT SUM(stock) FROM products'"
+WEB_STATE = (  # python3's sqlite3: the browser-mode image has no sqlite3 command
+    "python3 -c \"import sqlite3; db = sqlite3.connect('/srv/app/data/app.db'); "
+    "print(db.execute('SELECT COUNT(*) FROM orders').fetchone()[0]); "
+    "print(db.execute('SELECT SUM(stock) FROM products').fetchone()[0])\""
+)
+BROWSER_STATE = (  # the page the browser shows, then the shop's front page as it sees it
+    # (signed in or not: the session cookie), its element ids and focus left out
+    "browse snapshot | head -1 && browse goto / | sed -E 's/\\[[0-9]+\\] //; s/ focused$//'"
 )
 TOOL_STATE = (  # the admin socket (root only): the agent's port serves no state or reset
     "PYTHONPATH=/opt/toolenv python3 -m toolenv.admin state | python3 -c "
     "\"import json,sys;print(json.dumps(json.load(sys.stdin)['state'], sort_keys=True))\""
 )
 TOOL_RESET = "PYTHONPATH=/opt/toolenv python3 -m toolenv.admin reset"
+
+
+FAMILIES = ("web-shop", "web-shop-browser", "tool-calendar")
 
 
 class Subject:
@@ -56,6 +69,7 @@ class Subject:
         self.image = TaskImageBuilder(runtime).ensure(self.task).ref
         self.solve = (trial.path / "solution" / "solve.sh").read_text()
         self.web = family.startswith("web-")
+        self.browser = family.endswith("-browser")
         self.runtime = runtime
 
     def fresh(self) -> tuple[Sandbox, float]:
@@ -67,7 +81,11 @@ class Subject:
     def state(self, box: Sandbox) -> str:
         out = box.exec(["sh", "-c", WEB_STATE if self.web else TOOL_STATE], timeout_sec=30)
         assert out.exit_code == 0, out.output
-        return out.output.strip()
+        if not self.browser:
+            return out.output.strip()
+        seen = box.exec(["sh", "-c", BROWSER_STATE], timeout_sec=60, user="agent")
+        assert seen.exit_code == 0, seen.output
+        return out.output.strip() + "\n" + seen.output.strip()
 
     def solve_in(self, box: Sandbox) -> None:
         result = box.exec(["bash", "-c", self.solve], timeout_sec=120)
@@ -81,21 +99,34 @@ class Subject:
         return time.perf_counter() - started
 
 
-def measure(subject: Subject, rounds: int) -> dict[str, float]:
-    fresh, reset = [], []
+def one_round(subject: Subject) -> tuple[float, float]:
+    """A fresh container's start, and the reset of it once the solution changed its state."""
+    box, fresh = subject.fresh()
+    with box:
+        initial = subject.state(box)
+        subject.solve_in(box)
+        assert subject.state(box) != initial, "the solution changed nothing"
+        reset = subject.reset(box)
+        after = subject.state(box)
+        assert after == initial, (
+            f"reset did not restore the initial state:\n{initial}\n---\n{after}"
+        )
+    return fresh, reset
+
+
+def measure(subjects: list[Subject], rounds: int) -> dict[str, dict[str, float]]:
+    """Each subject once per round, round by round (the machine's load then hits all alike)."""
+    seen: dict[str, list[tuple[float, float]]] = {s.family: [] for s in subjects}
     for _ in range(rounds):
-        box, seconds = subject.fresh()
-        fresh.append(seconds)
-        with box:
-            initial = subject.state(box)
-            subject.solve_in(box)
-            assert subject.state(box) != initial, "the solution changed nothing"
-            reset.append(subject.reset(box))
-            assert subject.state(box) == initial, "reset did not restore the initial state"
+        for subject in subjects:
+            seen[subject.family].append(one_round(subject))
     return {
-        "fresh": statistics.median(fresh),
-        "reset": statistics.median(reset),
-        "reset_max": max(reset),
+        family: {
+            "fresh": statistics.median(f for f, _ in pairs),
+            "reset": statistics.median(r for _, r in pairs),
+            "reset_max": max(r for _, r in pairs),
+        }
+        for family, pairs in seen.items()
     }
 
 
@@ -120,24 +151,30 @@ def isolation(subject: Subject, parallel: int) -> tuple[int, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--parallel", type=int, default=4)
+    parser.add_argument("--parallel", type=int, default=4, help="0: no isolation check")
+    parser.add_argument("--families", nargs="+", default=list(FAMILIES), choices=FAMILIES)
     args = parser.parse_args()
     runtime = DockerRuntime(new_run_id("bench-reset"))
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            subjects = [Subject(runtime, f, Path(tmp)) for f in ("web-shop", "tool-calendar")]
+            subjects = [Subject(runtime, f, Path(tmp)) for f in args.families]
             print(
                 "| environment | fresh container (start + healthy) | in-place reset (median / max) "
                 "| reset / fresh | parallel containers | ready (wall) | state leaks |"
             )
             print("|---|---|---|---|---|---|---|")
+            measured = measure(subjects, args.rounds)
             for subject in subjects:
-                numbers = measure(subject, args.rounds)
-                leaks, ready = isolation(subject, args.parallel)
+                numbers = measured[subject.family]
+                isolated = "- | - | -"  # --parallel 0: not measured
+                if args.parallel:
+                    leaks, ready = isolation(subject, args.parallel)
+                    isolated = f"{args.parallel} | {ready:.2f} s | {leaks}"
                 print(
                     f"| {subject.family} | {numbers['fresh']:.2f} s | {numbers['reset']:.3f} s / "
                     f"{numbers['reset_max']:.3f} s | {numbers['reset'] / numbers['fresh']:.2f} | "
-                    f"{args.parallel} | {ready:.2f} s | {leaks} |"
+                    f"{isolated} |",
+                    flush=True,
                 )
             print(
                 f"\n{args.rounds} rounds each, medians; a WebArena-style full reset takes ~120 s."

@@ -87,10 +87,82 @@ def test_only_the_browser_reaches_the_app(runtime, tmp_path):
         assert box.exec(["sh", "/opt/webkit/reset.sh"], timeout_sec=60).exit_code == 0
         print(f"reset: {time.monotonic() - started:.2f} s")
         assert agent("browse", "snapshot").output.startswith("URL: about:blank")
-        assert box.exec(["sh", "-c", "kill $(cat /run/webapp.pid)"], timeout_sec=10).exit_code == 0
+        _the_reset_forgets_cookies_and_storage(box, agent)
+        # The probe gone, the reset finds no app: it starts the real one, behind its gate.
         assert box.exec(["sh", "/opt/webkit/reset.sh"], timeout_sec=60).exit_code == 0
         assert agent("python3", "-c", _DIRECT, "/login").output.startswith("403")
         assert 'textbox "Username"' in agent("browse", "goto", "/login").output
+        # A browser service that is gone is started again (a new browser, blank).
+        assert box.exec(["sh", "-c", "kill $(cat /run/browsed.pid)"], timeout_sec=10).exit_code == 0
+        assert box.exec(["sh", "/opt/webkit/reset.sh"], timeout_sec=60).exit_code == 0
+        assert agent("browse", "snapshot").output.startswith("URL: about:blank")
+        assert 'textbox "Username"' in agent("browse", "goto", "/login").output
+
+
+# A stand-in for the app on its origin, gated like it (root reads the key): its page shows in
+# its title the cookies, local and session storage it finds, then sets each of them.
+_PROBE = r"""
+import http.server
+key = open("/run/browserkey/key").read().strip()
+PAGE = (
+    b"<html><head><title>probe</title></head><body><script>"
+    b"document.title = 'cookies=[' + document.cookie + '] local=' + localStorage.length +"
+    b" ' session=' + sessionStorage.length;"
+    b"document.cookie = 'js=1; max-age=3600'; localStorage.setItem('k', 'v');"
+    b"sessionStorage.setItem('s', 'v');"
+    b"</script></body></html>"
+)
+class Probe(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        if self.path == "/health":
+            status, body, cookie = 200, b"ok", False
+        elif self.headers.get("X-Browser-Key") != key:
+            status, body, cookie = 403, b"This app answers only the browser.", False
+        else:
+            status, body, cookie = 200, PAGE, True
+        self.send_response(status)
+        if cookie:
+            self.send_header("Set-Cookie", "server=1; Max-Age=3600; Path=/")
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *args):
+        pass
+http.server.ThreadingHTTPServer(("127.0.0.1", 8000), Probe).serve_forever()
+"""
+
+
+def _the_reset_forgets_cookies_and_storage(box, agent) -> None:
+    """The app swapped for the probe: cookies and storage a page set are there on the next
+    page, and gone after the reset (which finds the probe up and behind the gate)."""
+    started = box.exec(
+        [
+            "sh",
+            "-c",
+            f"printf '%s' {shlex.quote(_PROBE)} > /tmp/probe.py && kill $(cat /run/webapp.pid) "
+            "&& sleep 1 && (nohup python3 /tmp/probe.py >/tmp/probe.log 2>&1 & "
+            "echo $! > /tmp/probe.pid) && for i in $(seq 100); do "
+            "python3 /opt/webkit/health.py && exit 0; sleep 0.1; done; cat /tmp/probe.log; exit 1",
+        ],
+        timeout_sec=60,
+    )
+    assert started.exit_code == 0, started.output
+
+    def title(path: str) -> str:
+        page = agent("browse", "goto", path)
+        assert page.exit_code == 0, page.output
+        return re.search(r"^Title: (.*)$", page.output, re.M).group(1)
+
+    fresh = "cookies=[server=1] local=0 session=0"
+    assert title("/a") == fresh
+    assert title("/b") == "cookies=[server=1; js=1] local=1 session=1"
+    reset = box.exec(["sh", "/opt/webkit/reset.sh"], timeout_sec=60)
+    assert reset.exit_code == 0, reset.output
+    assert agent("browse", "snapshot").output.startswith("URL: about:blank")
+    assert agent("browse", "back").exit_code == 1  # no history either
+    assert title("/c") == fresh
+    assert box.exec(["sh", "-c", "kill $(cat /tmp/probe.pid)"], timeout_sec=10).exit_code == 0
 
 
 class ReportReader(ReplyPolicy):

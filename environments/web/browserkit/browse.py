@@ -14,7 +14,8 @@ accessibility tree whose elements carry ids (``[33] button "Add to cart"``)::
     browse back                go back one page
 
 Cookies, history and the page itself persist between commands: it is one browser (``browse
-reset`` clears its cookies and blanks the page, as the task's reset does). Stdlib only.
+reset`` starts it afresh, as the task's reset does: a blank page in a new browser context, no
+cookies, storage, cache or history). Stdlib only.
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ import sys
 import time
 import traceback
 import urllib.parse
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,7 @@ CHROMIUM = os.environ.get("BROWSE_CHROMIUM", "/usr/bin/chromium")
 SETTLE_QUIET = 0.2
 """Seconds without a page load or a network request in flight after which a page is settled."""
 SETTLE_MAX = 10.0
+RESET_TEXT = "reset: a new blank page; no cookies, storage, cache or history\n"
 KEY_CODES = {
     "Enter": ("Enter", 13, "\r"),
     "Tab": ("Tab", 9, ""),
@@ -68,28 +70,91 @@ class ActionError(Exception):
     """An action the page cannot do (no such element, not a field, ...): told to the agent."""
 
 
+@dataclass(frozen=True)
+class Page:
+    """A page (target) in a browser context of its own, attached as ``session``."""
+
+    context: str
+    target: str
+    session: str
+    frame: str
+
+
 class Session:
-    """The browser and its one page."""
+    """The browser and its one page (plus, between requests, the next reset's page)."""
 
     def __init__(self, browser: Browser, key: str, origin: str) -> None:
         self.browser = browser
+        self.key = key
         self.origin = origin.rstrip("/")
-        targets = browser.call("Target.getTargets")["targetInfos"]
-        page = next(t for t in targets if t["type"] == "page")
-        self.session = browser.call(
-            "Target.attachToTarget", {"targetId": page["targetId"], "flatten": True}
-        )["sessionId"]
-        for domain in ("Page", "Network", "Runtime"):
-            self.call(f"{domain}.enable")
+        self.page: Page | None = None
+        self.spare: Page | None = None
+        self.disposed = ""  # the context the last reset disposed of
         # Every request the page makes is held until let go: only the app's own are, the key
         # added to each as it goes. Not Network.setExtraHTTPHeaders: it puts the key on what
         # Fetch never pauses too (a script's WebSocket to another origin carried it).
-        self.key = key
         browser.handlers["Fetch.requestPaused"] = self._let_through
-        self.call("Fetch.enable", {"patterns": [{"urlPattern": "*", "requestStage": "Request"}]})
-        self.frame = self.call("Page.getFrameTree")["frameTree"]["frame"]["id"]
+        self.open_page()
+
+    def new_page(self) -> Page:
+        """A blank page in a new browser context (an in-memory, incognito-like profile of its
+        own: cookies, local and session storage, IndexedDB, cache, service workers, history),
+        its requests held for :meth:`_let_through` (which adds the key to the app's own)."""
+        context = self.browser.call("Target.createBrowserContext")["browserContextId"]
+        target = self.browser.call(
+            "Target.createTarget", {"url": "about:blank", "browserContextId": context}
+        )["targetId"]
+        session = self.browser.call("Target.attachToTarget", {"targetId": target, "flatten": True})[
+            "sessionId"
+        ]
+        for domain in ("Page", "Network", "Runtime"):
+            self.browser.call(f"{domain}.enable", None, session)
+        self.browser.call(
+            "Fetch.enable", {"patterns": [{"urlPattern": "*", "requestStage": "Request"}]}, session
+        )
+        frame = self.browser.call("Page.getFrameTree", None, session)["frameTree"]["frame"]["id"]
+        return Page(context, target, session, frame)
+
+    def prepare_spare(self) -> None:
+        """Have the next reset's page ready (a new renderer takes a while to start): made
+        between requests, it has never been shown or browsed."""
+        if self.spare is None:
+            self.spare = self.new_page()
+
+    def open_page(self) -> None:
+        """Browse from now on in a fresh page (the spare one when ready) and dispose of the
+        old page's context with all it held: this is the reset, no restart and no wait."""
+        old, self.page, self.spare = self.page, self.spare or self.new_page(), None
+        self.session, self.frame = self.page.session, self.page.frame
         self.loading = False
         self.inflight: set[str] = set()
+        self.browser.events.clear()  # the old page's events say nothing about the new one
+        if old is not None:
+            # its pages close with it (no beforeunload hook runs)
+            self.browser.call("Target.disposeBrowserContext", {"browserContextId": old.context})
+            self.disposed = old.context
+
+    def leftovers(self) -> list[str]:
+        """What the browser still holds of earlier browsing (nothing after :meth:`open_page`):
+        a disposed context still there, cookies, history, a page other than one blank one."""
+        found = []
+        contexts = self.browser.call("Target.getBrowserContexts")["browserContextIds"]
+        if self.disposed in contexts:
+            found.append("the old browser context")
+        cookies = self.browser.call("Storage.getCookies", {"browserContextId": self.page.context})
+        if cookies["cookies"]:
+            found.append(f"{len(cookies['cookies'])} cookie(s)")
+        history = [e["url"] for e in self.call("Page.getNavigationHistory")["entries"]]
+        if history != ["about:blank"]:
+            found.append(f"history {history}")
+        pages = [
+            t["targetId"]
+            for t in self.browser.call("Target.getTargets")["targetInfos"]
+            if t["type"] == "page" and t.get("browserContextId") == self.page.context
+        ]
+        if pages != [self.page.target]:
+            found.append(f"{len(pages)} pages in the context")
+        return found
 
     def call(self, method: str, params: dict | None = None) -> dict[str, Any]:
         return self.browser.call(method, params, self.session)
@@ -97,7 +162,9 @@ class Session:
     def _let_through(self, event: dict[str, Any]) -> None:
         params = event["params"]
         parts = urllib.parse.urlsplit(params["request"]["url"])
-        if f"{parts.scheme}://{parts.netloc}" == self.origin:
+        session = event.get("sessionId", self.session)
+        # only the current page's: a page the reset replaced sends nothing more to the app
+        if f"{parts.scheme}://{parts.netloc}" == self.origin and session == self.session:
             sent = params["request"].get("headers") or {}
             headers = [
                 {"name": name, "value": value}
@@ -108,17 +175,19 @@ class Session:
             self.browser.send(
                 "Fetch.continueRequest",
                 {"requestId": params["requestId"], "headers": headers},
-                self.session,
+                session,
             )
         else:
             self.browser.send(
                 "Fetch.failRequest",
                 {"requestId": params["requestId"], "errorReason": "BlockedByClient"},
-                self.session,
+                session,
             )
 
     # --- waiting ----------------------------------------------------------------------------
     def _track(self, event: dict[str, Any]) -> None:
+        if event.get("sessionId", self.session) != self.session:
+            return  # another page's (one a reset closed)
         method, params = event["method"], event.get("params", {})
         if method == "Page.frameStartedLoading" and params.get("frameId") == self.frame:
             self.loading = True
@@ -225,8 +294,11 @@ class Session:
                 "Page.navigateToHistoryEntry", {"entryId": history["entries"][index - 1]["id"]}
             )
         elif action == "reset":
-            self.call("Network.clearBrowserCookies")
-            self.call("Page.navigate", {"url": "about:blank"})
+            self.open_page()
+            left = self.leftovers()
+            if left:
+                raise ActionError(f"the reset left {', '.join(left)}")
+            return  # a new blank page: nothing loads, nothing to settle
         elif action not in ("snapshot", "ping"):
             raise ActionError(f"unknown action {action}")
         if action != "ping":
@@ -266,6 +338,8 @@ def answer(session: Session, raw: bytes) -> dict[str, Any]:
         session.do(command)
     except ActionError as exc:
         return {"ok": False, "error": str(exc), "text": ""}
+    if command.action == "reset":
+        return {"ok": True, "text": RESET_TEXT}
     return {"ok": True, "text": session.snapshot()}
 
 
@@ -316,6 +390,10 @@ def serve(args: argparse.Namespace) -> None:
     server.listen(8)
     print(f"browsed: ready on {path}", flush=True)
     while True:  # one request at a time: it is one browser tab
+        try:
+            session.prepare_spare()  # before waiting: the next reset then only swaps pages
+        except CdpError:
+            traceback.print_exc()  # the reset makes its page itself
         conn, _ = server.accept()
         with conn:
             conn.settimeout(30)

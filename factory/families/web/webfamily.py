@@ -58,6 +58,7 @@ _BROWSERKIT_FILES = (
     "cdp.py",
     "entrypoint.sh",
     "gate.py",
+    "reset.py",
     "reset.sh",
 )
 TEXT, BROWSER = "text", "browser"
