@@ -59,8 +59,10 @@ def test_family_contract(name, difficulty, tmp_path):
 def test_two_seeds_give_different_tasks(name):
     def text(seed: int) -> str:
         spec = render(name, Difficulty.MEDIUM, seed)
-        # the tool server copied into every tool task is the same kit for all of them
-        own = sorted(p for p in spec.files if not p.startswith("environment/toolenv/"))
+        # the tool server copied into every tool task, and the browser kit into every browser
+        # task, are the same kit for all of them
+        kits = ("environment/toolenv/", "environment/browserkit/")
+        own = sorted(p for p in spec.files if not p.startswith(kits))
         return "\n".join(spec.files[p].decode(errors="replace") for p in own)
 
     first, second = text(1), text(2)
