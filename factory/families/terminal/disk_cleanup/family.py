@@ -224,6 +224,15 @@ class DiskCleanup(Family):
                 if rel not in nodes:
                     exports.append(rel)
                     add(rel, _blob(rng, rng.randint(15000, 50000)), stamp)
+            # The budget needs at least three exports to choose from after the oldest goes on
+            # the keep-list: a draw with fewer older than the cut-off (or whose names collided)
+            # gets older ones added. Only such draws take more from rng: the others stay as they were.
+            while sum(cutoff is None or nodes[r].mtime < cutoff for r in exports) < 4:
+                stamp = (cutoff or now) - rng.randint(1, 60) * DAY - rng.randint(0, 86399)
+                rel = f"exports/{rng.choice(EXPORT_KINDS)}-{day_text(stamp)}.csv.gz"
+                if rel not in nodes:
+                    exports.append(rel)
+                    add(rel, _blob(rng, rng.randint(15000, 50000)), stamp)
 
         # protections
         def deletable(rel: str) -> bool:
