@@ -17,9 +17,12 @@ containers (Docker). Two held-out splits, the same for every seed (``split_seed`
 The baseline is the initial model's pass@1 on the held-out tasks, k episodes per task, measured
 once per split (OUT/<split>-baseline.json). Per seed: ``--steps`` training steps from the same
 initial model, then pass@1 at the same k (OUT/<split>-seed<N>.json, written as soon as the seed
-ends; a rerun skips what is done). ``--report`` pools the seeds: per held-out task its pass rate
-before and after (after averaged over seeds), and the lift after - before with a 95% bootstrap
-interval that resamples *tasks* (the episodes of one task are not independent draws).
+ends; a rerun skips what is done). A seed whose training the trainer stops early
+(``max_empty_steps`` groups in a row without reward variance) is still evaluated and pooled,
+with the reason recorded, so no seed drops out of the pool for having learnt nothing.
+``--report`` pools the seeds: per held-out task its pass rate before and after (after averaged
+over seeds), and the lift after - before with a 95% bootstrap interval that resamples *tasks*
+(the episodes of one task are not independent draws).
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "train"))
 
+from factory.errors import TrainingError  # noqa: E402
 from factory.generate.taxonomy import Difficulty  # noqa: E402
 from factory.generate.trial import render_trial  # noqa: E402
 
@@ -82,11 +86,20 @@ def run_seed(split: str, seed: int | None, steps: int, k: int, out: Path) -> dic
         trainer.setup()
         started = time.monotonic()
         rows = []
+        stopped = None
         try:
             attempts = 0
             while seed is not None and trainer.step < steps and attempts < 3 * steps:
                 attempts += 1
-                row = trainer.train_step()
+                try:
+                    row = trainer.train_step()
+                except TrainingError as exc:
+                    # The trainer gave up (e.g. max_empty_steps groups in a row without reward
+                    # variance). The seed still counts: its policy is evaluated as training left
+                    # it, so a seed that found no signal is not silently dropped from the pool.
+                    stopped = str(exc)
+                    print(f"[{label}] training stopped: {stopped}", flush=True)
+                    break
                 if row is not None:
                     rows.append(row)
                     print(
@@ -108,6 +121,7 @@ def run_seed(split: str, seed: int | None, steps: int, k: int, out: Path) -> dic
         "infra_failures": summary["infra_failures"],
         "train_reward": [r["reward_mean"] for r in rows],
         "groups_used": [r["groups_used"] for r in rows],
+        "stopped": stopped,
     }
     out.mkdir(parents=True, exist_ok=True)
     name = "baseline" if seed is None else f"seed{seed}"
@@ -157,6 +171,8 @@ def report(out: Path) -> None:
                 f"{statistics.fmean(r['pass'][t] for t in tasks):.3f}, {r['steps']}, "
                 f"{r['minutes']:.0f}, {[round(x, 2) for x in r['train_reward']]} |"
             )
+            if r.get("stopped"):
+                print(f"| seed {r['seed']}: training stopped early | {r['stopped']} |")
         infra = base["infra_failures"] + sum(r["infra_failures"] for r in runs)
         print(f"| evaluation episodes lost to infrastructure | {infra} |")
 
