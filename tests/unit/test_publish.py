@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from fixtures.fresh_import import loaded_after_import
 from publish_suite import EXAMPLE_TASKS, make_suite
 
 from factory.publish.api import detect_format, export_suite, import_export
@@ -452,11 +453,5 @@ def test_hf_without_pyarrow_names_the_extra(suite, tmp_path, monkeypatch):
 
 
 def test_import_factory_stays_light():
-    code = (
-        "import sys, factory, factory.cli, factory.publish.api, factory.publish.report; "
-        "heavy = [m for m in ('pyarrow', 'datasets', 'torch', 'docker') if m in sys.modules]; "
-        "print(heavy)"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "[]"
+    modules = ["factory", "factory.cli", "factory.publish.api", "factory.publish.report"]
+    assert loaded_after_import(modules, ["pyarrow", "datasets", "torch", "docker"]) == []
