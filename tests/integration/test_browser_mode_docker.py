@@ -11,13 +11,11 @@ import shlex
 import time
 
 import pytest
+from fixtures.built_tasks import built_trial, element_id
 
 from factory.agent.harness import HarnessConfig, ReplyPolicy, ScriptedPolicy, run_episode
 from factory.families import registry
 from factory.generate.taxonomy import Difficulty
-from factory.generate.trial import render_trial
-from factory.images.task_image import TaskImageBuilder
-from factory.tasks.model import load_task
 from factory.validate.phases import container_spec
 
 pytestmark = pytest.mark.docker
@@ -35,20 +33,8 @@ except urllib.error.HTTPError as exc:
 """
 
 
-def _task(runtime, tmp_path, family: str, difficulty: Difficulty, seed: int = 1):
-    trial = render_trial(family, difficulty, seed, tmp_path / "tasks")
-    task = load_task(trial.path)
-    return trial, task, TaskImageBuilder(runtime).ensure(task).ref
-
-
-def _id(page: str, role: str, name: str) -> str:
-    found = re.search(rf'\[(\d+)\] {role} "{re.escape(name)}"', page)
-    assert found, f"no {role} {name!r} on the page:\n{page[-3000:]}"
-    return found.group(1)
-
-
 def test_only_the_browser_reaches_the_app(runtime, tmp_path):
-    _trial, task, image = _task(runtime, tmp_path, "web-shop-browser", Difficulty.EASY)
+    _trial, task, image = built_trial(runtime, tmp_path, "web-shop-browser", Difficulty.EASY)
     with runtime.start(container_spec(task, image)) as box:
         box.wait_ready()
 
@@ -180,18 +166,18 @@ class ReportReader(ReplyPolicy):
         yield lambda page: "browse goto /login"
         yield lambda page: " && ".join(
             [
-                f"browse type {_id(page, 'textbox', 'Username')} {shlex.quote(user['username'])}",
-                f"browse type {_id(page, 'textbox', 'Password')} {shlex.quote(user['password'])}",
-                f"browse click {_id(page, 'button', 'Sign in')}",
+                f"browse type {element_id(page, 'textbox', 'Username')} {shlex.quote(user['username'])}",
+                f"browse type {element_id(page, 'textbox', 'Password')} {shlex.quote(user['password'])}",
+                f"browse click {element_id(page, 'button', 'Sign in')}",
             ]
         )
         yield lambda page: "browse goto /report"
         yield lambda page: " && ".join(
             [
                 # the first answer is dropped: the table it shows is the one for the old month
-                f"browse select {_id(page, 'combobox', 'Region')} {shlex.quote(self.c['region'])}"
+                f"browse select {element_id(page, 'combobox', 'Region')} {shlex.quote(self.c['region'])}"
                 " >/dev/null",
-                f"browse select {_id(page, 'combobox', 'Month')} {self.c['month']}",
+                f"browse select {element_id(page, 'combobox', 'Month')} {self.c['month']}",
             ]
         )
         while True:
@@ -232,7 +218,7 @@ def _cents(text: str) -> int:
 
 
 def test_scripted_agent_reads_a_javascript_report(runtime, tmp_path):
-    trial, task, image = _task(runtime, tmp_path, "web-reports", Difficulty.MEDIUM)
+    trial, task, image = built_trial(runtime, tmp_path, "web-reports", Difficulty.MEDIUM)
     context = registry.get("web-reports").draft(random.Random(1), Difficulty.MEDIUM, {}).context
     result = run_episode(runtime, task, image, ReportReader(context), LONG, tmp_path)
     assert result.infra_error is None, result.infra_error
@@ -244,7 +230,7 @@ def test_scripted_agent_reads_a_javascript_report(runtime, tmp_path):
 
 @pytest.mark.parametrize("family", BROWSER_FAMILIES)
 def test_each_browser_family_is_solved_through_the_browser(runtime, tmp_path, family):
-    trial, task, image = _task(runtime, tmp_path, family, Difficulty.EASY)
+    trial, task, image = built_trial(runtime, tmp_path, family, Difficulty.EASY)
     solve = (trial.path / "solution" / "solve.sh").read_text()
     assert "browse" in solve and "client import" not in solve
     result = run_episode(runtime, task, image, ScriptedPolicy([solve]), LONG, tmp_path)
