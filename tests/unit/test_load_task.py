@@ -1,17 +1,12 @@
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
+from factory.compat import tomllib
 from factory.errors import TaskFormatError
 from factory.tasks.model import discover_task_dirs, load_task, task_id_from_name
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 EXPECTED = tomllib.loads((EXAMPLES / "broken" / "EXPECTED.toml").read_text())

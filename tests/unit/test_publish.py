@@ -14,6 +14,7 @@ import yaml
 from fixtures.fresh_import import loaded_after_import
 from publish_suite import EXAMPLE_TASKS, make_suite
 
+from factory.compat import tomllib
 from factory.publish.api import detect_format, export_suite, import_export
 from factory.publish.errors import (
     ExportFileError,
@@ -27,11 +28,6 @@ from factory.publish.harbor_digest import NotReproducible, harbor_digest, packag
 from factory.publish.models import MANIFEST_NAME, FileEntry, dataset_hash
 from factory.publish.tree import read_tree, write_tree
 from factory.tasks.hashing import hash_tree
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 FORMATS = ("jsonl", "harbor", "hf")
 
