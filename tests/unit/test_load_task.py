@@ -3,6 +3,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from fixtures.files import write_files
 
 from factory.compat import tomllib
 from factory.errors import TaskFormatError
@@ -45,19 +46,11 @@ def test_missing_directory(tmp_path):
         load_task(tmp_path / "nope")
 
 
-def write_task(root: Path, files: dict[str, str]) -> Path:
-    """A task directory holding exactly ``files`` (relative path -> text)."""
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    return root
-
-
 TEST_SH = {"tests/test.sh": "echo 1 > /logs/verifier/reward.txt\n"}
 
 
 def test_empty_instruction(tmp_path):
-    task = write_task(
+    task = write_files(
         tmp_path / "t",
         {
             "task.toml": 'version = "1.0"\n',
@@ -71,7 +64,7 @@ def test_empty_instruction(tmp_path):
 
 
 def test_docker_image_replaces_dockerfile(tmp_path):
-    task = write_task(
+    task = write_files(
         tmp_path / "t",
         {
             "task.toml": '[environment]\ndocker_image = "python:3.12-slim"\n',
@@ -83,7 +76,7 @@ def test_docker_image_replaces_dockerfile(tmp_path):
 
 
 def test_compose_environments_are_refused_clearly(tmp_path):
-    task = write_task(
+    task = write_files(
         tmp_path / "t",
         {
             "task.toml": 'version = "1.0"\n',
@@ -108,7 +101,7 @@ def test_sidecar_services_load_and_unsupported_ones_are_refused_by_field(tmp_pat
         ),
         **TEST_SH,
     }
-    task = write_task(tmp_path / "t", files)
+    task = write_files(tmp_path / "t", files)
     compose = load_task(task).compose
     assert [s.name for s in compose.sidecars] == ["db", "dns-server"]
     assert compose.sidecar("dns-server").build_context == "dns-server"

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from fixtures.files import write_files
 from fixtures.fresh_import import loaded_after_import
 from publish_suite import EXAMPLE_TASKS, make_suite
 
@@ -195,9 +196,7 @@ def test_harbor_digest_follows_harbors_packager(tmp_path):
         "solution/solve.sh": "s",
         "steps/one/tests/test.sh": "st",
     }
-    for rel, text in files.items():
-        (task / rel).parent.mkdir(parents=True, exist_ok=True)
-        (task / rel).write_text(text + "\n")
+    write_files(task, {rel: text + "\n" for rel, text in files.items()})
     published = [
         "README.md",
         "environment/Dockerfile",
