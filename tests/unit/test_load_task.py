@@ -49,17 +49,24 @@ def test_missing_directory(tmp_path):
 TEST_SH = {"tests/test.sh": "echo 1 > /logs/verifier/reward.txt\n"}
 
 
-def test_empty_instruction(tmp_path):
-    task = write_files(
-        tmp_path / "t",
-        {
-            "task.toml": 'version = "1.0"\n',
-            "instruction.md": "  \n",
-            "environment/Dockerfile": "FROM debian:bookworm\n",
-            **TEST_SH,
-        },
-    )
-    with pytest.raises(TaskFormatError, match="instruction is empty"):
+@pytest.mark.parametrize(
+    ("files", "error"),
+    [
+        pytest.param(
+            {"instruction.md": "  \n", "environment/Dockerfile": "FROM debian:bookworm\n"},
+            "instruction is empty",
+            id="empty-instruction",
+        ),
+        pytest.param(  # the main service of docker-compose.yaml is built from the Dockerfile
+            {"instruction.md": "do it\n", "environment/docker-compose.yaml": "services: {}\n"},
+            "docker-compose",
+            id="compose-without-a-dockerfile",
+        ),
+    ],
+)
+def test_a_malformed_task_is_refused_clearly(tmp_path, files, error):
+    task = write_files(tmp_path / "t", {"task.toml": 'version = "1.0"\n', **files, **TEST_SH})
+    with pytest.raises(TaskFormatError, match=error):
         load_task(task)
 
 
@@ -73,20 +80,6 @@ def test_docker_image_replaces_dockerfile(tmp_path):
         },
     )
     assert load_task(task).config.environment.docker_image == "python:3.12-slim"
-
-
-def test_compose_environments_are_refused_clearly(tmp_path):
-    task = write_files(
-        tmp_path / "t",
-        {
-            "task.toml": 'version = "1.0"\n',
-            "instruction.md": "do it\n",
-            "environment/docker-compose.yaml": "services: {}\n",
-            **TEST_SH,
-        },
-    )
-    with pytest.raises(TaskFormatError, match="docker-compose"):
-        load_task(task)
 
 
 def test_sidecar_services_load_and_unsupported_ones_are_refused_by_field(tmp_path):
