@@ -11,9 +11,9 @@ import shlex
 import time
 
 import pytest
-from fixtures.built_tasks import built_trial, element_id
+from fixtures.built_tasks import PagePlan, built_trial, element_id, sign_in
 
-from factory.agent.harness import HarnessConfig, ReplyPolicy, ScriptedPolicy, run_episode
+from factory.agent.harness import HarnessConfig, ScriptedPolicy, run_episode
 from factory.families import registry
 from factory.generate.taxonomy import Difficulty
 from factory.validate.phases import container_spec
@@ -151,26 +151,18 @@ def _the_reset_forgets_cookies_and_storage(box, agent) -> None:
     assert box.exec(["sh", "-c", "kill $(cat /tmp/probe.pid)"], timeout_sec=10).exit_code == 0
 
 
-class ReportReader(ReplyPolicy):
+class ReportReader(PagePlan):
     """Reads the JavaScript-drawn sales report the way a model would: signs in, sets the
     filters by their ids (the page does not reload: the ids from one snapshot still hold),
     pages with the report's own buttons, then writes the best-selling product."""
 
     def __init__(self, context: dict) -> None:
-        self.c = context
         self.rows: list[list[str]] = []
-        self.plan = iter(self._steps())
+        super().__init__(context)
 
     def _steps(self):
-        user = self.c["user"]
         yield lambda page: "browse goto /login"
-        yield lambda page: " && ".join(
-            [
-                f"browse type {element_id(page, 'textbox', 'Username')} {shlex.quote(user['username'])}",
-                f"browse type {element_id(page, 'textbox', 'Password')} {shlex.quote(user['password'])}",
-                f"browse click {element_id(page, 'button', 'Sign in')}",
-            ]
-        )
+        yield lambda page: sign_in(page, self.c["user"])
         yield lambda page: "browse goto /report"
         yield lambda page: " && ".join(
             [
@@ -190,16 +182,6 @@ class ReportReader(ReplyPolicy):
             yield lambda page, click=click: click
         best = max(self.rows, key=lambda r: _cents(r[4]))[0]
         yield lambda page: f"printf '%s\\n' {shlex.quote(best)} > {self.c['answer_path']}"
-
-    def reply(self, messages: list[dict], tools: list[dict] | None = None) -> tuple[str, None]:
-        page = messages[-1]["content"]
-        try:
-            step = next(self.plan)
-            if step is None:
-                step = self.plan.send(page)
-        except StopIteration:
-            return "DONE", None
-        return f"```bash\n{step(page)}\n```", None
 
 
 def _rows(page: str) -> list[list[str]]:

@@ -10,7 +10,7 @@ import re
 import shlex
 
 import pytest
-from fixtures.built_tasks import built_trial, element_id
+from fixtures.built_tasks import PagePlan, built_trial, element_id, sign_in
 
 from factory.agent.actions import ActionFormat
 from factory.agent.harness import HarnessConfig, ReplyPolicy, ScriptedPolicy, run_episode
@@ -21,25 +21,15 @@ from factory.validate.phases import container_spec
 pytestmark = pytest.mark.docker
 
 
-class BrowserShopper(ReplyPolicy):
+class BrowserShopper(PagePlan):
     """Reads each page the browser prints and acts on the numbered elements it finds there,
     the way a model would: sign in, search, open the product, add it, check out."""
-
-    def __init__(self, context: dict) -> None:
-        self.c = context
-        self.plan = iter(self._steps())
 
     def _steps(self):
         item = self.c["items"][0]
         address = self.c["address"]
         yield lambda page: "browse open http://127.0.0.1:8000/login"
-        yield lambda page: " && ".join(
-            [
-                f"browse type {element_id(page, 'textbox', 'Username')} {shlex.quote(self.c['user']['username'])}",
-                f"browse type {element_id(page, 'textbox', 'Password')} {shlex.quote(self.c['user']['password'])}",
-                f"browse click {element_id(page, 'button', 'Sign in')}",
-            ]
-        )
+        yield lambda page: sign_in(page, self.c["user"])
         yield lambda page: " && ".join(
             [
                 f"browse type {element_id(page, 'textbox', 'Search')} {shlex.quote(item['name'])}",
@@ -68,13 +58,6 @@ class BrowserShopper(ReplyPolicy):
                 f"browse click {element_id(page, 'button', 'Place order')}",
             ]
         )
-
-    def reply(self, messages: list[dict], tools: list[dict] | None = None) -> tuple[str, None]:
-        page = messages[-1]["content"]
-        step = next(self.plan, None)
-        if step is None:
-            return "DONE", None
-        return f"```bash\n{step(page)}\n```", None
 
 
 def test_scripted_agent_shops_through_the_browser(runtime, tmp_path):
