@@ -3,18 +3,13 @@ errors that name the file and the field."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from factory.compat import tomllib
 from factory.errors import RecipeError
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 Model = TypeVar("Model", bound=BaseModel)
 

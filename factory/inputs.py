@@ -11,16 +11,11 @@ from __future__ import annotations
 
 import os
 import stat
-import sys
 from pathlib import Path
 from typing import Any
 
+from factory.compat import tomllib
 from factory.errors import TaskFormatError
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 MAX_CONFIG_BYTES = 1 << 20
 """task.toml, task.yaml, docker-compose.yaml, instruction.md, Dockerfile: 1 MiB each."""

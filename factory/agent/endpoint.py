@@ -11,6 +11,7 @@ k samples, and a rerun with the same seeds is answered from the cache.
 from __future__ import annotations
 
 import hashlib
+from dataclasses import KW_ONLY, dataclass
 
 from factory.agent.harness import ReplyPolicy
 from factory.llm import LlmClient
@@ -18,21 +19,16 @@ from factory.llm import LlmClient
 _MESSAGE_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name")
 
 
+@dataclass(eq=False)
 class EndpointPolicy(ReplyPolicy):
     """Answers a conversation with one chat completion per turn."""
 
-    def __init__(
-        self,
-        client: LlmClient,
-        *,
-        temperature: float = 0.7,
-        max_tokens: int = 512,
-        seed: int | None = None,
-    ) -> None:
-        self.client = client
-        self.temperature = temperature
-        self.max_tokens = max_tokens
-        self.seed = seed
+    client: LlmClient
+    _: KW_ONLY
+    temperature: float = 0.7
+    max_tokens: int = 512
+    seed: int | None = None
+    """Turn t of an episode is sampled with seed + t (None: unseeded)."""
 
     def reply(
         self, messages: list[dict], tools: list[dict] | None = None

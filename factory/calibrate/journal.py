@@ -13,20 +13,15 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sys
 import time
 from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
 
+from factory.compat import tomllib
 from factory.fsutil import write_text_atomic
 from factory.tasks.config import TaskConfig
 from factory.tasks.hashing import iter_files
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 CALIBRATION_DIR = "calibration"
 CALIBRATION_KEYS = frozenset(

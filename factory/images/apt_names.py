@@ -13,7 +13,7 @@ is mapped for the stand-in's release:
   dropped.
 
 What cannot be had is reported by name (:attr:`AptRewrite.missing`), and a build log's
-"Unable to locate package" lines are read back the same way (:func:`missing_in_build_log`).
+"Unable to locate package" lines are read back the same way (:func:`factory.images.build_log.missing_packages`).
 """
 
 from __future__ import annotations
@@ -34,12 +34,6 @@ RELEASE_JDKS = {"bookworm": ("17",), "trixie": ("21", "25")}
 
 _JDK_RE = re.compile(r"^(?:openjdk|temurin)-(\d+)-(jdk|jre)(-headless)?$")
 _PYTHON_RE = re.compile(r"^(lib)?python(3\.\d+)(-[a-z0-9.-]+)?$")
-_APT_MISSING_RE = re.compile(
-    r"E: Unable to locate package (?P<a>\S+)"
-    r"|E: Package '(?P<b>[^']+)' has no installation candidate"
-    r"|E: Couldn't find any package by (?:glob|regex) '(?P<c>[^']+)'"
-    r"|E: Version '[^']+' for '(?P<d>[^']+)' was not found"
-)
 
 
 class PackageRule(BaseModel):
@@ -134,13 +128,3 @@ def rewrite_packages(packages: list[str], release: str, provided: set[str]) -> A
             out.notes.append(note)
         out.packages += [n for n in names if n not in out.packages]
     return out
-
-
-def missing_in_build_log(log: str) -> list[str]:
-    """Package names apt said it could not find, in order, once each."""
-    names: list[str] = []
-    for match in _APT_MISSING_RE.finditer(log):
-        name = next(g for g in match.groups() if g)
-        if name not in names:
-            names.append(name)
-    return names

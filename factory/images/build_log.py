@@ -1,7 +1,8 @@
 """What a task image's build log says beyond success or failure: the hosts the build tried and
-failed to reach (nothing but the package registries is reachable here). A build can succeed
-regardless (``curl ... | sh`` takes sh's exit status), leaving an image without what those hosts
-serve; the hosts are kept per environment hash, so a later run that reuses the image knows too.
+failed to reach (nothing but the package registries is reachable here), and the packages apt
+could not find. A build can succeed regardless of unreachable hosts (``curl ... | sh`` takes
+sh's exit status), leaving an image without what those hosts serve; the hosts are kept per
+environment hash, so a later run that reuses the image knows too.
 """
 
 from __future__ import annotations
@@ -20,16 +21,34 @@ _UNREACHABLE = re.compile(
     r"|HTTPSConnectionPool\(host='(?P<e>[\w.-]+)'",
     re.IGNORECASE,
 )
+# What apt prints for a package it cannot install on this release.
+_APT_MISSING = re.compile(
+    r"E: Unable to locate package (?P<a>\S+)"
+    r"|E: Package '(?P<b>[^']+)' has no installation candidate"
+    r"|E: Couldn't find any package by (?:glob|regex) '(?P<c>[^']+)'"
+    r"|E: Version '[^']+' for '(?P<d>[^']+)' was not found"
+)
+
+
+def _named(pattern: re.Pattern[str], log: str) -> list[str]:
+    """What the matches of ``pattern`` (each names one thing in a group) name in ``log``, in
+    order, once each."""
+    names: list[str] = []
+    for match in pattern.finditer(log):
+        name = next(g for g in match.groups() if g)
+        if name not in names:
+            names.append(name)
+    return names
 
 
 def unreachable_hosts(build_log: str) -> list[str]:
     """Hosts a build log says could not be reached, in order, once each."""
-    hosts: list[str] = []
-    for match in _UNREACHABLE.finditer(build_log):
-        host = next(g for g in match.groups() if g)
-        if host not in hosts:
-            hosts.append(host)
-    return hosts
+    return _named(_UNREACHABLE, build_log)
+
+
+def missing_packages(build_log: str) -> list[str]:
+    """Package names apt said it could not find, in order, once each."""
+    return _named(_APT_MISSING, build_log)
 
 
 def _unreachable_file(env_hash: str) -> Path:

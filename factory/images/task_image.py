@@ -15,8 +15,7 @@ from factory.errors import (
     UnavailableOfflineError,
 )
 from factory.images.aliases import AliasTable, rewrite_dockerfile
-from factory.images.apt_names import missing_in_build_log
-from factory.images.build_log import recall_unreachable, remember_unreachable
+from factory.images.build_log import missing_packages, recall_unreachable, remember_unreachable
 from factory.images.builder import build_recipe
 from factory.images.dockerfile_compat import make_legacy_compatible
 from factory.images.dockerfile_errors import explain_parse_error
@@ -311,7 +310,7 @@ def _scripts_text(task: Task) -> str:
 def _raise_if_packages_missing(exc: ImageBuildError, bases: list[str], dockerfile: Path) -> None:
     """A stand-in build that failed because apt has no such package: name the packages."""
     releases = [r for r in (stand_in_release(b) for b in bases) if r]
-    names = missing_in_build_log(exc.log_tail)
+    names = missing_packages(exc.log_tail)
     if releases and names:
         where = f"Debian {releases[-1]} (the stand-in's release)"
         raise UnavailableOfflineError(

@@ -10,7 +10,6 @@ Our own provenance lives under ``[metadata.factory]`` (see :class:`FactoryProven
 from __future__ import annotations
 
 import re
-import sys
 from enum import Enum
 from pathlib import PurePosixPath
 from typing import Any
@@ -26,10 +25,7 @@ from pydantic import (
     model_validator,
 )
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+from factory.compat import tomllib
 
 DEFAULT_AGENT_TIMEOUT_SEC = 600.0
 DEFAULT_VERIFIER_TIMEOUT_SEC = 600.0

@@ -24,13 +24,13 @@ import copy
 import gzip
 import re
 import shlex
-import sys
 from collections.abc import Iterator
 from enum import Enum
 from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
+from factory.compat import tomllib
 from factory.errors import TaskFormatError
 from factory.tasks.config import (
     NetworkMode,
@@ -46,11 +46,6 @@ from factory.tasks.harbor_schema import (
 from factory.tasks.model import discover_task_dirs
 from factory.tasks.offline import undeclared_network_fetches
 from factory.tasks.paths import TaskPaths
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 
 class LintSource(str, Enum):

@@ -11,13 +11,11 @@ import shlex
 import time
 
 import pytest
+from fixtures.built_tasks import PagePlan, built_trial, element_id, sign_in
 
-from factory.agent.harness import HarnessConfig, ReplyPolicy, ScriptedPolicy, run_episode
+from factory.agent.harness import HarnessConfig, ScriptedPolicy, run_episode
 from factory.families import registry
 from factory.generate.taxonomy import Difficulty
-from factory.generate.trial import render_trial
-from factory.images.task_image import TaskImageBuilder
-from factory.tasks.model import load_task
 from factory.validate.phases import container_spec
 
 pytestmark = pytest.mark.docker
@@ -35,20 +33,8 @@ except urllib.error.HTTPError as exc:
 """
 
 
-def _task(runtime, tmp_path, family: str, difficulty: Difficulty, seed: int = 1):
-    trial = render_trial(family, difficulty, seed, tmp_path / "tasks")
-    task = load_task(trial.path)
-    return trial, task, TaskImageBuilder(runtime).ensure(task).ref
-
-
-def _id(page: str, role: str, name: str) -> str:
-    found = re.search(rf'\[(\d+)\] {role} "{re.escape(name)}"', page)
-    assert found, f"no {role} {name!r} on the page:\n{page[-3000:]}"
-    return found.group(1)
-
-
 def test_only_the_browser_reaches_the_app(runtime, tmp_path):
-    _trial, task, image = _task(runtime, tmp_path, "web-shop-browser", Difficulty.EASY)
+    _trial, task, image = built_trial(runtime, tmp_path, "web-shop-browser", Difficulty.EASY)
     with runtime.start(container_spec(task, image)) as box:
         box.wait_ready()
 
@@ -165,33 +151,25 @@ def _the_reset_forgets_cookies_and_storage(box, agent) -> None:
     assert box.exec(["sh", "-c", "kill $(cat /tmp/probe.pid)"], timeout_sec=10).exit_code == 0
 
 
-class ReportReader(ReplyPolicy):
+class ReportReader(PagePlan):
     """Reads the JavaScript-drawn sales report the way a model would: signs in, sets the
     filters by their ids (the page does not reload: the ids from one snapshot still hold),
     pages with the report's own buttons, then writes the best-selling product."""
 
     def __init__(self, context: dict) -> None:
-        self.c = context
         self.rows: list[list[str]] = []
-        self.plan = iter(self._steps())
+        super().__init__(context)
 
     def _steps(self):
-        user = self.c["user"]
         yield lambda page: "browse goto /login"
-        yield lambda page: " && ".join(
-            [
-                f"browse type {_id(page, 'textbox', 'Username')} {shlex.quote(user['username'])}",
-                f"browse type {_id(page, 'textbox', 'Password')} {shlex.quote(user['password'])}",
-                f"browse click {_id(page, 'button', 'Sign in')}",
-            ]
-        )
+        yield lambda page: sign_in(page, self.c["user"])
         yield lambda page: "browse goto /report"
         yield lambda page: " && ".join(
             [
                 # the first answer is dropped: the table it shows is the one for the old month
-                f"browse select {_id(page, 'combobox', 'Region')} {shlex.quote(self.c['region'])}"
+                f"browse select {element_id(page, 'combobox', 'Region')} {shlex.quote(self.c['region'])}"
                 " >/dev/null",
-                f"browse select {_id(page, 'combobox', 'Month')} {self.c['month']}",
+                f"browse select {element_id(page, 'combobox', 'Month')} {self.c['month']}",
             ]
         )
         while True:
@@ -204,16 +182,6 @@ class ReportReader(ReplyPolicy):
             yield lambda page, click=click: click
         best = max(self.rows, key=lambda r: _cents(r[4]))[0]
         yield lambda page: f"printf '%s\\n' {shlex.quote(best)} > {self.c['answer_path']}"
-
-    def reply(self, messages: list[dict], tools: list[dict] | None = None) -> tuple[str, None]:
-        page = messages[-1]["content"]
-        try:
-            step = next(self.plan)
-            if step is None:
-                step = self.plan.send(page)
-        except StopIteration:
-            return "DONE", None
-        return f"```bash\n{step(page)}\n```", None
 
 
 def _rows(page: str) -> list[list[str]]:
@@ -232,7 +200,7 @@ def _cents(text: str) -> int:
 
 
 def test_scripted_agent_reads_a_javascript_report(runtime, tmp_path):
-    trial, task, image = _task(runtime, tmp_path, "web-reports", Difficulty.MEDIUM)
+    trial, task, image = built_trial(runtime, tmp_path, "web-reports", Difficulty.MEDIUM)
     context = registry.get("web-reports").draft(random.Random(1), Difficulty.MEDIUM, {}).context
     result = run_episode(runtime, task, image, ReportReader(context), LONG, tmp_path)
     assert result.infra_error is None, result.infra_error
@@ -244,7 +212,7 @@ def test_scripted_agent_reads_a_javascript_report(runtime, tmp_path):
 
 @pytest.mark.parametrize("family", BROWSER_FAMILIES)
 def test_each_browser_family_is_solved_through_the_browser(runtime, tmp_path, family):
-    trial, task, image = _task(runtime, tmp_path, family, Difficulty.EASY)
+    trial, task, image = built_trial(runtime, tmp_path, family, Difficulty.EASY)
     solve = (trial.path / "solution" / "solve.sh").read_text()
     assert "browse" in solve and "client import" not in solve
     result = run_episode(runtime, task, image, ScriptedPolicy([solve]), LONG, tmp_path)

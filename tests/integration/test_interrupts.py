@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import signal
 import subprocess
@@ -12,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from fixtures.validate_runs import signal_when_started, start_validate
 
 from factory.runtime import LABEL_MANAGED, DockerRuntime
 
@@ -41,25 +41,6 @@ def _containers_of(pid: int) -> list[dict]:
     ]
 
 
-def _start(tasks: list[Path], out: Path) -> subprocess.Popen:
-    return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "factory",
-            "validate",
-            *map(str, tasks),
-            "--out",
-            str(out),
-            "--jobs",
-            "2",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-
-
 def _wait_for_containers(proc: subprocess.Popen, want: int = 2, limit: float = 60) -> None:
     deadline = time.monotonic() + limit
     while time.monotonic() < deadline:
@@ -72,20 +53,16 @@ def _wait_for_containers(proc: subprocess.Popen, want: int = 2, limit: float = 6
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_interrupt_removes_containers(tmp_path, sig):
-    proc = _start(_slow_tasks(tmp_path), tmp_path / "out")
-    _wait_for_containers(proc)
-    proc.send_signal(sig)
-    output, _ = proc.communicate(timeout=60)
+    proc = start_validate(_slow_tasks(tmp_path), tmp_path / "out", "--jobs", "2")
+    output, _ = signal_when_started(proc, lambda: _wait_for_containers(proc), sig, timeout=60)
     assert proc.returncode == 130, output
     assert _containers_of(proc.pid) == []
     assert (tmp_path / "out" / "validation.json").is_file()
 
 
 def test_kill9_leftovers_are_collected_by_gc(tmp_path):
-    proc = _start(_slow_tasks(tmp_path), tmp_path / "out")
-    _wait_for_containers(proc)
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait(timeout=30)
+    proc = start_validate(_slow_tasks(tmp_path), tmp_path / "out", "--jobs", "2")
+    signal_when_started(proc, lambda: _wait_for_containers(proc), signal.SIGKILL, timeout=30)
     assert _containers_of(proc.pid), "kill -9 leaves containers (that is what gc is for)"
     gc = subprocess.run(
         [sys.executable, "-m", "factory", "gc", "--json"], capture_output=True, text=True

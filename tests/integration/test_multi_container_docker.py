@@ -6,18 +6,17 @@ not after a phase, not after Ctrl-C, and `gc` collects what kill -9 left."""
 from __future__ import annotations
 
 import ipaddress
-import os
 import shutil
 import signal
 import socket
 import subprocess
-import sys
 import textwrap
 import threading
 import time
 from pathlib import Path
 
 import pytest
+from fixtures.validate_runs import signal_when_started, start_validate
 
 from factory.images.task_image import TaskImageBuilder
 from factory.runtime import (
@@ -230,25 +229,7 @@ def _of_pid(api, pid: int) -> tuple[list[str], list[str]]:
 
 
 def _start_validate(task_dir: Path, out: Path) -> subprocess.Popen:
-    return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "factory",
-            "validate",
-            str(task_dir),
-            "--out",
-            str(out),
-            "--jobs",
-            "1",
-            "--repeats",
-            "1",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "train")])},
-    )
+    return start_validate([task_dir], out, "--jobs", "1", "--repeats", "1")
 
 
 def _wait_for_group(api, proc: subprocess.Popen, limit: float = 240.0) -> None:
@@ -267,13 +248,7 @@ def _wait_for_group(api, proc: subprocess.Popen, limit: float = 240.0) -> None:
 def test_ctrl_c_removes_sidecars_and_the_network(tmp_path):
     api = DockerRuntime("pytest-probe").api
     proc = _start_validate(_slow_copy(tmp_path), tmp_path / "out")
-    try:
-        _wait_for_group(api, proc)
-        proc.send_signal(signal.SIGINT)
-        output, _ = proc.communicate(timeout=90)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    output, _ = signal_when_started(proc, lambda: _wait_for_group(api, proc))
     assert proc.returncode == 130, output
     assert _of_pid(api, proc.pid) == ([], [])
 
@@ -282,13 +257,7 @@ def test_kill9_leftovers_of_a_group_are_collected_by_gc(tmp_path):
     runtime = DockerRuntime("pytest-probe")
     api = runtime.api
     proc = _start_validate(_slow_copy(tmp_path), tmp_path / "out")
-    try:
-        _wait_for_group(api, proc)
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    signal_when_started(proc, lambda: _wait_for_group(api, proc), signal.SIGKILL, timeout=30)
     containers, networks = _of_pid(api, proc.pid)
     assert len(containers) >= 2 and networks, "kill -9 leaves them (that is what gc is for)"
     run_ids = {

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -18,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from fixtures.generate_cli import perms_taxonomy
+from fixtures.validate_runs import signal_when_started, start_validate
 
 from factory.distributed import ray_installed
 from factory.tasks.model import discover_task_dirs
@@ -123,26 +123,22 @@ def _containers_of(prefix: str) -> list[str]:
 
 def test_ctrl_c_cancels_the_ray_tasks_and_leaves_no_container(ray_cluster, tmp_path):
     prefix = f"pytest-raycancel-{uuid.uuid4().hex[:6]}"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "factory", "validate", *map(str, three_tasks()), "--out",
-         str(tmp_path / "out"), "--executor", "ray", "--ray-address", ray_cluster.address,
-         "--force"],
-        stdout=subprocess.PIPE,
+    proc = start_validate(
+        three_tasks(),
+        tmp_path / "out",
+        *("--executor", "ray", "--ray-address", ray_cluster.address, "--force"),
         stderr=subprocess.PIPE,
-        text=True,
         env={**os.environ, "FACTORY_RUN_PREFIX": prefix},
-    )  # fmt: skip
-    try:
+    )
+
+    def started() -> None:
         deadline = time.monotonic() + 90
         while not _containers_of(prefix):
             assert proc.poll() is None, proc.communicate()
             assert time.monotonic() < deadline, "no task container started"
             time.sleep(0.2)
-        proc.send_signal(signal.SIGINT)
-        _, stderr = proc.communicate(timeout=90)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+
+    _, stderr = signal_when_started(proc, started)
     assert proc.returncode == 130, stderr
     assert "interrupted" in stderr
     deadline = time.monotonic() + 30

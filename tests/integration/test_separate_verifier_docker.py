@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from fixtures.files import write_files
 
 from factory.images.task_image import TaskImageBuilder
 from factory.tasks.model import load_task
@@ -80,15 +81,14 @@ nohup bash -c 'while :; do mkdir -p /logs/verifier; echo 1 > /logs/verifier/rewa
 
 
 def _task(root: Path, solve: str) -> Path:
-    (root / "environment").mkdir(parents=True)
-    (root / "tests").mkdir()
-    (root / "solution").mkdir()
-    (root / "task.toml").write_text(TASK_TOML)
-    (root / "instruction.md").write_text("Write 42 to /app/answer.txt.\n")
-    (root / "environment" / "Dockerfile").write_text(DOCKERFILE)
-    (root / "tests" / "test.sh").write_text(TEST_SH)
-    (root / "solution" / "solve.sh").write_text(solve)
-    return root
+    files = {
+        "task.toml": TASK_TOML,
+        "instruction.md": "Write 42 to /app/answer.txt.\n",
+        "environment/Dockerfile": DOCKERFILE,
+        "tests/test.sh": TEST_SH,
+        "solution/solve.sh": solve,
+    }
+    return write_files(root, files)
 
 
 def test_the_separate_verifier_sees_the_artifacts_not_the_plants(runtime, tmp_path):

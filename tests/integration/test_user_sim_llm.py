@@ -11,15 +11,13 @@ from __future__ import annotations
 import json
 
 import pytest
+from fixtures.airline import airline_entry
 from fixtures.llama_server import llama_server
 
 from factory.agent.backends import InProcessEpisodes
 from factory.agent.harness import HarnessConfig
-from factory.agent.suite import load_suite_tasks
 from factory.agent.tool_episode import ToolEpisode
 from factory.agent.user_sim import LlmUser, UserKind
-from factory.generate.taxonomy import Difficulty
-from factory.generate.trial import render_trial
 from factory.llm import LlmClient, LlmSettings
 from factory.tasks.user_profile import load_user_profile
 
@@ -44,14 +42,7 @@ def episode_with(entry, client: LlmClient, log_dir) -> ToolEpisode:
 
 
 def test_an_airline_episode_with_an_llm_customer(tmp_path, llm_url):
-    render_trial(
-        "tool-airline",
-        Difficulty.MEDIUM,
-        1,
-        tmp_path / "tasks",
-        {"user": "simulated", "shape": "task"},
-    )
-    (entry,) = load_suite_tasks(tmp_path)
+    entry = airline_entry(tmp_path)
     profile = load_user_profile(entry.task.paths.tests_dir)
     (fact,) = profile.communicate
     solve = (entry.task.root / "solution" / "solve.sh").read_text().splitlines()

@@ -10,15 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from factory.compat import tomllib
 from factory.importers.layouts import import_task
 from factory.tasks.model import discover_task_dirs
 from factory.validate.outcome import Outcome
 from factory.validate.validator import Validator
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 pytestmark = pytest.mark.docker
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

@@ -10,62 +10,44 @@ import re
 import shlex
 
 import pytest
+from fixtures.built_tasks import PagePlan, built_trial, element_id, sign_in
 
 from factory.agent.actions import ActionFormat
 from factory.agent.harness import HarnessConfig, ReplyPolicy, ScriptedPolicy, run_episode
 from factory.families import registry
 from factory.generate.taxonomy import Difficulty
-from factory.generate.trial import render_trial
-from factory.images.task_image import TaskImageBuilder
-from factory.tasks.model import load_task
 from factory.validate.phases import container_spec
 
 pytestmark = pytest.mark.docker
 
 
-def _task(runtime, tmp_path, family: str, difficulty: Difficulty, seed: int = 1):
-    trial = render_trial(family, difficulty, seed, tmp_path / "tasks")
-    task = load_task(trial.path)
-    return trial, task, TaskImageBuilder(runtime).ensure(task).ref
-
-
-class BrowserShopper(ReplyPolicy):
+class BrowserShopper(PagePlan):
     """Reads each page the browser prints and acts on the numbered elements it finds there,
     the way a model would: sign in, search, open the product, add it, check out."""
-
-    def __init__(self, context: dict) -> None:
-        self.c = context
-        self.plan = iter(self._steps())
 
     def _steps(self):
         item = self.c["items"][0]
         address = self.c["address"]
         yield lambda page: "browse open http://127.0.0.1:8000/login"
+        yield lambda page: sign_in(page, self.c["user"])
         yield lambda page: " && ".join(
             [
-                f"browse type {_id(page, 'textbox', 'Username')} {shlex.quote(self.c['user']['username'])}",
-                f"browse type {_id(page, 'textbox', 'Password')} {shlex.quote(self.c['user']['password'])}",
-                f"browse click {_id(page, 'button', 'Sign in')}",
+                f"browse type {element_id(page, 'textbox', 'Search')} {shlex.quote(item['name'])}",
+                f"browse click {element_id(page, 'button', 'Search')}",
             ]
         )
+        yield lambda page: f"browse click {element_id(page, 'link', item['name'])}"
         yield lambda page: " && ".join(
             [
-                f"browse type {_id(page, 'textbox', 'Search')} {shlex.quote(item['name'])}",
-                f"browse click {_id(page, 'button', 'Search')}",
+                f"browse type {element_id(page, 'textbox', 'Quantity')} {item['qty']}",
+                f"browse click {element_id(page, 'button', 'Add to cart')}",
             ]
         )
-        yield lambda page: f"browse click {_id(page, 'link', item['name'])}"
-        yield lambda page: " && ".join(
-            [
-                f"browse type {_id(page, 'textbox', 'Quantity')} {item['qty']}",
-                f"browse click {_id(page, 'button', 'Add to cart')}",
-            ]
-        )
-        yield lambda page: f"browse click {_id(page, 'link', 'Proceed to checkout')}"
+        yield lambda page: f"browse click {element_id(page, 'link', 'Proceed to checkout')}"
         yield lambda page: " && ".join(
             [
                 *(
-                    f"browse type {_id(page, 'textbox', label)} {shlex.quote(address[key])}"
+                    f"browse type {element_id(page, 'textbox', label)} {shlex.quote(address[key])}"
                     for key, label in (
                         ("name", "Full name"),
                         ("street", "Street"),
@@ -73,26 +55,13 @@ class BrowserShopper(ReplyPolicy):
                         ("zip", "ZIP code"),
                     )
                 ),
-                f"browse click {_id(page, 'button', 'Place order')}",
+                f"browse click {element_id(page, 'button', 'Place order')}",
             ]
         )
 
-    def reply(self, messages: list[dict], tools: list[dict] | None = None) -> tuple[str, None]:
-        page = messages[-1]["content"]
-        step = next(self.plan, None)
-        if step is None:
-            return "DONE", None
-        return f"```bash\n{step(page)}\n```", None
-
-
-def _id(page: str, kind: str, label: str) -> str:
-    found = re.search(rf'\[(\d+)\] {kind} "{re.escape(label)}"', page)
-    assert found, f"no {kind} {label!r} on the page:\n{page[-1500:]}"
-    return found.group(1)
-
 
 def test_scripted_agent_shops_through_the_browser(runtime, tmp_path):
-    trial, task, image = _task(runtime, tmp_path, "web-shop", Difficulty.EASY)
+    trial, task, image = built_trial(runtime, tmp_path, "web-shop", Difficulty.EASY)
     # The family's draft context is what the instruction says: the agent "reads" it there.
     context = registry.get("web-shop").draft(random.Random(1), Difficulty.EASY, {}).context
     result = run_episode(runtime, task, image, BrowserShopper(context), HarnessConfig(), tmp_path)
@@ -103,7 +72,7 @@ def test_scripted_agent_shops_through_the_browser(runtime, tmp_path):
 
 
 def test_unsolved_web_task_scores_zero(runtime, tmp_path):
-    trial, task, image = _task(runtime, tmp_path, "web-shop", Difficulty.EASY)
+    trial, task, image = built_trial(runtime, tmp_path, "web-shop", Difficulty.EASY)
     policy = ScriptedPolicy(["browse open http://127.0.0.1:8000/products"])
     result = run_episode(runtime, task, image, policy, HarnessConfig(), tmp_path)
     assert result.infra_error is None and result.reward == 0.0
@@ -112,7 +81,7 @@ def test_unsolved_web_task_scores_zero(runtime, tmp_path):
 
 
 def test_scripted_agent_uses_the_tool_server(runtime, tmp_path):
-    trial, task, image = _task(runtime, tmp_path, "tool-calendar", Difficulty.MEDIUM)
+    trial, task, image = built_trial(runtime, tmp_path, "tool-calendar", Difficulty.MEDIUM)
     calls = [
         line
         for line in (trial.path / "solution" / "solve.sh").read_text().splitlines()
@@ -127,7 +96,7 @@ def test_scripted_agent_uses_the_tool_server(runtime, tmp_path):
 
 
 def test_policy_violation_fails_the_task(runtime, tmp_path):
-    trial, task, image = _task(runtime, tmp_path, "tool-calendar", Difficulty.HARD)
+    trial, task, image = built_trial(runtime, tmp_path, "tool-calendar", Difficulty.HARD)
     script = (trial.path / "solution" / "solve.sh").read_text().splitlines()
     calls = [line for line in script if line.startswith("tool call ")]
     match = re.search(r"\((ev-\d+)\)", task.instruction)
@@ -169,7 +138,7 @@ print(json.dumps(out))
 
 
 def test_mcp_endpoint_and_reset(runtime, tmp_path):
-    trial, task, image = _task(runtime, tmp_path, "tool-calendar", Difficulty.EASY)
+    trial, task, image = built_trial(runtime, tmp_path, "tool-calendar", Difficulty.EASY)
     with runtime.start(container_spec(task, image)) as box:
         box.wait_ready()
         out = _exec_json(box, MCP_SESSION)
@@ -222,7 +191,7 @@ def _admin(box, command: str) -> dict:
 
 
 def test_web_reset_restores_the_pristine_database(runtime, tmp_path):
-    trial, task, image = _task(runtime, tmp_path, "web-shop", Difficulty.EASY)
+    trial, task, image = built_trial(runtime, tmp_path, "web-shop", Difficulty.EASY)
     with runtime.start(container_spec(task, image)) as box:
         box.wait_ready()
         solve = (trial.path / "solution" / "solve.sh").read_text()
@@ -255,7 +224,7 @@ class NativeToolCaller(ReplyPolicy):
 
 
 def test_native_tool_calls_solve_a_tool_task_through_its_mcp_server(runtime, tmp_path):
-    trial, task, image = _task(runtime, tmp_path, "tool-calendar", Difficulty.MEDIUM)
+    trial, task, image = built_trial(runtime, tmp_path, "tool-calendar", Difficulty.MEDIUM)
     calls = []
     for line in (trial.path / "solution" / "solve.sh").read_text().splitlines():
         if line.startswith("tool call "):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from factory.images.apt_names import map_package, missing_in_build_log, rewrite_packages
+from factory.images.apt_names import map_package, rewrite_packages
 from factory.images.toolchains import provide_toolchains
 
 
@@ -82,15 +82,3 @@ def test_an_install_line_of_only_dropped_packages_becomes_true() -> None:
         "FROM factory/base:trixie\nRUN apt-get install -y software-properties-common\n"
     )
     assert out.text.splitlines()[1] == "RUN true"
-
-
-def test_missing_in_build_log_reads_each_apt_message_once() -> None:
-    log = (
-        "#7 1.2 E: Unable to locate package openjdk-21-jdk\n"
-        "#7 1.2 E: Package 'python3.12' has no installation candidate\n"
-        "E: Couldn't find any package by glob 'libfoo*'\n"
-        "E: Version '1.0' for 'bar' was not found\n"
-        "#8 E: Unable to locate package openjdk-21-jdk\n"
-    )
-    assert missing_in_build_log(log) == ["openjdk-21-jdk", "python3.12", "libfoo*", "bar"]
-    assert missing_in_build_log("E: Sub-process /usr/bin/dpkg returned an error code (1)") == []

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from factory.images.build_log import unreachable_hosts
+from factory.images.build_log import missing_packages, unreachable_hosts
 
 LOG = """Step 4/9 : RUN curl --proto '=https' -sSf https://sh.rustup.rs | sh -s -- -y
 curl: (6) Could not resolve host: sh.rustup.rs
@@ -31,3 +31,15 @@ def test_a_clean_log_names_no_host():
         unreachable_hosts("Step 1/2 : FROM factory/base:bookworm\nGet:1 http://deb.debian.org\n")
         == []
     )
+
+
+def test_missing_packages_reads_each_apt_message_once() -> None:
+    log = (
+        "#7 1.2 E: Unable to locate package openjdk-21-jdk\n"
+        "#7 1.2 E: Package 'python3.12' has no installation candidate\n"
+        "E: Couldn't find any package by glob 'libfoo*'\n"
+        "E: Version '1.0' for 'bar' was not found\n"
+        "#8 E: Unable to locate package openjdk-21-jdk\n"
+    )
+    assert missing_packages(log) == ["openjdk-21-jdk", "python3.12", "libfoo*", "bar"]
+    assert missing_packages("E: Sub-process /usr/bin/dpkg returned an error code (1)") == []

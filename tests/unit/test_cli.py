@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from fixtures.fresh_import import loaded_after_import
+
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
@@ -61,9 +63,5 @@ def test_no_docker_engine_is_one_clear_line(tmp_path):
 
 
 def test_importing_factory_is_light():
-    code = (
-        "import sys, factory, factory.tasks.model, factory.validate.outcome; "
-        "print(sorted(m for m in ('docker', 'torch', 'vllm') if m in sys.modules))"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout
-    assert out.strip() == "[]"
+    modules = ["factory", "factory.tasks.model", "factory.validate.outcome"]
+    assert loaded_after_import(modules, ["docker", "torch", "vllm"]) == []

@@ -9,14 +9,13 @@ import base64
 import json
 
 import pytest
+from fixtures.airline import airline_entry
 
 from factory.agent.actions import ActionFormat
 from factory.agent.customer_line import COMMAND, SAY, SAY_TOOL, customer_line, split_say
 from factory.agent.harness import Episode, HarnessConfig
-from factory.agent.suite import load_suite_tasks
 from factory.agent.user_sim import ScriptedUser
 from factory.generate.taxonomy import Difficulty
-from factory.generate.trial import render_trial
 from factory.runtime.sandbox import ExecResult
 from factory.tasks.user_profile import load_user_profile
 
@@ -40,15 +39,7 @@ class FakeBox:
 
 @pytest.fixture
 def simulated(tmp_path):
-    render_trial(
-        "tool-airline",
-        Difficulty.MEDIUM,
-        1,
-        tmp_path / "tasks",
-        {"user": "simulated", "shape": "task"},
-    )
-    (entry,) = load_suite_tasks(tmp_path)
-    return entry.task
+    return airline_entry(tmp_path).task
 
 
 def test_say_lines_split_a_command_in_order():
@@ -113,8 +104,7 @@ def test_what_was_said_is_delivered_to_the_reply_file_as_the_agent(simulated):
 
 
 def test_a_task_without_a_profile_has_no_customer(tmp_path):
-    render_trial("tool-airline", Difficulty.EASY, 1, tmp_path / "tasks")
-    (entry,) = load_suite_tasks(tmp_path)
+    entry = airline_entry(tmp_path, None, Difficulty.EASY)
     episode = Episode(None, entry.task, "image", HarnessConfig())  # type: ignore[arg-type]
     assert episode.customer is None and customer_line(entry.task) is None
     episode.box = FakeBox()  # type: ignore[assignment]

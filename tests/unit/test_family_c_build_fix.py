@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from fixtures import family_grammar as grammar
+from fixtures.files import write_files
 
 from factory.families import registry
 from factory.families.terminal.c_build_fix.project import (
@@ -95,13 +96,6 @@ def _project(breakage: str, seed: int) -> CProject:
     return proj
 
 
-def _write(root: Path, files: dict[str, str]) -> None:
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-
-
 def _sh(root: Path, command: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         ["bash", "-c", command], cwd=root, capture_output=True, text=True, timeout=120
@@ -113,7 +107,7 @@ def _sh(root: Path, command: str) -> subprocess.CompletedProcess:
 def test_each_breakage_alone_breaks_the_build_and_its_repair_mends_it(tmp_path, breakage):
     proj = _project(breakage, 7)
     root = tmp_path / "p"
-    _write(root, proj.files(frozenset([breakage])))
+    write_files(root, proj.files(frozenset([breakage])))
     values = [3.5, -2.0, 10.25, 4.0, 7.0]
     stdin = " ".join(map(str, values)) + "\n"
     built = _sh(root, "make")

@@ -5,8 +5,7 @@ leaves one fault unfixed does not."""
 
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
+from functools import partial
 
 import pytest
 from fixtures import family_grammar as grammar
@@ -23,9 +22,7 @@ HARD = Difficulty.HARD
 
 draft = grammar.drafter(FAMILY)
 
-
-def solution(d, level: Difficulty = HARD) -> str:
-    return grammar.solution(FAMILY, d, level)
+solution = partial(grammar.solution, FAMILY)
 
 
 def test_hard_composes_two_to_four_sub_problems():
@@ -61,29 +58,20 @@ def _utf8(data: bytes) -> bool:
 
 
 def test_the_number_of_steps_grows_with_difficulty():
-    def median(level):
-        return grammar.median_steps(lambda s: solution(draft(level, s), level), range(1, 22))
-
-    assert median(Difficulty.EASY) < median(HARD)
-    assert median(HARD) >= 8
+    median = grammar.median_steps_by_level(FAMILY, draft)
+    assert median[Difficulty.EASY] < median[HARD]
+    assert median[HARD] >= 8
 
 
 def _materialise(d, root: str) -> None:
-    ctx, job = d.context, d.context["job"]
-    where = {"import.conf": job["conf"], "cron": "/etc/cron", "importer": job["importer"]}
-    for rel, data in d.files.items():
-        kind, name = rel.split("/")[1:3]
-        dest = f"{ctx['srcdir']}/{name}" if kind == "data" else where[name]
-        grammar.write_under(root, dest, data)
-    grammar.point_job_at(root, job, ctx["outdir"])
+    srcdir = d.context["srcdir"]
+    grammar.write_import_task(d, root, lambda p: f"{srcdir}/{p[2]}" if p[1] == "data" else None)
 
 
 def _run(d, script: str, root: str) -> tuple[bool, bool]:
     """(whether the output is the expected one, whether the import job takes it)."""
-    ctx, job = d.context, d.context["job"]
-    paths = {ctx["srcdir"], job["conf"], ctx["outdir"], ctx["work"]}
-    imported = grammar.run_and_import(script, root, job, ctx["out"], paths)
-    out = Path(root + ctx["out"])
+    ctx = d.context
+    imported, out = grammar.run_and_import(d, script, root, [ctx["srcdir"]])
     try:
         got = parse_result(out.read_text(), ctx["shape"])
     except (OSError, ValueError):
@@ -91,10 +79,7 @@ def _run(d, script: str, root: str) -> tuple[bool, bool]:
     return _cj_same(got, ctx["expected"]), imported
 
 
-@pytest.mark.skipif(
-    not all(shutil.which(t) for t in ("iconv", "zcat", "sed", "sha256sum")),
-    reason="needs iconv, zcat, sed and sha256sum",
-)
+@grammar.needs_tools("iconv", "zcat", "sed", "sha256sum")
 @pytest.mark.parametrize("seed", range(1, 9))
 def test_each_fault_left_unfixed_breaks_the_outcome(seed, tmp_path):
     d = draft(HARD, seed)

@@ -4,8 +4,7 @@ the exact report while each near miss that leaves one fault unfixed does not."""
 
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
+from functools import partial
 
 import pytest
 from fixtures import family_grammar as grammar
@@ -21,9 +20,7 @@ HARD = Difficulty.HARD
 
 draft = grammar.drafter(FAMILY)
 
-
-def solution(d, level: Difficulty = HARD, **extra) -> str:
-    return grammar.solution(FAMILY, d, level, **extra)
+solution = partial(grammar.solution, FAMILY)
 
 
 def test_hard_composes_two_to_four_sub_problems():
@@ -39,11 +36,9 @@ def test_hard_instructions_name_no_trap():
 
 
 def test_the_number_of_steps_grows_with_difficulty():
-    def median(level):
-        return grammar.median_steps(lambda s: solution(draft(level, s), level), range(1, 22))
-
-    assert median(Difficulty.EASY) < median(HARD)
-    assert median(HARD) >= 8
+    median = grammar.median_steps_by_level(FAMILY, draft)
+    assert median[Difficulty.EASY] < median[HARD]
+    assert median[HARD] >= 8
 
 
 def test_the_reference_reads_only_this_tasks_rotations():
@@ -62,32 +57,23 @@ def test_the_reference_reads_only_this_tasks_rotations():
 
 def _materialise(d, root: str) -> None:
     ctx = d.context
-    job = ctx["job"]
-    where = {"logrotate": ctx["logrotate"], "import.conf": job["conf"], "cron": "/etc/cron"}
-    where["importer"] = job["importer"]
-    for rel, data in d.files.items():
-        kind, name = rel.split("/")[1:3]
-        dest = {"logs": ctx["logdir"] + "/" + name, "archive": f"{ctx['archive']}/{name}"}.get(
-            kind, where.get(name)
-        )
-        grammar.write_under(root, dest, data)
-    grammar.point_job_at(root, job, ctx["outdir"])
+    dirs = {"logs": ctx["logdir"], "archive": ctx["archive"]}
+    grammar.write_import_task(
+        d,
+        root,
+        lambda p: f"{dirs[p[1]]}/{p[2]}" if p[1] in dirs else None,
+        logrotate=ctx["logrotate"],
+    )
 
 
 def _run(d, script: str, root: str) -> tuple[str | None, bool]:
     """(the report, whether the import job takes it) after running ``script`` in ``root``."""
     ctx = d.context
-    job = ctx["job"]
-    paths = {ctx["logdir"], job["conf"], ctx["logrotate"], ctx["outdir"], ctx["work"]}
-    imported = grammar.run_and_import(script, root, job, ctx["out"], paths)
-    out = Path(root + ctx["out"])
+    imported, out = grammar.run_and_import(d, script, root, [ctx["logdir"], ctx["logrotate"]])
     return (out.read_text() if out.is_file() else None), imported
 
 
-@pytest.mark.skipif(
-    not all(shutil.which(t) for t in ("iconv", "zcat", "xz", "sha256sum")),
-    reason="needs iconv, zcat, xz and sha256sum",
-)
+@grammar.needs_tools("iconv", "zcat", "xz", "sha256sum")
 @pytest.mark.parametrize("seed", range(1, 9))
 def test_each_fault_left_unfixed_breaks_the_outcome(seed, tmp_path):
     d = draft(HARD, seed)

@@ -6,7 +6,7 @@ unfixed does not."""
 from __future__ import annotations
 
 import os
-import shutil
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -23,9 +23,7 @@ HARD = Difficulty.HARD
 
 draft = grammar.drafter(FAMILY)
 
-
-def solution(d, level: Difficulty = HARD) -> str:
-    return grammar.solution(FAMILY, d, level)
+solution = partial(grammar.solution, FAMILY)
 
 
 def test_hard_composes_two_to_four_sub_problems():
@@ -42,41 +40,31 @@ def test_hard_instructions_name_no_trap():
 
 
 def test_the_number_of_steps_grows_with_difficulty():
-    def median(level):
-        return grammar.median_steps(lambda s: solution(draft(level, s), level), range(1, 22))
-
-    assert median(Difficulty.EASY) < median(HARD)
-    assert median(HARD) >= 8
+    median = grammar.median_steps_by_level(FAMILY, draft)
+    assert median[Difficulty.EASY] < median[HARD]
+    assert median[HARD] >= 8
 
 
 def _materialise(d, root: str) -> None:
-    ctx, job = d.context, d.context["job"]
-    where = {"import.conf": job["conf"], "cron": "/etc/cron", "importer": job["importer"]}
-    for rel, data in d.files.items():
-        parts = rel.split("/")
-        dest = ctx["root"] + "/" + "/".join(parts[2:]) if parts[1] == "corpus" else where[parts[2]]
-        grammar.write_under(root, dest, data)
+    ctx = d.context
+    grammar.write_import_task(
+        d, root, lambda p: ctx["root"] + "/" + "/".join(p[2:]) if p[1] == "corpus" else None
+    )
     if ctx["link"]:
         link = Path(root + ctx["root"] + "/" + ctx["link"]["path"])
         link.parent.mkdir(parents=True, exist_ok=True)
         os.symlink(ctx["link"]["target"], link)
     Path(root + "/tmp").mkdir(exist_ok=True)
-    grammar.point_job_at(root, job, ctx["outdir"])
 
 
 def _run(d, script: str, root: str) -> tuple[bool, bool]:
     """(whether the output is the expected one, whether the import job takes it)."""
-    ctx, job = d.context, d.context["job"]
-    paths = {ctx["root"], job["conf"], ctx["outdir"], ctx["work"]}
-    imported = grammar.run_and_import(script, root, job, ctx["out"], paths)
-    out = Path(root + ctx["out"])
+    ctx = d.context
+    imported, out = grammar.run_and_import(d, script, root, [ctx["root"]])
     return out.is_file() and out.read_text() == ctx["expected"], imported
 
 
-@pytest.mark.skipif(
-    not all(shutil.which(t) for t in ("iconv", "gunzip", "cp", "sha256sum")),
-    reason="needs iconv, gunzip, cp and sha256sum",
-)
+@grammar.needs_tools("iconv", "gunzip", "cp", "sha256sum")
 @pytest.mark.parametrize("seed", range(1, 9))
 def test_each_fault_left_unfixed_breaks_the_outcome(seed, tmp_path):
     d = draft(HARD, seed)

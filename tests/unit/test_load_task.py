@@ -1,17 +1,13 @@
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
+from fixtures.files import write_files
 
+from factory.compat import tomllib
 from factory.errors import TaskFormatError
 from factory.tasks.model import discover_task_dirs, load_task, task_id_from_name
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 EXPECTED = tomllib.loads((EXAMPLES / "broken" / "EXPECTED.toml").read_text())
@@ -50,33 +46,32 @@ def test_missing_directory(tmp_path):
         load_task(tmp_path / "nope")
 
 
-def write_task(root: Path, files: dict[str, str]) -> Path:
-    """A task directory holding exactly ``files`` (relative path -> text)."""
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    return root
-
-
 TEST_SH = {"tests/test.sh": "echo 1 > /logs/verifier/reward.txt\n"}
 
 
-def test_empty_instruction(tmp_path):
-    task = write_task(
-        tmp_path / "t",
-        {
-            "task.toml": 'version = "1.0"\n',
-            "instruction.md": "  \n",
-            "environment/Dockerfile": "FROM debian:bookworm\n",
-            **TEST_SH,
-        },
-    )
-    with pytest.raises(TaskFormatError, match="instruction is empty"):
+@pytest.mark.parametrize(
+    ("files", "error"),
+    [
+        pytest.param(
+            {"instruction.md": "  \n", "environment/Dockerfile": "FROM debian:bookworm\n"},
+            "instruction is empty",
+            id="empty-instruction",
+        ),
+        pytest.param(  # the main service of docker-compose.yaml is built from the Dockerfile
+            {"instruction.md": "do it\n", "environment/docker-compose.yaml": "services: {}\n"},
+            "docker-compose",
+            id="compose-without-a-dockerfile",
+        ),
+    ],
+)
+def test_a_malformed_task_is_refused_clearly(tmp_path, files, error):
+    task = write_files(tmp_path / "t", {"task.toml": 'version = "1.0"\n', **files, **TEST_SH})
+    with pytest.raises(TaskFormatError, match=error):
         load_task(task)
 
 
 def test_docker_image_replaces_dockerfile(tmp_path):
-    task = write_task(
+    task = write_files(
         tmp_path / "t",
         {
             "task.toml": '[environment]\ndocker_image = "python:3.12-slim"\n',
@@ -85,20 +80,6 @@ def test_docker_image_replaces_dockerfile(tmp_path):
         },
     )
     assert load_task(task).config.environment.docker_image == "python:3.12-slim"
-
-
-def test_compose_environments_are_refused_clearly(tmp_path):
-    task = write_task(
-        tmp_path / "t",
-        {
-            "task.toml": 'version = "1.0"\n',
-            "instruction.md": "do it\n",
-            "environment/docker-compose.yaml": "services: {}\n",
-            **TEST_SH,
-        },
-    )
-    with pytest.raises(TaskFormatError, match="docker-compose"):
-        load_task(task)
 
 
 def test_sidecar_services_load_and_unsupported_ones_are_refused_by_field(tmp_path):
@@ -113,7 +94,7 @@ def test_sidecar_services_load_and_unsupported_ones_are_refused_by_field(tmp_pat
         ),
         **TEST_SH,
     }
-    task = write_task(tmp_path / "t", files)
+    task = write_files(tmp_path / "t", files)
     compose = load_task(task).compose
     assert [s.name for s in compose.sidecars] == ["db", "dns-server"]
     assert compose.sidecar("dns-server").build_context == "dns-server"

@@ -11,8 +11,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from fixtures.files import write_files
+from fixtures.fresh_import import loaded_after_import
 from publish_suite import EXAMPLE_TASKS, make_suite
 
+from factory.compat import tomllib
 from factory.publish.api import detect_format, export_suite, import_export
 from factory.publish.errors import (
     ExportFileError,
@@ -26,11 +29,6 @@ from factory.publish.harbor_digest import NotReproducible, harbor_digest, packag
 from factory.publish.models import MANIFEST_NAME, FileEntry, dataset_hash
 from factory.publish.tree import read_tree, write_tree
 from factory.tasks.hashing import hash_tree
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 FORMATS = ("jsonl", "harbor", "hf")
 
@@ -198,9 +196,7 @@ def test_harbor_digest_follows_harbors_packager(tmp_path):
         "solution/solve.sh": "s",
         "steps/one/tests/test.sh": "st",
     }
-    for rel, text in files.items():
-        (task / rel).parent.mkdir(parents=True, exist_ok=True)
-        (task / rel).write_text(text + "\n")
+    write_files(task, {rel: text + "\n" for rel, text in files.items()})
     published = [
         "README.md",
         "environment/Dockerfile",
@@ -452,11 +448,5 @@ def test_hf_without_pyarrow_names_the_extra(suite, tmp_path, monkeypatch):
 
 
 def test_import_factory_stays_light():
-    code = (
-        "import sys, factory, factory.cli, factory.publish.api, factory.publish.report; "
-        "heavy = [m for m in ('pyarrow', 'datasets', 'torch', 'docker') if m in sys.modules]; "
-        "print(heavy)"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "[]"
+    modules = ["factory", "factory.cli", "factory.publish.api", "factory.publish.report"]
+    assert loaded_after_import(modules, ["pyarrow", "datasets", "torch", "docker"]) == []

@@ -5,6 +5,7 @@ import random
 from pathlib import Path
 
 import pytest
+from fixtures.files import write_files
 
 from factory.quality.dedup import NUM_PERM, DedupIndex, band_params, signature, similarity
 from factory.quality.leaks import find_leaks
@@ -33,15 +34,13 @@ def test_dedup_index():
 def make_task(
     root: Path, instruction: str, env: dict[str, str], solution: str, tests: dict[str, str]
 ) -> Path:
-    for rel, text in {
+    files = {
         "instruction.md": instruction,
         "solution/solve.sh": solution,
         **{f"environment/{k}": v for k, v in env.items()},
         **{f"tests/{k}": v for k, v in tests.items()},
-    }.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    return root
+    }
+    return write_files(root, files)
 
 
 def test_leaks(tmp_path):

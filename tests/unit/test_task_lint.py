@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from fixtures.family_tasks import render_every_difficulty
+from fixtures.files import write_files
 
 from factory.errors import TaskFormatError
 from factory.families import registry
@@ -42,15 +43,14 @@ TEST_SH = "#!/bin/bash\npython3 -m pytest /tests\n"
 
 
 def make_task(root: Path, *, toml=GOOD_TOML, dockerfile=DOCKERFILE, test_sh=TEST_SH) -> Path:
-    (root / "environment").mkdir(parents=True)
-    (root / "tests").mkdir()
-    (root / "solution").mkdir()
-    (root / "task.toml").write_text(toml)
-    (root / "instruction.md").write_text("Do the thing.\n")
-    (root / "environment" / "Dockerfile").write_text(dockerfile)
-    (root / "tests" / "test.sh").write_text(test_sh)
-    (root / "solution" / "solve.sh").write_text("#!/bin/bash\ntrue\n")
-    return root
+    files = {
+        "task.toml": toml,
+        "instruction.md": "Do the thing.\n",
+        "environment/Dockerfile": dockerfile,
+        "tests/test.sh": test_sh,
+        "solution/solve.sh": "#!/bin/bash\ntrue\n",
+    }
+    return write_files(root, files)
 
 
 def rules(findings) -> list[str]:

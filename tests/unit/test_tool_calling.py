@@ -16,6 +16,7 @@ import jinja2
 import pytest
 from factory.toolenv.core import load_domain
 from factory.toolenv.server import ToolService, make_handler
+from fixtures.files import write_files
 from fixtures.llm_stub import Stub, reply
 from fixtures.tool_server import serve_domain
 
@@ -71,9 +72,7 @@ def make_task(root: Path, servers: list[dict]):
         "tests/test.sh": "#!/bin/bash\necho 1 > /logs/verifier/reward.txt\n",
         "solution/solve.sh": "#!/bin/bash\ntrue\n",
     }
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
+    write_files(root, files)
     lines = ['version = "1.0"', ""]
     for server in servers:
         lines += ["[[environment.mcp_servers]]"]

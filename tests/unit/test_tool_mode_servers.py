@@ -98,59 +98,54 @@ def test_the_agent_policy_server_executes_and_records(tmp_path):
 
 
 @pytest.fixture
-def dual_task(tmp_path):
+def dual_served(tmp_path):
+    """tool-banking's dual-mode server (seed 2, easy) with its scripted customer: (the
+    customer's id, the tool port's URL, the record folder, the admin socket)."""
     fam = registry.get("tool-banking")
     draft = fam.draft(random.Random(2), Difficulty.EASY, {**fam.default_params, "user": "dual"})
     state = json.loads(draft.files["environment/state.json"])
-    customer = draft.files["environment/customer.json"]
-    return state, customer, draft
-
-
-def test_the_dual_server_answers_say_and_keeps_the_customer_tools_off_the_port(tmp_path, dual_task):
-    state, customer, draft = dual_task
-    (tmp_path / "customer.json").write_text(customer)
-    me = state["app"]["customer_id"]
+    (tmp_path / "customer.json").write_text(draft.files["environment/customer.json"])
     args = ("--customer", str(tmp_path / "customer.json"))
     with served(tmp_path, "dual", "banking", state, *args) as (base, record, sock):
-        tools = json.loads(urllib.request.urlopen(base + "/tools").read())["tools"]
-        names = {t["function"]["name"] for t in tools}
-        assert "send_app_sign_in" in names and "approve_sign_in" not in names
-        assert _post(base + "/call", {"name": "approve_sign_in", "arguments": {}})[1]["ok"] is False
-        assert _post(base + "/customer-call", {"name": "approve_sign_in"})[0] == 404
-        assert _post(
-            base + "/call", {"name": "send_app_sign_in", "arguments": {"customer_id": me}}
-        )[1]["ok"]
-        status, said = _post(base + "/say", {"message": "Hi! Please approve the sign-in request."})
-        assert status == 200 and said["reply"].startswith("OK, I opened the app")
-        saved = json.loads((record / "state.json").read_text())
-        assert saved["app"]["sign_in"] == "approved"
-        by = [e.get("by") for e in _log(record)]
-        assert by[-1] == "customer"
-        # the harness's way in, as root in a container: the admin socket
-        again = customer_call_over_socket("approve_sign_in", sock)
-        assert again["ok"] is False and "no sign-in request" in again["error"]
-        assert customer_call_over_socket("open_app", sock)["result"] == {"screen": "signed in"}
-        # a message that asks for nothing gets the script's other answers
-        assert _post(base + "/say", {"message": "Thanks"})[1]["ok"]
+        yield state["app"]["customer_id"], base, record, sock
 
 
-def test_a_harness_with_its_own_customer_hangs_up_the_scripted_one(tmp_path, dual_task):
+def test_the_dual_server_answers_say_and_keeps_the_customer_tools_off_the_port(dual_served):
+    me, base, record, sock = dual_served
+    tools = json.loads(urllib.request.urlopen(base + "/tools").read())["tools"]
+    names = {t["function"]["name"] for t in tools}
+    assert "send_app_sign_in" in names and "approve_sign_in" not in names
+    assert _post(base + "/call", {"name": "approve_sign_in", "arguments": {}})[1]["ok"] is False
+    assert _post(base + "/customer-call", {"name": "approve_sign_in"})[0] == 404
+    call = {"name": "send_app_sign_in", "arguments": {"customer_id": me}}
+    assert _post(base + "/call", call)[1]["ok"]
+    status, said = _post(base + "/say", {"message": "Hi! Please approve the sign-in request."})
+    assert status == 200 and said["reply"].startswith("OK, I opened the app")
+    saved = json.loads((record / "state.json").read_text())
+    assert saved["app"]["sign_in"] == "approved"
+    by = [e.get("by") for e in _log(record)]
+    assert by[-1] == "customer"
+    # the harness's way in, as root in a container: the admin socket
+    again = customer_call_over_socket("approve_sign_in", sock)
+    assert again["ok"] is False and "no sign-in request" in again["error"]
+    assert customer_call_over_socket("open_app", sock)["result"] == {"screen": "signed in"}
+    # a message that asks for nothing gets the script's other answers
+    assert _post(base + "/say", {"message": "Thanks"})[1]["ok"]
+
+
+def test_a_harness_with_its_own_customer_hangs_up_the_scripted_one(dual_served):
     # In an episode the harness's customer (scripted or a model) is on the line; the task's
     # scripted customer on the tool port must not approve for an agent that reaches it with
     # curl (or the container's `say` program) behind the harness's back.
-    state, customer, _draft = dual_task
-    (tmp_path / "customer.json").write_text(customer)
-    me = state["app"]["customer_id"]
-    args = ("--customer", str(tmp_path / "customer.json"))
-    with served(tmp_path, "dual", "banking", state, *args) as (base, record, sock):
-        assert _post(base + "/customer-hangup", {})[0] == 404  # not on the agent's port
-        assert hang_up_over_socket(sock) == {"ok": True}
-        call = {"name": "send_app_sign_in", "arguments": {"customer_id": me}}
-        assert _post(base + "/call", call)[1]["ok"]
-        status, said = _post(base + "/say", {"message": "Please approve the sign-in request."})
-        assert status == 200 and said["ok"] is False and "your own line" in said["error"]
-        saved = json.loads((record / "state.json").read_text())
-        assert saved["app"]["sign_in"] == "pending"
-        assert all(e.get("by") != "customer" for e in _log(record))
-        # the harness's customer still acts through the admin socket
-        assert customer_call_over_socket("approve_sign_in", sock)["ok"] is True
+    me, base, record, sock = dual_served
+    assert _post(base + "/customer-hangup", {})[0] == 404  # not on the agent's port
+    assert hang_up_over_socket(sock) == {"ok": True}
+    call = {"name": "send_app_sign_in", "arguments": {"customer_id": me}}
+    assert _post(base + "/call", call)[1]["ok"]
+    status, said = _post(base + "/say", {"message": "Please approve the sign-in request."})
+    assert status == 200 and said["ok"] is False and "your own line" in said["error"]
+    saved = json.loads((record / "state.json").read_text())
+    assert saved["app"]["sign_in"] == "pending"
+    assert all(e.get("by") != "customer" for e in _log(record))
+    # the harness's customer still acts through the admin socket
+    assert customer_call_over_socket("approve_sign_in", sock)["ok"] is True

@@ -4,11 +4,10 @@ through factory.trainer_plugin, by name, when they run."""
 from __future__ import annotations
 
 import ast
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from fixtures.fresh_import import loaded_after_import
 
 import factory.trainer_plugin as seam
 from factory.agent.runners import PolicyConfig
@@ -38,10 +37,7 @@ def test_no_module_of_factory_imports_the_trainer():
 
 
 def test_the_cli_loads_without_the_trainer():
-    code = "import sys, factory.cli; print('factory_train' in sys.modules)"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "False"
+    assert loaded_after_import(["factory.cli"], ["factory_train"]) == []
 
 
 def test_the_trainer_implements_the_seam():

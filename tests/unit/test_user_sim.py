@@ -8,12 +8,12 @@ import json
 from pathlib import Path
 
 import pytest
+from fixtures.airline import SIMULATED, airline_entry
 
 from factory.agent.actions import ActionFormat
 from factory.agent.backends import InProcessEpisodes
 from factory.agent.communicate import check_communicated
 from factory.agent.harness import HarnessConfig
-from factory.agent.suite import load_suite_tasks
 from factory.agent.tool_episode import SAY
 from factory.agent.user_sim import STOP, LlmUser, ScriptedUser, UserKind, Utterance
 from factory.errors import TaskFormatError
@@ -28,7 +28,6 @@ from factory.tasks.user_profile import (
 )
 
 FENCE = "```"
-SIMULATED = {"user": "simulated", "shape": "task"}
 
 
 def profile(**extra) -> UserProfile:
@@ -90,9 +89,7 @@ def test_a_bad_profile_is_a_named_error(tmp_path):
 
 @pytest.fixture
 def airline(tmp_path):
-    render_trial("tool-airline", Difficulty.MEDIUM, 1, tmp_path / "tasks", SIMULATED)
-    (entry,) = load_suite_tasks(tmp_path)
-    return entry
+    return airline_entry(tmp_path)
 
 
 def reference(entry) -> list[str]:
@@ -214,8 +211,7 @@ def test_a_customer_who_left_is_not_answered_and_say_needs_words(airline):
 
 
 def test_tasks_without_a_customer_are_unchanged(tmp_path):
-    render_trial("tool-airline", Difficulty.MEDIUM, 1, tmp_path / "tasks")
-    (entry,) = load_suite_tasks(tmp_path)
+    entry = airline_entry(tmp_path, None)
     assert not (entry.task.paths.tests_dir / USER_FILE).exists()
     tools = "\n".join(reference(entry))
     episode, seen, result = play(entry, [f"{FENCE}bash\nsay hello\n{tools}\n{FENCE}", "DONE"])

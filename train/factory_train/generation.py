@@ -9,7 +9,8 @@ nothing else can make the sampler's distribution differ from the one the trainer
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
+from typing import Any
 
 from factory_train.precision import Precision
 from factory_train.sampling import RecordLogprobs, SamplingParams
@@ -25,23 +26,16 @@ class Sample:
     """Cut at the token budget before the policy ended its reply."""
 
 
+@dataclass(eq=False, repr=False)
 class HFSampler:
     """Batched sampling: left-padded prompts in, one :class:`Sample` per prompt out."""
 
-    def __init__(
-        self,
-        model,
-        tokenizer,
-        *,
-        max_new_tokens: int,
-        sampling: SamplingParams,
-        precision: Precision | None = None,
-    ) -> None:
-        self.model = model
-        self.tokenizer = tokenizer
-        self.max_new_tokens = max_new_tokens
-        self.sampling = sampling
-        self.precision = precision
+    model: Any
+    tokenizer: Any
+    _: KW_ONLY
+    max_new_tokens: int
+    sampling: SamplingParams
+    precision: Precision | None = None
 
     def __call__(self, prompts: list[list[int]], budgets: list[int] | None = None) -> list[Sample]:
         """``budgets[i]``: tokens prompt i may still get (its episode's token limit), capped
