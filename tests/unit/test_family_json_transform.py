@@ -11,10 +11,13 @@ from pathlib import Path
 
 import pytest
 from fixtures import family_grammar as grammar
+from fixtures.family_tasks import Carried, render_one
 
 from factory.families import registry
 from factory.families.terminal.import_job import IMPORT_TRAPS
 from factory.families.terminal.json_transform.family import JT_HARD_FAULTS, JT_TRAPS
+from factory.tasks.config import TaskConfig
+from factory.tasks.lint import lint_task
 from factory.vocabulary import Difficulty
 
 FAMILY = registry.get("json-transform")
@@ -141,3 +144,17 @@ def test_each_fault_left_unfixed_breaks_the_outcome(seed, tmp_path):
         root = str(tmp_path / name)
         _materialise(d, root)
         assert _run(d, d.mutations[name], root)[0] is False, name
+
+
+@pytest.mark.parametrize("seed", [3, 5, 6, 7])
+def test_the_separate_verifier_gets_what_the_hard_tests_read(seed, tmp_path):
+    """The rendered hard task lints clean, and its artifacts carry every output the tests
+    compare, the job's settings (and checksum file) and the collect hook's snapshot."""
+    task = render_one("json-transform", HARD, seed, tmp_path)
+    config = TaskConfig.from_toml((task.root / "task.toml").read_text())
+    assert [f.line() for f in lint_task(task.root)] == []
+    ctx, carried = task.draft.context, Carried(config)
+    read = {f"{ctx['out_dir']}/{name}" for name in ctx["expected"]} | {ctx["job"]["conf"]}
+    read |= {f"{ctx['main_out']}.sha256"} if "checksum" in task.draft.faults else set()
+    assert read | set(task.draft.artifacts) <= carried
+    assert len(config.verifier.collect) == 1
