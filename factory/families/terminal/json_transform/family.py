@@ -575,6 +575,7 @@ class JsonTransform(Family):
             faults=faults,
             traps=wiring.traps,
             mutations=wiring.mutations,
+            **({"agent_timeout_sec": 900.0} if level == 2 else {}),  # (as the text families)
         )
 
     @staticmethod
