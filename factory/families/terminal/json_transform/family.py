@@ -4,12 +4,14 @@ The reference transformations, whose source the tasks embed, are in
 
 from __future__ import annotations
 
+import gzip
 import json
 import random
 from collections.abc import Mapping
 from typing import Any
 
 from factory.families.base import Draft, Family, register
+from factory.families.terminal.import_job import IMPORT_FAULTS, ImportJob, Wiring
 from factory.families.terminal.knobs import level_of, spread
 from factory.families.terminal.words import CTF_APPS
 from factory.vocabulary import Difficulty
@@ -361,6 +363,87 @@ def _jt_reshape_data(rng: random.Random, level: int, spec: dict) -> dict[str, st
     return {spec["input"]: "\n".join(lines) + "\n"}
 
 
+#: Hard: the sub-problems a task composes (two to four): three about how the input files are
+#: stored, the rest about the output's consumer, an import job run by cron as another account
+#: (:mod:`..import_job`).
+JT_INPUT_FAULTS = [
+    "gzip-input",  # one input file archived with gzip (stored as <name>.gz)
+    "bom",  # one input file starts with a UTF-8 byte order mark
+    "legacy-encoding",  # one input file (with non-ASCII text) written in ISO-8859-1
+]
+JT_HARD_FAULTS = JT_INPUT_FAULTS + IMPORT_FAULTS
+JT_TRAPS = {
+    "gzip-input": ("an input file stored gzip-compressed", ("gzip", "gzipped", ".gz", "compress")),
+    "bom": (
+        "a byte order mark before the JSON",
+        ("BOM", "byte order mark", "EF BB BF", "utf-8-sig"),
+    ),
+    "legacy-encoding": (
+        "an input in ISO-8859-1",
+        ("ISO-8859-1", "Latin-1", "latin1", "iconv", "cp1252", "encoding", "encodings"),
+    ),
+}
+JT_HARD_SLIPS = [
+    ("format-slip", "format", "the right data, the wrong layout (4-space indentation)"),
+    ("edge-case-slip", "edge", "right layout, one rule of the specification mishandled"),
+]
+"""Hard: the templates' near misses (name, bug, note), made after the inputs are repaired."""
+BOM = b"\xef\xbb\xbf"
+#: The reference's filter per fault it repairs, in pipeline order.
+JT_FILTERS = {
+    "legacy-encoding": "iconv -f ISO-8859-1 -t UTF-8",
+    "bom": "sed '1s/^\\xEF\\xBB\\xBF//'",
+}
+
+
+def _jt_store(text: str, faults: set[str]) -> bytes:
+    """The bytes of an input file carrying ``faults`` (before any gzip, see the caller)."""
+    data = text.encode("latin-1" if "legacy-encoding" in faults else "utf-8")
+    data = BOM + data if "bom" in faults else data
+    return gzip.compress(data, mtime=0) if "gzip-input" in faults else data
+
+
+def _jt_seen(text: str, faults: set[str]) -> str:
+    """The text the reference reads from a file whose ``faults`` are left as they are (raises
+    where it cannot read it at all: a gzip file it looks for under its plain name, bytes that
+    are not UTF-8)."""
+    if "gzip-input" in faults:
+        raise FileNotFoundError("only the .gz file exists")
+    return _jt_store(text, faults).decode("utf-8")
+
+
+def _jt_breaks(func, spec, inputs, expected, name: str, unfixed: set[str]) -> bool:
+    """Whether the reference reading file ``name`` with the faults ``unfixed`` left as they are
+    fails or makes something else than ``expected``."""
+    try:
+        seen = {**inputs, name: _jt_seen(inputs[name], unfixed)}
+        return func(seen, spec, 2) != expected
+    except (OSError, ValueError):  # (UnicodeDecodeError and JSONDecodeError are ValueErrors)
+        return True
+
+
+def _jt_prep(
+    in_dir: str, work: str, faulty: dict[str, list[str]], names: list[str], slip: str = ""
+) -> list[str]:
+    """The reference's commands that bring this task's inputs into ``work`` as plain UTF-8
+    JSON: the files without a fault copied as they are, each other one through the filters
+    of its faults (``slip``: that fault left as it is)."""
+    fixes = {n: [f for f in faulty.get(n, []) if f != slip] for n in names}
+    lines = [f"mkdir -p {work}"]
+    if any(not fixes[n] for n in names):
+        lines.append(f"cp -a {in_dir}/. {work}/")
+    for name in names:
+        if not fixes[name]:
+            continue
+        steps = [JT_FILTERS[f] for f in JT_FILTERS if f in fixes[name]]
+        if "gzip-input" in fixes[name]:
+            steps = [f"zcat {in_dir}/{name}.gz", *steps]
+        else:
+            steps[0] += f" {in_dir}/{name}"
+        lines.append(f"{' | '.join(steps)} > {work}/{name}")
+    return lines
+
+
 JT_KINDS = {
     "report": (jt_report, _jt_report_data),
     "merge": (jt_merge, _jt_merge_data),
@@ -376,7 +459,9 @@ class JsonTransform(Family):
     layered config files with precedence; medium: null deletes; hard: arrays merged by name or
     as a union, plus a report of rule violations. `reshape`: flatten to dotted paths; medium:
     nest JSON Lines records into a tree; hard: with malformed lines to reject, duplicates and
-    rolled-up totals."""
+    rolled-up totals. Hard also composes two to four sub-problems (:data:`JT_HARD_FAULTS`): an
+    input stored gzip-compressed, with a byte order mark or in ISO-8859-1 (unannounced), and
+    the output's import job (:mod:`..import_job`)."""
 
     name = "json-transform"
     title = "Reshape JSON documents into an exactly specified output"
@@ -390,6 +475,8 @@ class JsonTransform(Family):
         func, make = JT_KINDS[kind]
         app = rng.choice(CTF_APPS + ["atlas", "nimbus", "quokka"])
         root = rng.choice([f"/srv/{app}", f"/data/{app}", f"/home/analyst/{app}", f"/opt/{app}"])
+        if level == 2 and root.startswith("/home"):  # the import job's account must get in
+            root = rng.choice([f"/srv/{app}", f"/data/{app}", f"/opt/{app}"])
         spec: dict[str, Any] = {"app": app}
         if kind == "report":
             t = rng.choice(JT_THEMES)
@@ -418,26 +505,110 @@ class JsonTransform(Family):
                 else f"{rng.choice(['nodes', 'tree', 'catalog'])}.jsonl"
             )
             in_dir = f"{root}/in"
-        inputs = make(rng, level, spec)
-        expected = func(inputs, spec, level)
+        if level < 2:
+            inputs = make(rng, level, spec)
+            expected = func(inputs, spec, level)
+            faults: list[str] = []
+            faulty: dict[str, list[str]] = {}
+        else:
+            faults, faulty, inputs, expected = self._hard_inputs(rng, kind, spec)
         out_dir = f"{root}/out"
-        files = {f"environment/input/{name}": text for name, text in inputs.items()}
+        stored = {n: _jt_store(t, set(faulty.get(n, []))) for n, t in inputs.items()}
+        files: dict[str, str | bytes] = {
+            f"environment/input/{n}{'.gz' if 'gzip-input' in faulty.get(n, []) else ''}": (
+                stored[n] if n in faulty else inputs[n]
+            )
+            for n in inputs
+        }
+        context: dict[str, Any] = {
+            "kind": kind,
+            "level": level,
+            "spec": spec,
+            "root": root,
+            "in_dir": in_dir,
+            "out_dir": out_dir,
+            "inputs": sorted(inputs),
+            "expected": expected,
+            "spec_json": json.dumps(spec),
+            "impl": inspect.getsource(func),
+            "func": func.__name__,
+        }
+        wiring = Wiring.none()
+        tags = ["json", kind] + (["validation"] if level == 2 else [])
+        if level == 2:
+            main = {"report": "summary.json", "merge": spec.get("output"), "reshape": "tree.json"}
+            job = ImportJob.draw(
+                rng, app, f"{out_dir}/{main[kind]}", None, [f for f in faults if f in IMPORT_FAULTS]
+            )
+            work = f"/tmp/{app}-input"
+            names = sorted(inputs)
+            context.update(
+                main_out=job.out,
+                faults=faults,
+                faulty=faulty,
+                job=job.context(),
+                work=work,
+                prep=_jt_prep(in_dir, work, faulty, names) if faulty else [],
+            )
+            solve = self.template("solution/solve.sh.j2")
+            wiring = job.wire(
+                faults,
+                JT_TRAPS,
+                lambda f: solve.render(
+                    **{**context, "prep": _jt_prep(in_dir, work, faulty, names, f)}, slip=f
+                ),
+            )
+            # the layout and rule near misses after the same repairs (they override the
+            # templates' mutations, which read the inputs as they lie)
+            for name, bug, note in JT_HARD_SLIPS:
+                wiring.mutations[name] = solve.render(**context, bug=bug, note=note)
+            files.update(job.files())
+            tags += ["cron", "encoding"]
         return Draft(
-            context={
-                "kind": kind,
-                "level": level,
-                "spec": spec,
-                "root": root,
-                "in_dir": in_dir,
-                "out_dir": out_dir,
-                "inputs": sorted(inputs),
-                "expected": expected,
-                "spec_json": json.dumps(spec),
-                "impl": inspect.getsource(func),
-                "func": func.__name__,
-            },
+            context=context,
             files=files,
-            outputs=[f"{out_dir}/{name}" for name in expected],
+            outputs=[f"{out_dir}/{name}" for name in expected] + wiring.outputs,
             separate_verifier=True,
-            tags=["json", kind] + (["validation"] if level == 2 else []),
+            artifacts=wiring.artifacts,
+            collect=wiring.collect,
+            tags=tags,
+            faults=faults,
+            traps=wiring.traps,
+            mutations=wiring.mutations,
+            **({"agent_timeout_sec": 900.0} if level == 2 else {}),  # (as the text families)
         )
+
+    @staticmethod
+    def _hard_inputs(
+        rng: random.Random, kind: str, spec: dict[str, Any]
+    ) -> tuple[list[str], dict[str, list[str]], dict[str, str], dict[str, str]]:
+        """A hard draw: the faults (two to four of :data:`JT_HARD_FAULTS`), the input files
+        that carry them (name -> faults), the inputs and the expected outputs. The data is
+        drawn again until every input fault left unfixed changes what the reference makes of
+        the files (or stops it): a file in ISO-8859-1 holds non-ASCII text, one with a byte
+        order mark gives another tree."""
+        func, make = JT_KINDS[kind]
+        faults = sorted(rng.sample(JT_HARD_FAULTS, rng.randint(2, 4)))
+        # (the tree's nodes are ASCII; one file cannot be in ISO-8859-1 and carry a UTF-8 BOM)
+        while kind == "reshape" and "legacy-encoding" in faults:
+            faults = sorted(rng.sample(JT_HARD_FAULTS, rng.randint(2, 4)))
+        for _ in range(40):
+            inputs = make(rng, 2, spec)
+            expected = func(inputs, spec, 2)
+            names = sorted(inputs)
+            faulty: dict[str, list[str]] = {}
+            accented = [n for n in names if not inputs[n].isascii()]
+            if "legacy-encoding" in faults:
+                if not accented:
+                    continue
+                faulty[rng.choice(accented)] = ["legacy-encoding"]
+            if "bom" in faults:
+                free = [n for n in names if n not in faulty]
+                faulty.setdefault(rng.choice(free), []).append("bom")
+            if "gzip-input" in faults:
+                faulty.setdefault(rng.choice(names), []).append("gzip-input")
+            if all(
+                _jt_breaks(func, spec, inputs, expected, n, {f}) for n in faulty for f in faulty[n]
+            ):
+                return faults, {n: sorted(fs) for n, fs in faulty.items()}, inputs, expected
+        raise RuntimeError("json-transform: could not draw inputs that expose every fault")

@@ -1,5 +1,5 @@
-"""text-transform: turn a fixed-width report into CSV (:mod:`.report`) or apply a change list to
-a set of configuration files (:mod:`.config`), exactly as specified."""
+"""text-transform: turn a fixed-width report into CSV (:mod:`.report`; hard: :mod:`.hard`) or
+apply a change list to a set of configuration files (:mod:`.config`), exactly as specified."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from factory.families.base import Draft, Family, register
+from factory.families.terminal.import_job import IMPORT_FAULTS, ImportJob, Wiring
 from factory.families.terminal.text_tasks import (
     AGENT_TIMEOUT,
     OUT_DIRS,
@@ -24,6 +25,7 @@ from .config import (
     draw_config,
     render_config,
 )
+from .hard import TT_HARD_FAULTS, TT_TRAPS, prep, stored_files
 from .report import (
     TT_REPORT_BUGS,
     draw_report,
@@ -73,7 +75,10 @@ class TextTransform(Family):
     hard: CSV quoting, accounting amounts, empty cells, annotations), or INI-style config
     files to edit in place (easy: rename a key in one file; medium: rename across files and
     set a value in one section only; hard: commented-out look-alikes, inline comments,
-    spacing variants, a key to delete and backup files that must stay untouched)."""
+    spacing variants, a key to delete and backup files that must stay untouched). Hard draws
+    the report only, composed with two to four sub-problems (:mod:`.hard`): first pages rotated
+    into a gzip file, rows padded with tabs, an export in UTF-16 (unannounced), and the CSV's
+    import job (:mod:`..import_job`)."""
 
     name = "text-transform"
     title = "Reformat a fixed-width report or edit config files in place, preserving layout"
@@ -81,8 +86,17 @@ class TextTransform(Family):
 
     def draft(self, rng: random.Random, difficulty: Difficulty, params: Mapping[str, Any]) -> Draft:
         level = difficulty
+        hard = level is Difficulty.HARD
         outdir = rng.choice(OUT_DIRS)
-        shape = "config" if rng.random() < 0.5 else "report"
+        faults: list[str] = []
+        if hard:  # the report, with two to four sub-problems (see :mod:`.hard`)
+            shape = "report"
+            faults = sorted(rng.sample(TT_HARD_FAULTS, rng.randint(2, 4)))
+            if outdir.startswith(("/root", "/home")):  # the import job's account must get in
+                outdir = rng.choice([d for d in OUT_DIRS if not d.startswith(("/root", "/home"))])
+        else:
+            shape = "config" if rng.random() < 0.5 else "report"
+        wiring = Wiring.none()
         if shape == "report":
             bugs = TT_REPORT_BUGS[level.value]
             for _ in range(40):
@@ -110,10 +124,42 @@ class TextTransform(Family):
                 "expected": expected,
                 "digests": {f"{srcdir}/{stem}.txt": sha256_hex(r["text"])},
             }
-            files = {f"environment/data/{stem}.txt": r["text"]}
+            files: dict[str, str | bytes] = {f"environment/data/{stem}.txt": r["text"]}
             outputs = [context["out"]]
-            kept = sorted(context["digests"])
             secret = csv_text(expected)
+            if hard:
+                src = context["src"]
+                stored = stored_files(rng, r["text"], r["spec"], expected, faults)
+                files = {f"environment/data/{stem}.txt{k}": v for k, v in stored.items()}
+                context["digests"] = {f"{src}{k}": sha256_hex(v) for k, v in sorted(stored.items())}
+                header = csv_text(expected[:1]).rstrip("\n")
+                job = ImportJob.draw(
+                    rng,
+                    r["dataset"],
+                    context["out"],
+                    header,
+                    [f for f in faults if f in IMPORT_FAULTS],
+                )
+                work = f"/tmp/{stem}.txt"
+                context.update(
+                    hard=True,
+                    faults=faults,
+                    job=job.context(),
+                    work=work,
+                    prep=prep(src, work, faults),
+                )
+                solve = self.template("solution/solve.sh.j2")
+                wiring = job.wire(
+                    faults,
+                    TT_TRAPS,
+                    lambda f: solve.render(
+                        **{**context, "prep": prep(src, work, faults, f)},
+                        difficulty=level.value,
+                        slip=f,
+                    ),
+                )
+                files.update(job.files())
+            kept = sorted(context["digests"])
         else:
             bugs = TT_CONFIG_BUGS[level.value]
             for _ in range(40):
@@ -160,9 +206,14 @@ class TextTransform(Family):
             context=context,
             files=files,
             secrets=unmentioned(self, context, level, [secret]),
-            outputs=outputs,
+            outputs=outputs + wiring.outputs,
             separate_verifier=True,
             kept=kept,
-            tags=[shape, "sed", "awk"],
+            artifacts=wiring.artifacts,
+            collect=wiring.collect,
+            tags=[shape, "sed", "awk"] + (["cron", "encoding"] if hard else []),
             agent_timeout_sec=AGENT_TIMEOUT[level],
+            faults=faults,
+            traps=wiring.traps,
+            mutations=wiring.mutations,
         )
