@@ -95,9 +95,13 @@ class DiskCleanup(Family):
     """A service tree over its disk budget: old releases, core dumps, rotated logs and cache
     to delete under keep-list protection. Versions cross 9 -> 10 so name order lies, and
     `core.*` look-alikes punish greedy globs. Medium adds an mtime cut-off protection and a
-    rolled-back `current` release; hard adds hard links shared between releases, deduplication
-    of uploads by hard links, a cache whose directory structure must survive, and a
-    budget-driven last step (delete oldest exports just until under budget)."""
+    rolled-back `current` release; hard adds hard links shared between releases, an old release
+    rebuilt recently and a cache whose directory structure must survive, and composes two to
+    four sub-problems of :data:`DC_FAULTS` (a rolled-back `current`, deduplication of uploads
+    by hard links, a budget-driven last step deleting the oldest exports just until under
+    budget, a trash to empty, debug logging to turn off with its live log emptied in place, a
+    year of reports to archive on another disk, a log rotation policy to repair). Each has an
+    ``unfixed-<fault>`` near miss; the reference is the commands for the task's own rules."""
 
     name = "disk-cleanup"
     title = "Free disk space under a budget while honouring protection rules"
