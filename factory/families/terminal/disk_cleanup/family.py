@@ -3,13 +3,14 @@ duplicates) without touching what must stay."""
 
 from __future__ import annotations
 
+import calendar
 import re
 from collections.abc import Mapping
 from typing import Any
 
 from pydantic import Field
 
-from factory.families.base import Draft, Family, register
+from factory.families.base import Draft, Family, Trap, register
 from factory.families.slots import Slots, Slug, Word
 from factory.families.terminal.seed_tree import (
     DAY,
@@ -40,6 +41,30 @@ CORE_LOOKALIKES = [
 ]
 EXPORT_KINDS = ["sales", "usage", "audit", "invoices", "traffic", "payouts"]
 UPLOAD_DIRS = ["avatars", "docs", "inbox", "scans", "attachments", "imports"]
+REPORT_KINDS = ["summary", "usage", "billing", "capacity", "uptime", "quota"]
+
+#: Hard: the sub-problems a task composes (two to four of them), besides the base rules
+#: (releases, core dumps, rotated logs, cache) and protections (keep-list, cut-off).
+DC_FAULTS = [
+    "rolled-back",  # `current` points to an older release, which must stay
+    "dedupe",  # duplicate uploads to replace by hard links (announced rule)
+    "budget",  # exports to delete, oldest first, just until under the budget (announced rule)
+    "trash",  # a trash folder to empty; some of what it holds are dot files a glob skips
+    "debug-logging",  # debug logging left on: a setting to turn back, a live log to empty in place
+    "archive-reports",  # a past year's reports to pack into an archive on another disk, then delete
+    "logrotate",  # the log rotation policy that filled the disk: keeps too many, uncompressed
+]
+#: The unannounced ones: what each is, and the words that would give it away.
+DC_TRAPS = {
+    "rolled-back": (
+        "current points to an older release than the newest",
+        ("rolled back", "roll back", "rollback", "older release", "not the newest"),
+    ),
+    "trash": (
+        "the trash holds dot files that a shell glob skips",
+        ("hidden", "dot file", "dotfile", "dot-file", "dot files", "ls -a", "glob"),
+    ),
+}
 
 
 def _blob(rng, size: int) -> bytes:
@@ -70,9 +95,13 @@ class DiskCleanup(Family):
     """A service tree over its disk budget: old releases, core dumps, rotated logs and cache
     to delete under keep-list protection. Versions cross 9 -> 10 so name order lies, and
     `core.*` look-alikes punish greedy globs. Medium adds an mtime cut-off protection and a
-    rolled-back `current` release; hard adds hard links shared between releases, deduplication
-    of uploads by hard links, a cache whose directory structure must survive, and a
-    budget-driven last step (delete oldest exports just until under budget)."""
+    rolled-back `current` release; hard adds hard links shared between releases, an old release
+    rebuilt recently and a cache whose directory structure must survive, and composes two to
+    four sub-problems of :data:`DC_FAULTS` (a rolled-back `current`, deduplication of uploads
+    by hard links, a budget-driven last step deleting the oldest exports just until under
+    budget, a trash to empty, debug logging to turn off with its live log emptied in place, a
+    year of reports to archive on another disk, a log rotation policy to repair). Each has an
+    ``unfixed-<fault>`` near miss; the reference is the commands for the task's own rules."""
 
     name = "disk-cleanup"
     title = "Free disk space under a budget while honouring protection rules"
@@ -82,6 +111,7 @@ class DiskCleanup(Family):
     def draft(self, rng, difficulty: Difficulty, params: Mapping[str, Any]) -> Draft:
         level = difficulty.value
         hard = difficulty is Difficulty.HARD
+        faults = sorted(rng.sample(DC_FAULTS, rng.randint(2, 4))) if hard else []
         app = self.filled("app", None) or rng.choice(CLEAN_APPS)
         fwords = self.filled("file_words", FWORDS)
         root = f"{rng.choice(['/srv', '/var/lib', '/opt'])}/{app}"
@@ -113,7 +143,7 @@ class DiskCleanup(Family):
         releases = [style.format(v=f"{major}.{m}.{rng.randint(0, 6)}") for m in minors]
         numeric_top = releases[-keep_n:]
         current = releases[-1]
-        if level != "easy":
+        if level == "medium" or "rolled-back" in faults:
             older = releases[:-keep_n]
             rng.shuffle(older)
             for cand in older:
@@ -168,12 +198,14 @@ class DiskCleanup(Family):
             add(spot + name, _blob(rng, rng.randint(30000, 90000)), old_time(), 0o600)
         for rel in rng.sample(CORE_LOOKALIKES, 2):
             add(rel, _blob(rng, rng.randint(500, 6000)), old_time())
-        add(f"etc/{app}.yaml", words_text(rng, 6, WORDS).encode(), old_time())
+        settings = f"etc/{app}.yaml"
+        add(settings, words_text(rng, 6, WORDS).encode(), old_time())
         add(f"data/{rng.choice(fwords)}.db", _blob(rng, rng.randint(8000, 30000)), now - 3600)
 
         # logs
         rotated = []
-        for svc in rng.sample(SERVICES, {"easy": 2, "medium": 3, "hard": 4}[level]):
+        services = rng.sample(SERVICES, {"easy": 2, "medium": 3, "hard": 4}[level])
+        for svc in services:
             add(f"logs/{svc}.log", words_text(rng, rng.randint(30, 200), WORDS).encode(), now - 60)
             step = rng.randint(2, 6) * DAY
             for i in range(1, rng.randint(3, 5)):
@@ -216,7 +248,7 @@ class DiskCleanup(Family):
 
         # exports (budget-driven at hard)
         exports = []
-        if hard:
+        if "budget" in faults:
             days = rng.sample(range(1, 200), rng.randint(6, 8))
             for d in days:
                 stamp = now - d * DAY - rng.randint(0, 86399)
@@ -233,6 +265,46 @@ class DiskCleanup(Family):
                 if rel not in nodes:
                     exports.append(rel)
                     add(rel, _blob(rng, rng.randint(15000, 50000)), stamp)
+
+        # hard sub-problems beyond the base rules
+        final: dict[str, bytes] = {}  # rel path -> the contents it must end with (edited files)
+        trash: list[str] = []
+        if "trash" in faults:  # deleted uploads waiting to be purged, dot files among them
+            for _ in range(rng.randint(3, 5)):
+                name = f"{rng.choice(fwords)}-{rng.randint(100, 999)}.{rng.choice(['pdf', 'png', 'docx'])}"
+                trash.append(f".trash/{name}")
+            trash.append(f".trash/.{rng.choice(fwords)}-{rng.randint(100, 999)}.partial")
+            trash.append(f".trash/.~lock.{rng.choice(fwords)}-{rng.randint(100, 999)}.docx#")
+            trash.append(
+                f".trash/.{rng.choice(['thumbs', 'previews', 'versions'])}/{rng.getrandbits(64):016x}"
+            )
+            trash = sorted(set(trash))
+            for rel in trash:
+                add(rel, _blob(rng, rng.randint(3000, 20000)), old_time())
+        noisy = None
+        if "debug-logging" in faults:  # debug logging left on: one live log grew large
+            text = nodes[settings].data.decode()
+            nodes[settings].data = f"log_level: debug\n{text}".encode()
+            final[settings] = f"log_level: info\n{text}".encode()
+            noisy = f"logs/{services[0]}.log"
+            nodes[noisy].data = words_text(rng, rng.randint(3000, 6000), WORDS).encode()
+            final[noisy] = b""
+        reports: list[str] = []
+        archive = None
+        # the last full year before the cut-off (every report of it is older than the cut-off)
+        year = int(day_text(cutoff or now)[:4]) - 1
+        if "archive-reports" in faults:  # monthly reports: a past year's go to another disk
+            kind = rng.choice(REPORT_KINDS)
+            y, m = year, 1
+            while (y, m) < (int(day_text(now)[:4]), int(day_text(now)[5:7])):
+                # written in the last hour of its month
+                stamp = calendar.timegm((y + (m == 12), m % 12 + 1, 1, 0, 0, 0)) - 3600
+                rel = f"reports/{kind}-{y}-{m:02d}.csv"
+                add(rel, words_text(rng, rng.randint(20, 80), WORDS).encode(), stamp)
+                if y == year:
+                    reports.append(rel)
+                y, m = y + (m == 12), m % 12 + 1
+            archive = f"/mnt/archive/{app}/reports-{year}.tar.gz"
 
         # protections
         def deletable(rel: str) -> bool:
@@ -262,18 +334,23 @@ class DiskCleanup(Family):
         def protected(rel: str) -> bool:
             return rel in keep or (cutoff is not None and nodes[rel].mtime >= cutoff)
 
+        def size(rel: str) -> int:
+            return len(final.get(rel, nodes[rel].data))
+
         def total(paths) -> int:
             seen = {inode[p] for p in paths}
-            return sum(len(nodes[c].data) for c in seen)
+            return sum(size(c) for c in seen)
 
         remaining = [
             r
             for r in nodes
             if not any(r.startswith(f"releases/{d}/") for d in deleted_releases)
             and not (deletable(r) and not protected(r))
+            and r not in trash
+            and r not in reports
         ]
         dedupe = []
-        if hard:
+        if "dedupe" in faults:
             by_content: dict[bytes, list[str]] = {}
             for rel in uploads:
                 by_content.setdefault(nodes[rel].data, []).append(rel)
@@ -283,6 +360,8 @@ class DiskCleanup(Family):
                     dedupe.append(group)
                     for rel in group[1:]:
                         inode[rel] = group[0]
+        removed_exports: list[str] = []
+        if "budget" in faults:
             # the export that would go first is on the keep-list
             first = min((r for r in exports if not protected(r)), key=lambda r: nodes[r].mtime)
             keep.append(first)
@@ -292,16 +371,27 @@ class DiskCleanup(Family):
             assert len(candidates) >= 3, candidates
             totals = [total(remaining)]
             for rel in candidates:
-                totals.append(totals[-1] - len(nodes[rel].data))
+                totals.append(totals[-1] - size(rel))
             k = rng.randint(2, len(candidates) - 1)
             gap = totals[k - 1] - totals[k]
             budget = totals[k] + rng.randint(0, min(gap - 1, 4096))
-            removed = set(candidates[:k])
-            remaining = [r for r in remaining if r not in removed]
+            removed_exports = candidates[:k]
+            remaining = [r for r in remaining if r not in removed_exports]
         else:
             before = total(list(nodes))
             budget = total(remaining) + rng.randint(0, (before - total(remaining)) // 8)
         assert total(remaining) <= budget
+
+        rotation = None
+        if "logrotate" in faults:  # the policy that let the logs pile up
+            keep_rot = rng.randint(3, 8)
+            rotation = {
+                "conf": f"/etc/logrotate.d/{app}",
+                "pattern": f"{root}/logs/*.log",
+                "rotate": keep_rot,
+                "bad": rng.choice([90, 180, 365, 400, 1000]),
+                "period": rng.choice(["daily", "weekly"]),
+            }
 
         entries = [
             Entry(f"{root}/{d}", "dir", mode=0o755, mtime=now - DAY)
@@ -319,31 +409,87 @@ class DiskCleanup(Family):
         entries.append(
             Entry(keep_list, data=("\n".join(lines) + "\n").encode(), mtime=now - 30 * DAY)
         )
+        if rotation:
+            body = (
+                f"{rotation['pattern']} {{\n    {rotation['period']}\n    missingok\n"
+                f"    rotate {rotation['bad']}\n    nocompress\n    notifempty\n"
+                f"    create 0640 root root\n}}\n"
+            )
+            entries.append(Entry(rotation["conf"], data=body.encode(), mtime=now - 200 * DAY))
 
-        expected = {r: sha256_hex(nodes[inode_data(nodes, r)].data) for r in sorted(remaining)}
+        expected = {
+            r: sha256_hex(final.get(r, nodes[inode_data(nodes, r)].data)) for r in sorted(remaining)
+        }
+
+        def protected_now(rel: str) -> bool:  # by the cut-off alone (the keep-list aside)
+            return cutoff is not None and nodes[rel].mtime >= cutoff
+
+        context = {
+            "app": app,
+            "root": root,
+            "keep_list": keep_list,
+            "keep_n": keep_n,
+            "cutoff": cutoff,
+            "cutoff_utc": utc_text(cutoff) if cutoff else None,
+            "hard": hard,
+            "budget": budget,
+            "current": f"releases/{current}",
+            "expected": expected,
+            "gone": [f"releases/{r}" for r in deleted_releases],
+            "cache_dirs": cache_dirs if hard else ["cache"],
+            "dedupe": dedupe,
+            "snapshot": snapshot_path("tree.json"),
+            "faults": faults,
+        }
+        outputs = [root + "/"]
+        mutations = {}
+        if hard:
+            lexical = set(sorted(releases)[-keep_n:]) | {current}
+            context.update(
+                {
+                    "releases": sorted(deleted_releases, key=_version_key),
+                    "lexical_releases": sorted(
+                        (r for r in releases if r not in lexical), key=_version_key
+                    ),
+                    "cores": sorted(r for r in cores if not protected(r)),
+                    "cores_unkept": sorted(r for r in cores if not protected_now(r)),
+                    "lookalikes": sorted(r for r in nodes if r in CORE_LOOKALIKES),
+                    "rotated": sorted(r for r in rotated if not protected(r)),
+                    "rotated_unkept": sorted(r for r in rotated if not protected_now(r)),
+                    "cache_keep": sorted(r for r in keep if r.startswith("cache/")),
+                    "trash": trash,
+                    "settings": settings,
+                    "noisy": noisy,
+                    "year": year,
+                    "reports": reports,
+                    "archive": archive,
+                    "archive_members": {r: sha256_hex(nodes[r].data) for r in reports},
+                    "rotation": rotation,
+                    "removed_exports": removed_exports,
+                }
+            )
+            if archive:
+                outputs.append(archive)
+            solve = self.template("solution/solve.sh.j2")
+            mutations = {
+                f"unfixed-{fault}": solve.render(**context, variant=f"unfixed-{fault}")
+                for fault in faults
+            }
         return Draft(
-            context={
-                "app": app,
-                "root": root,
-                "keep_list": keep_list,
-                "keep_n": keep_n,
-                "cutoff": cutoff,
-                "cutoff_utc": utc_text(cutoff) if cutoff else None,
-                "hard": hard,
-                "budget": budget,
-                "current": f"releases/{current}",
-                "expected": expected,
-                "gone": [f"releases/{r}" for r in deleted_releases],
-                "cache_dirs": cache_dirs if hard else ["cache"],
-                "dedupe": dedupe,
-                "snapshot": snapshot_path("tree.json"),
-            },
+            context=context,
             files={"environment/seed.tar.gz": seed_tarball(entries)},
-            outputs=[root + "/"],
+            outputs=outputs,
             # Hard links (inode numbers) and links out of the tree do not survive the copy to
-            # the verifier's container: a hook snapshots the tree in the agent's.
+            # the verifier's container: a hook snapshots the tree in the agent's (and the text
+            # of the log rotation policy, outside it).
             separate_verifier=True,
             artifacts=[snapshot_path("tree.json")],
-            collect=[tree_hook("tree.json", [root])],
-            tags=["disk-usage", "find", "retention"] + (["hard-links", "dedupe"] if hard else []),
+            collect=[tree_hook("tree.json", [root], [], [rotation["conf"]] if rotation else [])],
+            tags=["disk-usage", "find", "retention"]
+            + (["hard-links", "dedupe"] if "dedupe" in faults else [])
+            + (["logrotate"] if rotation else [])
+            + (["tar"] if archive else []),
+            faults=faults,
+            traps=[Trap(*DC_TRAPS[f]) for f in faults if f in DC_TRAPS],
+            mutations=mutations,
         )
