@@ -90,6 +90,8 @@ class ControlChannel:
         self.closed = False
         self.kinds: list[str] = []
         """The environments the container side found (``tool``, ``web``, ``browser``)."""
+        self.pid: int | None = None
+        """The container side's process id (in the container's PID namespace)."""
 
     @classmethod
     def open(cls, api: Any, container_id: str, *, timeout_sec: float = OPEN_TIMEOUT_SEC):
@@ -112,6 +114,7 @@ class ControlChannel:
         channel = cls(getattr(raw, "_sock", raw), keep=raw)
         hello = channel.request("hello", timeout_sec=timeout_sec)
         channel.kinds = [str(kind) for kind in hello.get("kinds") or []]
+        channel.pid = int(hello.get("pid") or 0) or None
         return channel
 
     def request(self, op: str, *, timeout_sec: float) -> dict:

@@ -245,7 +245,9 @@ class Sandbox:
 
     def control(self, *, timeout_sec: float = 30.0) -> ControlChannel:
         """The container's root control channel (:mod:`factory.runtime.control`), opened on
-        first use and kept until the container is closed; a broken one is opened again."""
+        first use and kept until the container is closed; a broken one is opened again. A
+        harness that freezes processes before its verifier (:mod:`factory.validate.isolation`)
+        opens it before it records the environment's processes, so it counts as one of them."""
         with self._control_lock:
             if self.dead:
                 raise ContainerDiedError("control channel: the container is gone")
