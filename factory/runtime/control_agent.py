@@ -174,15 +174,12 @@ class Controller:
         try:
             with socket.create_connection(("127.0.0.1", self.web_port), timeout=2) as conn:
                 conn.sendall(request)
-                head = b""
-                while b"\r\n" not in head and len(head) < 4096:
-                    chunk = conn.recv(4096)
-                    if not chunk:
-                        break
-                    head += chunk
+                got = b""
+                while len(got) < MAX_REQUEST and (chunk := conn.recv(4096)):
+                    got += chunk
         except OSError:
             return False
-        parts = head.split(b"\r\n", 1)[0].split()
+        parts = got.split(b"\r\n", 1)[0].split()
         return len(parts) > 1 and parts[1] == b"200"
 
 

@@ -335,3 +335,77 @@ def test_open_starts_the_container_side_as_root_from_its_source():
     finally:
         channel.close()
     assert api.process.wait(10) == 0  # its stdin ended: it exits
+
+
+# --- the sandbox's reset: one channel per container, opened again when it broke -----------------
+
+
+class PlayedEngine:
+    """An engine client whose exec streams are the container side's loop in a thread (over a
+    controller of the test's paths), framed as the engine frames them."""
+
+    def __init__(self, controller: control_agent.Controller) -> None:
+        self.controller = controller
+        self.opened: list[socket.socket] = []
+        self.running = True
+
+    def exec_create(self, container_id, command, **kwargs):
+        assert command == agent_command() and kwargs["user"] == "root"
+        return {"Id": f"exec-{len(self.opened)}"}
+
+    def exec_start(self, exec_id, socket=False):  # noqa: A002 - the engine client's name
+        import socket as sockets
+
+        host, container = sockets.socketpair()
+        requests = container.makefile("rb")
+
+        def run() -> None:
+            control_agent.serve(
+                self.controller, requests, lambda data: container.sendall(Frames.encode(1, data))
+            )
+            container.close()
+
+        threading.Thread(target=run, daemon=True).start()
+        self.opened.append(container)
+        return host
+
+    def inspect_container(self, container_id):
+        return {"State": {"Running": self.running}}
+
+
+class Owner:
+    def __init__(self, api) -> None:
+        self.api = api
+        self.discarded = []
+
+    def image_path_kind(self, image, path):
+        return None
+
+    def _discard(self, sandbox) -> None:
+        self.discarded.append(sandbox)
+
+
+def test_sandbox_resets_over_one_channel_and_reopens_a_broken_one(tmp_path, calendar_state):
+    from factory.errors import ContainerDiedError
+    from factory.runtime import ContainerSpec, Sandbox
+
+    with tool_server(tmp_path, calendar_state) as (service, sock):
+        engine = PlayedEngine(tool_controller(sock))
+        box = Sandbox(Owner(engine), "c0ffee", ContainerSpec(image="task"))
+        service.call("create_event", {"title": "x"})
+        assert box.reset_in_place(timeout_sec=5)["kinds"] == ["tool"]
+        assert box.reset_in_place(timeout_sec=5)["ok"]
+        assert len(engine.opened) == 1  # one exec for both resets
+        assert service.snapshot()["log"] == []
+        engine.opened[0].shutdown(socket.SHUT_RDWR)  # the stream broke (its process was killed, say)
+        with pytest.raises(ControlError):
+            box.reset_in_place(timeout_sec=5)
+        assert box.reset_in_place(timeout_sec=5)["ok"]  # a new channel
+        assert len(engine.opened) == 2
+        engine.running = False
+        engine.opened[1].shutdown(socket.SHUT_RDWR)
+        with pytest.raises(ContainerDiedError, match="gone"):
+            box.reset_in_place(timeout_sec=5)
+        box.close()
+        with pytest.raises(ContainerDiedError):
+            box.control()
