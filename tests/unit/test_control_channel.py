@@ -397,7 +397,9 @@ def test_sandbox_resets_over_one_channel_and_reopens_a_broken_one(tmp_path, cale
         assert box.reset_in_place(timeout_sec=5)["ok"]
         assert len(engine.opened) == 1  # one exec for both resets
         assert service.snapshot()["log"] == []
-        engine.opened[0].shutdown(socket.SHUT_RDWR)  # the stream broke (its process was killed, say)
+        engine.opened[0].shutdown(
+            socket.SHUT_RDWR
+        )  # the stream broke (its process was killed, say)
         with pytest.raises(ControlError):
             box.reset_in_place(timeout_sec=5)
         assert box.reset_in_place(timeout_sec=5)["ok"]  # a new channel
