@@ -34,6 +34,7 @@ AGENT_SOURCE_PATH = Path(__file__).with_name("control_agent.py")
 PYTHON = "/usr/bin/python3"
 OPEN_TIMEOUT_SEC = 30.0
 STDERR_KEEP = 4096
+MAX_REPLY = 1 << 24
 
 
 class ControlError(FactoryError):
@@ -155,6 +156,8 @@ class ControlChannel:
             if not chunk:
                 self._break(f"the container side ended{self._said()}")
             self._take(chunk)
+            if len(self._lines) > MAX_REPLY and b"\n" not in self._lines:
+                self._break(f"a reply longer than {MAX_REPLY} bytes")
         line, _, rest = bytes(self._lines).partition(b"\n")
         self._lines = bytearray(rest)
         try:

@@ -14,16 +14,14 @@ file is read for requests. Nothing of a request but its op name and id is used.
 Ops (standard library only, nothing imported that a reset does not need):
 
 * ``hello``: the environments found (``tool``: the tool server's kit; ``web``: the webkit;
-  ``browser``: the browser kit, which resets the web app too).
+  ``browser``: the browser kit, which resets the web app too), and the image's code that their
+  resets run loaded now (the runtime greets before the agent's first command).
 * ``reset``: each one back to its initial state - the tool server over its admin socket
   (``POST /reset``, :mod:`toolenv.admin` from the image); the browser-mode kit's ``reset.py``
   loaded once and its ``main()`` called in this interpreter; the text webkit's database swap
   done here (what its ``reset.sh`` does) and the app's health checked, the image's own
   ``reset.sh`` run when it does not answer (it restarts the app).
 * ``state``: the tool server's state (``GET /state`` on its admin socket).
-
-Run with an op as its argument (``-c SOURCE reset``), it does that one op and exits (0: done):
-the path for an engine whose exec streams cannot be held open.
 """
 
 from __future__ import annotations
@@ -89,7 +87,9 @@ class Controller:
 
     def handle(self, op: str) -> dict:
         if op == "hello":
-            return {"kinds": self.kinds(), "pid": os.getpid()}
+            kinds = self.kinds()
+            self.preload(kinds)
+            return {"kinds": kinds, "pid": os.getpid()}
         if op == "reset":
             kinds = self.kinds()
             if not kinds:
@@ -102,6 +102,16 @@ class Controller:
                 raise ControlFailure("no tool server in this container")
             return {"state": self.admin().admin_request("GET", "/state", self.tool_socket)}
         raise ControlFailure(f"unknown op {op[:40]!r}")
+
+    def preload(self, kinds: list[str]) -> None:
+        """Load the image's code that resets use now, when the channel opens (before the agent
+        acts, where the harness opens it first): later resets run what was loaded then. One
+        that cannot be loaded is tried again by the reset that needs it (and fails there)."""
+        with contextlib.suppress(Exception):
+            if "tool" in kinds:
+                self.admin()
+            if "browser" in kinds:
+                self.browser()
 
     # --- tool server ----------------------------------------------------------------------
     def admin(self):
@@ -117,13 +127,18 @@ class Controller:
             raise ControlFailure(f"tool server reset: {exc}") from None
 
     # --- browser mode -----------------------------------------------------------------------
-    def reset_browser(self) -> None:
-        """The browser kit's ``reset.py`` (browser context, database, gate), in this process."""
+    def browser(self):
+        """The browser kit's ``reset`` module, loaded once."""
         if self._browser is None:
             self._browser = _load("browserkit_reset", self.browser_reset)
+        return self._browser
+
+    def reset_browser(self) -> None:
+        """The browser kit's ``reset.py`` (browser context, database, gate), in this process."""
+        module = self.browser()
         said = io.StringIO()
         with contextlib.redirect_stderr(said), contextlib.redirect_stdout(said):
-            code = self._browser.main()
+            code = module.main()
         if code:
             raise ControlFailure(f"browser-mode reset failed: {said.getvalue().strip()[-300:]}")
 
@@ -236,7 +251,7 @@ def serve(controller: Controller, requests, write) -> None:
         write(json.dumps(answer(controller, line), sort_keys=True).encode() + b"\n")
 
 
-def main(argv: list[str]) -> int:
+def main() -> int:
     # Replies go to a private copy of stdout; fd 1 itself points at /dev/null, so nothing that
     # prints (a module's warning, a child process) can write into the stream.
     out = os.dup(1)
@@ -248,14 +263,9 @@ def main(argv: list[str]) -> int:
         while data:
             data = data[os.write(out, data) :]
 
-    controller = Controller()
-    if argv:
-        reply = answer(controller, json.dumps({"id": 0, "op": argv[0]}).encode())
-        write(json.dumps(reply, sort_keys=True).encode() + b"\n")
-        return 0 if reply["ok"] else 1
-    serve(controller, sys.stdin.buffer, write)
+    serve(Controller(), sys.stdin.buffer, write)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())

@@ -187,7 +187,8 @@ def test_browser_reset_runs_the_kits_reset_main_loaded_once(tmp_path):
     controller = control_agent.Controller(
         toolenv="/nonexistent", webkit="/nonexistent", browser_reset=str(script)
     )
-    assert controller.kinds() == ["browser"]
+    assert controller.handle("hello")["kinds"] == ["browser"]
+    script.write_text("def main():\n    raise SystemExit('not the code loaded at hello')\n")
     assert controller.handle("reset") == {"kinds": ["browser"]}
     assert controller.handle("reset") == {"kinds": ["browser"]}
     with pytest.raises(control_agent.ControlFailure, match="browser did not come back"):
