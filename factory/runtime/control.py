@@ -31,7 +31,9 @@ from typing import Any
 from factory.errors import FactoryError
 
 AGENT_SOURCE_PATH = Path(__file__).with_name("control_agent.py")
-PYTHON = "/usr/bin/python3"
+PYTHON = "python3"
+"""Found on the container's ``PATH`` (root's exec): ``python:*`` images have it in
+``/usr/local/bin`` only, Debian's in ``/usr/bin``."""
 OPEN_TIMEOUT_SEC = 30.0
 STDERR_KEEP = 4096
 MAX_REPLY = 1 << 24

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import pwd
 import random
+import shutil
 import socket
 import sqlite3
 import subprocess
@@ -315,7 +316,7 @@ class FakeApi:
         return host
 
 
-@pytest.mark.skipif(not os.path.exists(PYTHON), reason=f"no {PYTHON}")
+@pytest.mark.skipif(not shutil.which(PYTHON), reason=f"no {PYTHON}")
 def test_open_starts_the_container_side_as_root_from_its_source():
     """The command the engine runs: the container side's source under -I -S (isolated: no
     environment variables, user site or current folder on its path), as root in /, stdin
