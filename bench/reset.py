@@ -1,20 +1,27 @@
 """Per-rollout state for web and tool environments: reset time and parallel isolation.
 
-    .venv/bin/python bench/reset.py [--rounds 5] [--parallel 4]
+    .venv/bin/python bench/reset.py [--rounds 5] [--resets 2] [--parallel 4]
 
 For one web task (web-shop), its browser observation mode (web-shop-browser) and one tool task
 (tool-calendar), images built if missing (``--families`` picks some), it measures side by
 side, interleaved round by round (medians, these machines are noisy):
 
 * fresh container: create + start + healthcheck passes (what every rollout gets by default);
-* in-place reset of a used container: web - ``/opt/webkit/reset.sh`` (swap the pristine sqlite
-  file in while the app runs, check it is healthy; in browser mode also the browser reset: a
-  new browser context, the old one's cookies, storage, cache and history gone); tool -
-  ``python3 -m toolenv.admin reset`` (``POST /reset`` on the tool server's admin socket, which only root can reach);
-* both after the reference solution changed the state, and checked: after the reset the state
-  equals the initial one (browser mode: the database, the page the browser shows, and the
-  shop's front page as the browser sees it - signed in or not: its session cookie; storage and
-  cache are checked by tests/integration/test_browser_mode_docker.py and the unit tests).
+* in-place reset of a used container, two ways, alternating which goes first:
+  - ``exec``: a ``docker exec`` per reset - web ``/opt/webkit/reset.sh`` (swap the pristine
+    sqlite file in while the app runs, check it is healthy; in browser mode also the browser
+    reset: a new browser context, the old one's cookies, storage, cache and history gone); tool
+    ``python3 -m toolenv.admin reset`` (``POST /reset`` on the tool server's admin socket,
+    which only root can reach);
+  - ``channel``: :meth:`factory.runtime.Sandbox.reset_in_place`, the runtime's reset: one
+    request over the container's root control channel (:mod:`factory.runtime.control`),
+    opened once per container (its opening is reported apart), the same work done in the
+    already running root process (browser mode: ``reset.py``'s ``main()``);
+* each reset after the reference solution changed the state (``--resets`` times per way and
+  container), and checked: after the reset the state equals the initial one (browser mode: the
+  database, the page the browser shows, and the shop's front page as the browser sees it -
+  signed in or not: its session cookie; storage and cache are checked by
+  tests/integration/test_browser_mode_docker.py and the unit tests).
 
 Parallel isolation: ``--parallel`` containers of the same task start together; the reference
 solution runs in the first only; every other one must still show the initial state, and the
@@ -91,43 +98,60 @@ class Subject:
         result = box.exec(["bash", "-c", self.solve], timeout_sec=120)
         assert result.exit_code == 0, result.output
 
-    def reset(self, box: Sandbox) -> float:
+    def reset_exec(self, box: Sandbox) -> float:
+        """The reset as one ``docker exec`` (the way before the control channel)."""
         started = time.perf_counter()
         command = ["sh", "/opt/webkit/reset.sh"] if self.web else ["sh", "-c", TOOL_RESET]
         result = box.exec(command, timeout_sec=30)
         assert result.exit_code == 0, result.output
         return time.perf_counter() - started
 
+    def reset_channel(self, box: Sandbox) -> float:
+        """The runtime's reset: one request over the container's control channel."""
+        started = time.perf_counter()
+        reply = box.reset_in_place(timeout_sec=30)
+        took = time.perf_counter() - started
+        assert reply["kinds"] == (
+            ["browser"] if self.browser else ["web"] if self.web else ["tool"]
+        )
+        return took
 
-def one_round(subject: Subject) -> tuple[float, float]:
-    """A fresh container's start, and the reset of it once the solution changed its state."""
+
+WAYS = ("exec", "channel")
+
+
+def one_round(subject: Subject, index: int, resets: int) -> dict[str, list[float]]:
+    """A fresh container's start, the channel's opening, and ``resets`` resets each way of it
+    once the solution changed its state (which way goes first alternates by round)."""
     box, fresh = subject.fresh()
+    seen: dict[str, list[float]] = {"fresh": [fresh], **{way: [] for way in WAYS}}
     with box:
         initial = subject.state(box)
-        subject.solve_in(box)
-        assert subject.state(box) != initial, "the solution changed nothing"
-        reset = subject.reset(box)
-        after = subject.state(box)
-        assert after == initial, (
-            f"reset did not restore the initial state:\n{initial}\n---\n{after}"
-        )
-    return fresh, reset
+        started = time.perf_counter()
+        box.control()
+        seen["open"] = [time.perf_counter() - started]
+        order = WAYS if index % 2 == 0 else WAYS[::-1]
+        for _ in range(resets):
+            for way in order:
+                subject.solve_in(box)
+                assert subject.state(box) != initial, "the solution changed nothing"
+                reset = subject.reset_exec if way == "exec" else subject.reset_channel
+                seen[way].append(reset(box))
+                after = subject.state(box)
+                assert after == initial, (
+                    f"{way} reset did not restore the initial state:\n{initial}\n---\n{after}"
+                )
+    return seen
 
 
-def measure(subjects: list[Subject], rounds: int) -> dict[str, dict[str, float]]:
+def measure(subjects: list[Subject], rounds: int, resets: int) -> dict[str, dict[str, list]]:
     """Each subject once per round, round by round (the machine's load then hits all alike)."""
-    seen: dict[str, list[tuple[float, float]]] = {s.family: [] for s in subjects}
-    for _ in range(rounds):
+    seen: dict[str, dict[str, list[float]]] = {s.family: {} for s in subjects}
+    for index in range(rounds):
         for subject in subjects:
-            seen[subject.family].append(one_round(subject))
-    return {
-        family: {
-            "fresh": statistics.median(f for f, _ in pairs),
-            "reset": statistics.median(r for _, r in pairs),
-            "reset_max": max(r for _, r in pairs),
-        }
-        for family, pairs in seen.items()
-    }
+            for key, values in one_round(subject, index, resets).items():
+                seen[subject.family].setdefault(key, []).extend(values)
+    return seen
 
 
 def isolation(subject: Subject, parallel: int) -> tuple[int, float]:
@@ -151,6 +175,7 @@ def isolation(subject: Subject, parallel: int) -> tuple[int, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--resets", type=int, default=2, help="resets each way per container")
     parser.add_argument("--parallel", type=int, default=4, help="0: no isolation check")
     parser.add_argument("--families", nargs="+", default=list(FAMILIES), choices=FAMILIES)
     args = parser.parse_args()
@@ -159,28 +184,35 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             subjects = [Subject(runtime, f, Path(tmp)) for f in args.families]
             print(
-                "| environment | fresh container (start + healthy) | in-place reset (median / max) "
-                "| reset / fresh | parallel containers | ready (wall) | state leaks |"
+                "| environment | fresh container (start + healthy) | reset: docker exec "
+                "(median / max) | reset: control channel (median / max) | channel opening "
+                "| channel / fresh | parallel containers | ready (wall) | state leaks |"
             )
-            print("|---|---|---|---|---|---|---|")
-            measured = measure(subjects, args.rounds)
+            print("|---|---|---|---|---|---|---|---|---|")
+            measured = measure(subjects, args.rounds, args.resets)
             for subject in subjects:
-                numbers = measured[subject.family]
+                seen = measured[subject.family]
+                fresh, channel = statistics.median(seen["fresh"]), seen["channel"]
                 isolated = "- | - | -"  # --parallel 0: not measured
                 if args.parallel:
                     leaks, ready = isolation(subject, args.parallel)
                     isolated = f"{args.parallel} | {ready:.2f} s | {leaks}"
                 print(
-                    f"| {subject.family} | {numbers['fresh']:.2f} s | {numbers['reset']:.3f} s / "
-                    f"{numbers['reset_max']:.3f} s | {numbers['reset'] / numbers['fresh']:.2f} | "
-                    f"{isolated} |",
+                    f"| {subject.family} | {fresh:.2f} s | {spread(seen['exec'])} | "
+                    f"{spread(channel)} | {statistics.median(seen['open']):.3f} s | "
+                    f"{statistics.median(channel) / fresh:.2f} | {isolated} |",
                     flush=True,
                 )
             print(
-                f"\n{args.rounds} rounds each, medians; a WebArena-style full reset takes ~120 s."
+                f"\n{args.rounds} rounds each, {args.resets} resets each way per round; medians; "
+                "a WebArena-style full reset takes ~120 s."
             )
     finally:
         runtime.close()
+
+
+def spread(values: list[float]) -> str:
+    return f"{statistics.median(values):.3f} s / {max(values):.3f} s"
 
 
 if __name__ == "__main__":

@@ -3,10 +3,11 @@
     .venv/bin/python bench/reset_steps.py [--rounds 7]
 
 Medians over ``--rounds`` of: ``docker exec`` of ``sh -c true`` and of ``python3 -I -S -c
-pass`` (the floor every in-place reset pays), ``/opt/webkit/reset.sh`` back to back and one
-second apart (a reset that finds the service still building its spare page waits for it), and,
-timed inside one interpreter, each step of ``reset.py``: the browser reset, the database swap,
-the gate check.
+pass`` (the floor every exec'd reset pays), ``/opt/webkit/reset.sh`` back to back and one
+second apart (a reset that finds the service still building its spare page waits for it); the
+container's control channel (:mod:`factory.runtime.control`): a ``hello`` round trip (the floor
+of a reset over it) and ``Sandbox.reset_in_place`` one second apart; and, timed inside one
+interpreter, each step of ``reset.py``: the browser reset, the database swap, the gate check.
 """
 
 from __future__ import annotations
@@ -83,6 +84,21 @@ def main() -> None:
                     ("reset.sh, 1 s apart", ["sh", "/opt/webkit/reset.sh"], 1.0),
                 ):
                     print(f"| {name} | {median(command, pause):.3f} s |", flush=True)
+                channel = box.control()
+
+                def channel_median(op, pause: float = 0.0) -> float:
+                    took = []
+                    for _ in range(args.rounds):
+                        time.sleep(pause)
+                        started = time.perf_counter()
+                        op()
+                        took.append(time.perf_counter() - started)
+                    return statistics.median(took)
+
+                hello = channel_median(lambda: channel.request("hello", timeout_sec=30))
+                print(f"| control channel: hello round trip | {hello:.4f} s |", flush=True)
+                reset = channel_median(lambda: box.reset_in_place(timeout_sec=60), 1.0)
+                print(f"| control channel: reset_in_place, 1 s apart | {reset:.3f} s |")
                 script = STEPS.replace("ROUNDS", str(args.rounds))
                 inside = box.exec(["python3", "-I", "-S", "-c", script], timeout_sec=120)
                 assert inside.exit_code == 0, inside.output

@@ -29,6 +29,7 @@ from factory.runtime.constants import (
     POLL_SEC,
     max_ready_sec,
 )
+from factory.runtime.control import ControlChannel, ControlError
 from factory.runtime.overlay import lower_kind, overlay_changes
 
 
@@ -174,6 +175,8 @@ class Sandbox:
         """Whether the network is removed with this container."""
         self.sidecars: list[Sandbox] = []
         """The sidecars started for this container (removed with it)."""
+        self._control: ControlChannel | None = None
+        self._control_lock = threading.Lock()
 
     @property
     def _api(self):
@@ -239,6 +242,31 @@ class Sandbox:
         return ExecResult(
             exit_code, buffer.text(), time.monotonic() - started, False, buffer.dropped > 0
         )
+
+    def control(self, *, timeout_sec: float = 30.0) -> ControlChannel:
+        """The container's root control channel (:mod:`factory.runtime.control`), opened on
+        first use and kept until the container is closed; a broken one is opened again. A
+        harness that freezes processes before its verifier (:mod:`factory.validate.isolation`)
+        opens it before it records the environment's processes, so it counts as one of them."""
+        with self._control_lock:
+            if self.dead:
+                raise ContainerDiedError("control channel: the container is gone")
+            if self._control is None or self._control.closed:
+                self._control = ControlChannel.open(self._api, self.id, timeout_sec=timeout_sec)
+            return self._control
+
+    def reset_in_place(self, *, timeout_sec: float = 30.0) -> dict:
+        """Put the container's web app and tool server back in their initial state (one
+        request over :meth:`control`); the reply (``kinds``: what was reset, ``seconds``: how
+        long it took inside). ControlError when the reset failed, ContainerDiedError when the
+        container is gone."""
+        try:
+            return self.control(timeout_sec=timeout_sec).request("reset", timeout_sec=timeout_sec)
+        except ControlError:
+            if self.dead or not self.is_running():
+                self.dead = True
+                raise ContainerDiedError("reset: the container is gone") from None
+            raise
 
     def wait_ready(self) -> float:
         """Run the spec's readiness check until it passes; returns the seconds waited.
@@ -446,6 +474,8 @@ class Sandbox:
     def close(self) -> None:
         """Remove the container (in the background; :meth:`DockerRuntime.close` waits)."""
         self.dead = True
+        if self._control is not None:
+            self._control.close()
         self.runtime._discard(self)
 
     def __enter__(self) -> Sandbox:
