@@ -115,7 +115,7 @@ def _run(d, script: str, root: str) -> tuple[bool, bool]:
     ctx, job = d.context, d.context["job"]
     main = ctx["main_out"]
     paths = {ctx["in_dir"], ctx["out_dir"], ctx["work"], job["conf"]}
-    imported = grammar.run_and_import(script, root, job, main, paths)
+    imported = grammar.run_then_import(script, root, job, main, paths)
     outs = [Path(root + ctx["out_dir"], name) for name in ctx["expected"]]
     right = all(
         p.is_file() and p.read_text(encoding="utf-8") == ctx["expected"][p.name] for p in outs

@@ -113,7 +113,7 @@ def _run(d, script: str, root: str) -> tuple[bool, bool]:
     """(whether the CSV holds the expected rows, whether the import job takes it)."""
     ctx, job = d.context, d.context["job"]
     paths = {ctx["srcdir"], ctx["outdir"], ctx["work"], job["conf"]}
-    imported = grammar.run_and_import(script, root, job, ctx["out"], paths)
+    imported = grammar.run_then_import(script, root, job, ctx["out"], paths)
     out = Path(root + ctx["out"])
     if not out.is_file():
         return False, imported
