@@ -22,7 +22,7 @@ from .file_tools import (
     rename_cases,
     rotate_cases,
 )
-from .repair import BUGS, PACKAGING, TRAPS, line_edits
+from .repair import BUGS, PACKAGING, TRAPS, line_edits, merged
 from .retry_tool import RETRY_NAMES, retry_cases
 
 SAFE_CODES = [2, 3, 4, 5, 6, 7, 9, 64, 65, 66, 69, 70, 73, 74, 75, 77, 78]
@@ -113,7 +113,7 @@ class ShellScript(Family):
             remaining = fixed
         if "no-exec" in faults and left != "no-exec":
             steps.append(f"chmod 755 {path}")
-        return steps
+        return merged(steps)
 
     def _hard(
         self,
@@ -155,5 +155,6 @@ class ShellScript(Family):
             separate_verifier=True,
             faults=faults,
             traps=[Trap(*TRAPS[f]) for f in packaging],
+            agent_timeout_sec=900.0,
             tags=["bash", kind, "debugging"],
         )

@@ -8,6 +8,7 @@ the bug; each defect left alone is a near miss."""
 from __future__ import annotations
 
 import difflib
+import re
 import shlex
 
 #: The one-place bugs a draft of each tool may carry, each caught by a case of its tests.
@@ -92,3 +93,25 @@ def line_edits(before: str, after: str, path: str) -> list[str]:
             for line in reversed(new[j1:j2]):  # each one before line i1 + 1: the last first
                 sed(at + "\\" + _text(line))
     return steps
+
+
+_CHANGE = re.compile(r"^sed -i '(\d+)c\\")
+
+
+def merged(steps: list[str]) -> list[str]:
+    """``steps`` with a line changed twice (two bugs on one line) changed once, to its last
+    text: an earlier ``Nc`` edit is dropped when only other ``c`` edits (which keep the line
+    numbers) come between it and a later ``Nc``."""
+    out: list[str] = []
+    for step in steps:
+        line = _CHANGE.match(step)
+        if line:
+            for earlier in reversed(out):
+                other = _CHANGE.match(earlier)
+                if not other:
+                    break
+                if other.group(1) == line.group(1):
+                    out.remove(earlier)
+                    break
+        out.append(step)
+    return out
