@@ -66,6 +66,8 @@ def test_hard_composes_bugs_and_file_defects():
         packaging = [f for f in d.faults if f in PACKAGING]
         assert 6 <= len(bugs) <= 7 and set(bugs) <= set(BUGS[d.context["kind"]])
         assert 1 <= len(packaging) <= 2
+        # the separate verifier restores /usr/local/bin from the image, draft and all
+        assert not d.context["path"].startswith("/usr/local/")
         grammar.assert_traps_match(d, TRAPS)
         near = {f"unfixed-{f}" for f in d.faults}
         assert set(d.mutations) - near == (

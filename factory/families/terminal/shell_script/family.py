@@ -73,7 +73,7 @@ class ShellScript(Family):
         }
         mutations: dict[str, str] = {}
         if difficulty is Difficulty.HARD:
-            return self._hard(rng, context, files, mutations)
+            return self._hard(rng, context, files, mutations, team)
         if kind == "csv-filter" and level >= 2:
             # Joins the inputs with `tail -n +2`: a file without a final newline glues its last
             # row to the next file's first row (found by hand, see issue 17).
@@ -121,10 +121,15 @@ class ShellScript(Family):
         context: dict[str, Any],
         files: dict[str, str | bytes],
         mutations: dict[str, str],
+        team: str,
     ) -> Draft:
         """The tool as a broken draft (:mod:`.repair`): six or seven bugs of its kind and one
         or two defects of its file; the reference repairs each."""
         kind = context["kind"]
+        if context["path"].startswith("/usr/local/bin/"):
+            # the separate verifier restores /usr/local/bin from the image (its toolchain), which
+            # holds the draft here: the repaired tool would never reach the tests
+            context["path"] = context["path"].replace("/usr/local/bin/", f"/opt/{team}/bin/", 1)
         bugs = sorted(rng.sample(BUGS[kind], rng.randint(6, 7)))
         packaging = sorted(rng.sample(PACKAGING, rng.randint(1, 2)))
         faults = bugs + packaging
