@@ -1,16 +1,21 @@
 """Shell basics: one-line jobs with the classic tools (wc, head, tail, sort, uniq, tr, grep,
 sed). Small enough that a 135M-parameter model solves some of them, which makes the family the
 default for CPU training runs; the easy level names the exact command shape, medium names the
-tool, hard names neither and adds a second step."""
+tool. Hard (:mod:`.hard`) asks five or six such questions, each about a list of its own, and
+two to four of the lists arrive in a shape the instruction does not name (compressed, another
+encoding or line end, cut into pieces...): a fault grammar with one near miss per quirk."""
 
 from __future__ import annotations
 
+import hashlib
 import random
 from collections.abc import Mapping
 from typing import Any
 
 from factory.families.base import Draft, Family, register
 from factory.vocabulary import Difficulty
+
+from .hard import draw_sources, traps_of
 
 WORDS = [
     "apple",
@@ -75,6 +80,8 @@ class ShellBasics(Family):
     """params.jobs: which of the jobs to draw from."""
 
     def draft(self, rng: random.Random, difficulty: Difficulty, params: Mapping[str, Any]) -> Draft:
+        if difficulty is Difficulty.HARD:
+            return self._hard(rng)
         job = rng.choice(list(params.get("jobs") or sorted(JOBS)))
         what, tool, command, near_miss = JOBS[job]
         src = f"{rng.choice(DIRS)}/{rng.choice(WORDS)}-{rng.randint(10, 99)}.txt"
@@ -100,7 +107,6 @@ class ShellBasics(Family):
                 lines += rng.sample(lines, rng.randint(2, len(lines) // 2))
             if job in ("first-line", "last-line"):
                 lines[0], lines[-1] = lines[0] + " start", lines[-1] + " end"
-        then_sort = difficulty is Difficulty.HARD and job in ("count-match", "upper")
         return Draft(
             context={
                 "job": job,
@@ -110,7 +116,6 @@ class ShellBasics(Family):
                 "near_miss": near_miss.format(src=src, word=word),
                 "src": src,
                 "out": out,
-                "hard_suffix": then_sort,
             },
             files={"environment/input.txt": "\n".join(lines) + "\n"},
             outputs=[out],
@@ -120,4 +125,35 @@ class ShellBasics(Family):
             verifier_timeout_sec=60.0,
             memory_mb=512,
             tags=["beginner", job],
+        )
+
+    def _hard(self, rng: random.Random) -> Draft:
+        """Five or six questions about as many lists; two to four lists quirky (:mod:`.hard`)."""
+        sources, out = draw_sources(rng, WORDS, DIRS, OUT_DIRS)
+        shipped = {path: data for s in sources for path, data in s.shipped.items()}
+        context = {
+            "out": out,
+            "sources": sources,
+            "answers": [(s.question, s.answer) for s in sources],
+            "shipped": {p: hashlib.sha256(data).hexdigest() for p, data in sorted(shipped.items())},
+        }
+        solve = self.template("solution/solve.sh.j2")
+        mutations = {
+            f"unfixed-{s.quirk}": solve.render(**context, difficulty="hard", unfixed=s.quirk)
+            for s in sources
+            if s.quirk
+        }
+        return Draft(
+            context=context,
+            files={f"environment/lists{path}": data for path, data in shipped.items()},
+            outputs=[out],
+            separate_verifier=True,
+            kept=sorted(shipped),
+            mutations=mutations,
+            faults=[s.quirk for s in sources if s.quirk],
+            traps=traps_of(sources),
+            agent_timeout_sec=600.0,
+            verifier_timeout_sec=60.0,
+            memory_mb=512,
+            tags=["beginner", *sorted({s.question for s in sources})],
         )
