@@ -9,6 +9,7 @@ own tests while every near miss fails one."""
 from __future__ import annotations
 
 import csv
+import gzip
 import hashlib
 import io
 import os
@@ -97,9 +98,10 @@ def test_same_seed_same_task_and_difficulty_picks_the_questions():
 FAMILY = registry.get("sqlite-query")
 
 
-def hard_database(d, sources=("archive", "incoming")) -> sqlite3.Connection:
-    """The task's data in memory: the database, plus the archive and the CSV exports that
-    ``sources`` names (read here with Python's csv module, an empty field as NULL)."""
+def hard_database(d, sources=("archive", "restored", "incoming")) -> sqlite3.Connection:
+    """The task's data in memory: the database, plus the archive, the restored dump and the
+    CSV exports that ``sources`` names (read here with Python's csv module, an empty field as
+    NULL)."""
     db = database(d)
     c, t = d.context, d.context["theme"]
     if c["archive"] and "archive" in sources:
@@ -110,6 +112,9 @@ def hard_database(d, sources=("archive", "incoming")) -> sqlite3.Connection:
             marks = ", ".join("?" for _ in rows[0]) if rows else ""
             if rows:
                 db.executemany(f"INSERT INTO {table} VALUES ({marks})", rows)
+    if c["restored"] and "restored" in sources:
+        name = c["restored"].rsplit("/", 1)[1]
+        db.executescript(gzip.decompress(d.files[f"environment/restored/{name}"]).decode())
     if c["incoming"] and "incoming" in sources:
         for table in (t["event"], t["line"]):
             header, *rows = list(
@@ -175,16 +180,21 @@ def test_hard_instruction_states_the_sources_and_every_report():
             assert f"`{c['incoming']}/{c['theme']['event']}.csv`" in text
         else:
             assert "CSV exports" not in text
+        if c["restored"]:
+            assert f"`{c['restored']}`" in text
+        else:
+            assert "dump" not in text
         for secret in d.secrets:
             assert secret not in text
 
 
 @pytest.mark.skipif(not shutil.which("sqlite3"), reason="sqlite3 shell needed")
 def test_hard_reference_passes_and_near_misses_fail(tmp_path):
-    d = draft(Difficulty.HARD, 1)
+    d = draft(Difficulty.HARD, 6)
     c = d.context
-    assert c["archive"] and c["incoming"]
-    paths = sorted({c["db"], c["out_dir"], c["work"], c["archive"], c["incoming"]}, key=len)
+    assert c["sources"] == ["archive", "restored", "incoming"]
+    paths = [c["db"], c["out_dir"], c["work"], c["archive"], c["incoming"], c["restored"]]
+    paths = sorted(set(paths), key=len)
 
     def run(script: str, root: Path) -> list[str]:
         def moved(text: str) -> str:
@@ -211,9 +221,12 @@ def test_hard_reference_passes_and_near_misses_fail(tmp_path):
             text=True,
             check=True,
         )
-        for rel, text in d.files.items():
+        for rel, data in d.files.items():
             if rel.startswith("environment/incoming/"):
-                Path(f"{root}{c['incoming']}/{rel.rsplit('/', 1)[1]}").write_text(text)
+                Path(f"{root}{c['incoming']}/{rel.rsplit('/', 1)[1]}").write_text(data)
+            elif rel.startswith("environment/restored/"):
+                os.makedirs(f"{root}{c['restored'].rsplit('/', 1)[0]}", exist_ok=True)
+                Path(f"{root}{c['restored']}").write_bytes(data)
         subprocess.run(["bash", "-c", moved(script)], capture_output=True, timeout=120)
         tests = grammar.render(FAMILY, d, "tests/test_outputs.py.j2")
         (root / "test_outputs.py").write_text(moved(tests))
@@ -228,5 +241,10 @@ def test_hard_reference_passes_and_near_misses_fail(tmp_path):
         return re.findall(r"FAILED test_outputs\.py::(\w+)", out)
 
     assert run(grammar.render(FAMILY, d, "solution/solve.sh.j2"), tmp_path / "ref") == []
-    for name in ["unfixed-archive", "unfixed-incoming", *list(d.mutations)[2:3]]:
+    for name in [
+        "unfixed-archive",
+        "unfixed-restored",
+        "unfixed-incoming",
+        *list(d.mutations)[3:4],
+    ]:
         assert run(d.mutations[name], tmp_path / name), name

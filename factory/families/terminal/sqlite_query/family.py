@@ -40,9 +40,9 @@ class SqliteQuery(Family):
     question as CSV with an exact header and order. easy: one table or a simple join;
     medium: joins, date ranges with boundary traps, money formatting, ties; hard: a pack of
     2-3 reports (medium and hard questions: NULL discounts and groups, HAVING, window ranks,
-    zero-filled grids) over data that is not all in the database: older rows moved to an
-    archive database, the newest still waiting as CSV exports, or both
-    (:mod:`.report_pack`)."""
+    zero-filled grids) over data that is not all in the database: 1-3 of older rows moved
+    to an archive database, a month restored only as a gzip-compressed SQL dump, the newest
+    still waiting as CSV exports (:mod:`.report_pack`)."""
 
     name = "sqlite-query"
     title = "Answer an analytical question from an SQLite database as an exact CSV report"

@@ -1,8 +1,9 @@
 """sqlite-query at hard: a pack of reports over data that is not all in the database.
 
 A hard task composes two or three questions (medium and hard ones, each with its own output
-file) with one or two data sources besides the database: the oldest events moved, with their
-lines, to an **archive** database, and the newest still **incoming** as CSV exports. Its
+file) with one to three data sources besides the database: the oldest events moved, with their
+lines, to an **archive** database, the newest still **incoming** as CSV exports, and one month
+lost from the database and **restored** from a backup only as a gzip-compressed SQL dump. Its
 faults are ``report-<kind>`` for each question and the sources. Each question computes its
 answer in pure Python right after planting its traps; since the questions share one shop, a
 later one's planted rows can change an earlier answer, so the final answers are the questions'
@@ -13,6 +14,7 @@ data as it stood. A near miss leaves one source out, or gets one report's query 
 from __future__ import annotations
 
 import csv
+import gzip
 import hashlib
 import io
 import random
@@ -35,7 +37,7 @@ REPORTS: dict[str, Callable[[random.Random, Shop, int], Question]] = {
     "monthly-groups": q_monthly_groups,
     "parent-groups": q_parent_groups,
 }
-SOURCES = ("archive", "incoming")
+SOURCES = ("archive", "restored", "incoming")
 
 
 def _answer(conn: sqlite3.Connection, sql: str) -> list[list[str]]:
@@ -91,7 +93,10 @@ def draft_hard(
     """The hard draft of ``family`` (sqlite-query) on ``shop``."""
     t = shop.theme
     kinds = rng.sample(sorted(REPORTS), rng.randint(2, 3))
-    sources = rng.choice([["archive"], ["incoming"], ["archive", "incoming"]])
+    sources = rng.choice(
+        [[s] for s in SOURCES] + [[a, b] for a in SOURCES for b in SOURCES if a < b] + [SOURCES]
+    )
+    sources = [s for s in SOURCES if s in sources]
     questions = []
     for kind in kinds:
         q = REPORTS[kind](rng, shop, year)
@@ -102,8 +107,8 @@ def draft_hard(
     full = [_answer(every, q.sql) for q in questions]
     for q, rows in zip(questions, full, strict=True):
         q.rows = rows
-    archive_until = incoming_from = None
-    for _ in range(2):  # a source that changes no report is left out, the other one taken
+    archive_until = incoming_from = restored_month = None
+    for _ in range(2):  # a source that changes no report is left out, the others taken
         if "archive" in sources:
             months = [datetime(year, m, 1) for m in range(2, 8)]
             archive_until = _cutoff(rng, shop, questions, full, months, lambda at, cut: at < cut)
@@ -112,7 +117,18 @@ def draft_hard(
             months = [datetime(year, m, 1) for m in range(max(start, 4), 13)]
             months += [datetime(year + 1, m, 1) for m in (1, 2, 3)]
             incoming_from = _cutoff(rng, shop, questions, full, months, lambda at, cut: at >= cut)
-        found = [s for s, cut in zip(SOURCES, (archive_until, incoming_from), strict=True) if cut]
+        if "restored" in sources:  # one month between the other two, lost and restored
+            first = archive_until or datetime(year, 1, 1)
+            months = [
+                m
+                for m in (datetime(year, k, 1) for k in range(1, 13))
+                if m >= first and (not incoming_from or _next_month(m) <= incoming_from)
+            ]
+            restored_month = _cutoff(
+                rng, shop, questions, full, months, lambda at, cut: cut <= at < _next_month(cut)
+            )
+        cuts = (archive_until, restored_month, incoming_from)
+        found = [s for s, cut in zip(SOURCES, cuts, strict=True) if cut]
         if found:
             break
         sources = [s for s in SOURCES if s not in sources]
@@ -124,6 +140,8 @@ def draft_hard(
             return "archive"
         if incoming_from and at >= incoming_from:
             return "incoming"
+        if restored_month and restored_month <= at < _next_month(restored_month):
+            return "restored"
         return "db"
 
     when = {eid: at for eid, _, at, _ in shop.events}
@@ -132,6 +150,7 @@ def draft_hard(
         "db": {},
         "archive": {},
         "incoming": {},
+        "restored": {},
     }
     for table, (_, rows) in tables.items():
         for part in parts:
@@ -159,11 +178,14 @@ def draft_hard(
     out_dir = rng.choice(["/srv/reports", "/home/analyst/out", "/opt/reports", "/var/reports"])
     archive = f"{db_dir}/archive/{t.key}-until-{archive_until:%Y-%m}.db" if archive_until else None
     incoming = f"{db_dir}/incoming" if incoming_from else None
+    restored = (
+        f"{db_dir}/restored/{t.event}-{restored_month:%Y-%m}.sql.gz" if restored_month else None
+    )
     reports = [
         {**q.__dict__, "out": f"{out_dir}/{q.slug}.csv", "kind": kind}
         for kind, q in zip(kinds, questions, strict=True)
     ]
-    files: dict[str, str] = {}
+    files: dict[str, str | bytes] = {}
     seed = ["PRAGMA foreign_keys = ON;", "BEGIN;", shop.schema()]
     seed += _inserts(parts["db"], tables)
     seed.append("COMMIT;")
@@ -178,7 +200,13 @@ def draft_hard(
         files["environment/archive.sql"] = "\n".join([*lines, "COMMIT;"]) + "\n"
         kept.append(archive)
         digests["archive"] = _digests(archived)
-    csv_files = {}
+    csv_files: dict[str, str] = {}  # path -> sha256 of the files the tests check unchanged
+    if restored:
+        dump = "\n".join(["BEGIN;", *_inserts(parts["restored"], tables), "COMMIT;"]) + "\n"
+        data = gzip.compress(dump.encode(), mtime=0)
+        files[f"environment/restored/{restored.rsplit('/', 1)[1]}"] = data
+        csv_files[restored] = hashlib.sha256(data).hexdigest()
+        kept.append(restored)
     if incoming:
         for table, cols in ((t.event, event_cols), (t.line, line_cols)):
             text = _csv(cols, parts["incoming"][table])
@@ -200,10 +228,12 @@ def draft_hard(
         "archive_until": f"{archive_until:%Y-%m-%d}" if archive_until else None,
         "incoming": incoming,
         "incoming_from": f"{incoming_from:%Y-%m-%d}" if incoming_from else None,
+        "restored": restored,
+        "restored_month": f"{restored_month:%B %Y}" if restored_month else None,
         "counts": {name: len(rows) for name, rows in parts["db"].items()},
         "columns": {name: cols for name, (cols, _) in tables.items()},
         "digests": digests,
-        "csv_digests": csv_files,
+        "file_digests": csv_files,
         "wrongs": wrongs,
         "work": f"/tmp/{t.key}-all.db",
         "faults": [f"report-{k}" for k in sorted(kinds)] + sources,
@@ -227,6 +257,10 @@ def draft_hard(
         faults=context["faults"],
         mutations=mutations,
     )
+
+
+def _next_month(m: datetime) -> datetime:
+    return datetime(m.year + m.month // 12, m.month % 12 + 1, 1)
 
 
 def _inserts(part: dict[str, list[tuple[Any, ...]]], tables: dict) -> list[str]:
