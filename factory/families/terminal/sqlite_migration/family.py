@@ -446,7 +446,8 @@ class SqliteMigration(Family):
                 f"{version + 1} (the database is at version {version}) and the current time "
                 "as `applied_at`; keep the existing rows."
             )
-        report = f"/usr/local/bin/{ent.app}-report"
+        # outside the code roots (/usr/local/bin ...), which the verifier restores from the image
+        report = f"/opt/{ent.app}/bin/{ent.app}-report"
         if "report-script" in faults:
             steps.append(
                 f"The nightly report `{report}` reads this database. It must keep working: "
