@@ -24,6 +24,7 @@ from .questions_hard import (
     q_quarter_grid,
     q_top_per_group,
 )
+from .report_pack import draft_hard
 from .shop import THEMES, make_shop
 
 QUESTIONS = {
@@ -37,8 +38,11 @@ QUESTIONS = {
 class SqliteQuery(Family):
     """A generated SQLite database (six schema themes); write the answer to an analytical
     question as CSV with an exact header and order. easy: one table or a simple join;
-    medium: joins, date ranges with boundary traps, money formatting, ties; hard: NULL
-    discounts and groups, HAVING, window ranks, zero-filled grids."""
+    medium: joins, date ranges with boundary traps, money formatting, ties; hard: a pack of
+    2-3 reports (medium and hard questions: NULL discounts and groups, HAVING, window ranks,
+    zero-filled grids) over data that is not all in the database: 1-3 of older rows moved
+    to an archive database, a month restored only as a gzip-compressed SQL dump, the newest
+    still waiting as CSV exports (:mod:`.report_pack`)."""
 
     name = "sqlite-query"
     title = "Answer an analytical question from an SQLite database as an exact CSV report"
@@ -48,6 +52,8 @@ class SqliteQuery(Family):
         theme = rng.choice(THEMES)
         year = rng.randint(2021, 2025)
         shop = make_shop(rng, theme, difficulty.value, year)
+        if difficulty is Difficulty.HARD:
+            return draft_hard(self, rng, shop, year, params)
         question = rng.choice(QUESTIONS[difficulty.value])(rng, shop, year)
         db_dir = rng.choice(["/data", "/srv/db", f"/var/lib/{theme.key}"])
         db = f"{db_dir}/{theme.key}.{rng.choice(['db', 'sqlite', 'sqlite3'])}"
