@@ -6,7 +6,9 @@ declared in the task spec, then checked like the rest of it (:class:`LlmTask`):
 * ``verifier_reads`` — absolute paths (files or folders) whose end state the tests read. Each
   travels as an artifact: the fresh container gets the agent's copy at the same path (owned by
   root, group/other write and setuid bits cleared). At most :data:`MAX_READS`, none under
-  :data:`NEVER_READ`, none a whole system folder (:data:`SYSTEM_ROOTS`).
+  :data:`NEVER_READ` or the image's code (:data:`CODE_ROOTS`: an agent's copy must never
+  replace the verifier's interpreter or tools), none a whole system folder
+  (:data:`SYSTEM_ROOTS`).
 * ``snapshots`` — state no file carries (processes, open ports, owners and modes, crontabs):
   ``{name, command}``; the command runs as root in the agent's container once the agent is
   done, its stdout lands in ``/logs/state/<name>``, which the tests read. The hook removes that
@@ -41,6 +43,10 @@ PRESENT = f"{SNAPSHOT_DIR}/factory-reads"
 """Which declared reads existed in the agent's container (one path a line)."""
 NEVER_READ = ("/proc", "/sys", "/dev", "/logs", "/tests")
 """The kernel's pseudo file systems and the harness's own folders."""
+CODE_ROOTS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc/ld.so.preload",
+              "/etc/ld.so.conf", "/etc/ld.so.conf.d")  # fmt: skip
+"""The image's code: the verifier's own interpreter, pytest and tools (python:3.12 images keep
+Python under /usr/local). An agent's copy never replaces them."""
 SYSTEM_ROOTS = frozenset(
     [
         "/",
@@ -72,8 +78,6 @@ SYSTEM_ROOTS = frozenset(
     ]
 )
 """Whole system folders: never an artifact of their own (too big, and mostly the image's)."""
-_CODE_ROOTS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/usr")
-"""Where a path the tests merely name is the image's (not inferred as a read; /usr/local is)."""
 _LITERAL = re.compile(r"""(?<![\w.])(['"])(/[A-Za-z0-9._@+~/-]*[A-Za-z0-9._@+~-])\1""")
 _SNAPSHOT_USE = re.compile(re.escape(SNAPSHOT_DIR) + r"/([A-Za-z0-9._-]+)")
 ACCOUNT_FILES = ("/etc/passwd", "/etc/group")
@@ -114,6 +118,12 @@ def read_problem(path: str) -> str | None:
         return f"{path!r} is a whole system folder: name the files or folders the tests read"
     if _under(norm, NEVER_READ):
         return f"{path!r} is under {', '.join(NEVER_READ)} (the harness's or the kernel's)"
+    if _under(norm, CODE_ROOTS):
+        return (
+            f"{path!r} is the image's code ({', '.join(CODE_ROOTS[:6])}): the verifier's own "
+            "interpreter and tools never come from the agent's container; have the agent "
+            "write what the tests read elsewhere (/app, say)"
+        )
     return None
 
 
@@ -124,9 +134,7 @@ def named_paths(test_py: str) -> list[str]:
         if "//" in literal:
             continue
         path = _norm(literal)
-        if read_problem(path) is None and not (
-            _under(path, _CODE_ROOTS) and not _under(path, ("/usr/local",))
-        ):
+        if read_problem(path) is None:
             found.append(path)
     return list(dict.fromkeys(found))
 

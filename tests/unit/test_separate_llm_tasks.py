@@ -86,7 +86,7 @@ def test_named_paths_skip_the_images_code_urls_and_the_harness():
         "U = 'http://127.0.0.1:8000/api'\nV = '/proc/1/status'\nW = '/logs/state/x'\n"
         "X = f'/app/{name}.txt'\nY = '/'\nZ = '/etc'\n"
     )
-    assert named_paths(text) == ["/app/out/report.csv", "/usr/local/bin/tool"]
+    assert named_paths(text) == ["/app/out/report.csv"]
 
 
 @pytest.mark.parametrize(
@@ -112,6 +112,8 @@ def test_named_paths_skip_the_images_code_urls_and_the_harness():
         ({"verifier_reads": ["/"]}, "whole system folder"),
         ({"verifier_reads": ["/proc/1"]}, "harness's or the kernel's"),
         ({"verifier_reads": ["app/x"]}, "not an absolute path"),
+        ({"verifier_reads": ["/usr/local/bin/python3"]}, "the image's code"),
+        ({"verifier_reads": ["/etc/ld.so.preload"]}, "the image's code"),
         ({"verifier_reads": [f"/app/f{i}" for i in range(17)]}, "verifier_reads"),
         ({"snapshots": [{"name": "factory-reads", "command": "true"}]}, "snapshot name"),
         (
