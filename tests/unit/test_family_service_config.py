@@ -75,12 +75,10 @@ def test_a_copied_secret_is_a_near_miss_at_every_level(level):
     # the collect hook looks for copies anywhere, not in a few folders; the tests judge that
     hook = d.collect[0].command
     assert "def copies(" in hook and "stack, hits = [top], []" in hook
-    assert (
-        json.loads(shlex.split(hook.split(" - ", 1)[1].split("<<")[0])[1])["token"]
-        == (d.context["token"])
-    )
+    task = json.loads(shlex.split(hook.split(" - ", 1)[1].split("<<")[0])[1])
+    assert task["token_sha256"] == d.context["digests"][d.context["token_file"]]
     tests = FAMILY.template("tests/test_outputs.py.j2").render(**d.context)
-    assert 'not state["copies"]' in tests
+    assert 'not state["copies"]' in tests and 'state["copies"] is not None' in tests
 
 
 def test_hard_instructions_name_no_fault_around_the_service():

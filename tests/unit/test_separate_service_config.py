@@ -57,7 +57,10 @@ def test_every_level_renders_a_separate_verifier_that_snapshots_what_the_service
         observed = hook_task(hook.command)
         assert set(ctx["digests"]) <= set(observed["fixed"])  # every input the tests hash
         assert ctx["config"] in observed["texts"]
-        assert observed["token"] == ctx["token"] and observed["ports"][0] == ctx["port"]
+        assert observed["ports"][0] == ctx["port"]
+        # the hook holds the secret's hash, not the secret
+        assert observed["token_sha256"] == ctx["digests"][ctx["token_file"]]
+        assert ctx["token"] not in hook.command
         assert observed["accounts"] == ["/etc/passwd", "/etc/group"]
         if difficulty is not Difficulty.EASY:
             assert ctx["env_file"] in observed["texts"] and observed["pidfile"] == ctx["pidfile"]
@@ -142,7 +145,7 @@ def task_for(root: Path, p: dict[str, Path], ports: list[int]) -> dict:
         "accounts": [str(p["passwd"]), str(p["group"])],
         "pidfile": str(p["pid"]),
         "ports": ports,
-        "token": TOKEN,
+        "token_sha256": hashlib.sha256((TOKEN + "\n").encode()).hexdigest(),
         "token_file": str(p["token"]),
         "scan": str(root),
     }
@@ -203,6 +206,7 @@ def test_a_dead_pid_and_a_missing_file_are_recorded_as_such(tmp_path):
     state = run_hook_script(task_for(root, p, [free_port()]), tmp_path / "s.json")
     assert state["pid_alive"] is False
     assert state["entries"][str(p["token"])] is None
+    assert state["copies"] is None  # no shipped token file: no scan, and the tests fail
 
 
 def load_tests(tmp_path: Path, level: Difficulty = Difficulty.MEDIUM):

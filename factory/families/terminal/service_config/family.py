@@ -426,7 +426,7 @@ class ServiceConfig(Family):
             "accounts": ["/etc/passwd", "/etc/group"],
             "pidfile": context["pidfile"],
             "ports": [port] + ([front["port"]] if front else []),
-            "token": token,
+            "token_sha256": digests[token_file],
             "token_file": token_file,
         }
         context["snapshot"] = snapshot_path("service.json")

@@ -16,7 +16,9 @@ Writes JSON to sys.argv[1]; sys.argv[2] is the task's JSON. Standard library onl
 * ``listening``: the local addresses listening on each service port (a service left
   running; the agent's processes are frozen, not gone).
 * ``copies``: regular files changed since the container started that hold the secret (the
-  token file itself excepted), anywhere but the kernel's pseudo file systems and /logs.
+  token file itself excepted), anywhere but the kernel's pseudo file systems and /logs; None
+  when the token file is not the one shipped (a regular file with the shipped SHA-256). The
+  secret is read from that file: the hook (task.toml) holds only its hash.
 """
 
 import base64
@@ -188,14 +190,28 @@ def copies(token, token_file, since, top="/"):
     return sorted(hits)
 
 
+def shipped_secret(path, digest):
+    """The secret, when ``path`` is a regular file with the shipped hash (else None)."""
+    try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            return None
+        with open(path, "rb") as fh:
+            data = fh.read(1 << 16)
+    except OSError:
+        return None
+    secret = data.strip().decode("utf-8", "replace")
+    return secret if hashlib.sha256(data).hexdigest() == digest and secret else None
+
+
+secret = shipped_secret(TASK["token_file"], TASK["token_sha256"])
 snapshot = {
     "entries": entries,
     "accounts": accounts,
     "pid_alive": pid_alive,
     "listening": listening,
-    "copies": copies(
-        TASK["token"], TASK["token_file"], container_started() - 2, TASK.get("scan", "/")
-    ),
+    "copies": None
+    if secret is None
+    else copies(secret, TASK["token_file"], container_started() - 2, TASK.get("scan", "/")),
 }
 with open(OUT + ".tmp", "w") as fh:
     json.dump(snapshot, fh, sort_keys=True)
