@@ -33,7 +33,7 @@ import sys
 
 OUT = sys.argv[1]
 TASK = json.loads(sys.argv[2])
-MAX_TEXT = 1 << 20
+MAX_TEXT = 1 << 18
 MAX_NAMED = 64
 PATH_RE = re.compile(r"/[A-Za-z0-9._@+~-]+(?:/[A-Za-z0-9._@+~-]+)*")
 
