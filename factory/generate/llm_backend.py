@@ -27,7 +27,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 from factory.generate.certify import Certificate
 from factory.generate.conversation import ConversingBackend
@@ -40,6 +40,20 @@ from factory.generate.llm_envs import (
     LlmWebApp,
     tool_domain_spec,
     web_app_spec,
+)
+from factory.generate.llm_verifier import (
+    MAX_READS,
+    MAX_SNAPSHOTS,
+    PRESENT,
+    SNAPSHOT_NAME,
+    artifact_paths,
+    conftest,
+    presence_hook,
+    read_problem,
+    reads_problems,
+    repair_reads,
+    snapshot_hook,
+    snapshot_path,
 )
 from factory.generate.pipeline import GenerationError, persona_and_scenario
 from factory.generate.render import Origin, provenance
@@ -83,8 +97,28 @@ class LlmFile(BaseModel):
         return norm
 
 
+class LlmSnapshot(BaseModel):
+    """State no file carries, snapshotted for the separate verifier: ``command`` runs as root
+    in the agent's container once the agent is done; its stdout is the snapshot."""
+
+    name: str
+    command: str = Field(min_length=1, max_length=2000)
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        if not SNAPSHOT_NAME.match(value) or value.startswith("factory"):
+            raise ValueError(
+                "a snapshot name is 1-40 characters of a-z, 0-9, '.', '_', '-' "
+                "(not starting with 'factory')"
+            )
+        return value
+
+
 class LlmTask(BaseModel):
-    """What the model must return in free-form mode."""
+    """What the model must return in free-form mode. What the tests read of the agent's end
+    state is declared (``verifier_reads``, ``snapshots``) and checked: see
+    :mod:`factory.generate.llm_verifier`."""
 
     instruction: str = Field(min_length=20)
     dockerfile: str = Field(min_length=4)
@@ -92,6 +126,33 @@ class LlmTask(BaseModel):
     solution_sh: str = Field(min_length=1)
     test_py: str = Field(min_length=10)
     outputs: list[str] = Field(default_factory=list)
+    verifier_reads: list[str] = Field(default_factory=list, max_length=MAX_READS)
+    snapshots: list[LlmSnapshot] = Field(default_factory=list, max_length=MAX_SNAPSHOTS)
+
+    @field_validator("verifier_reads")
+    @classmethod
+    def _reads(cls, value: list[str]) -> list[str]:
+        for path in value:
+            problem = read_problem(path)
+            if problem:
+                raise ValueError(problem)
+        return value
+
+    @model_validator(mode="after")
+    def _separate_verifier(self) -> LlmTask:
+        names = [s.name for s in self.snapshots]
+        if len(set(names)) != len(names):
+            raise ValueError("snapshots: two entries have the same name")
+        problems = reads_problems(self.test_py, names)
+        if problems:
+            raise ValueError("; ".join(problems))
+        self.verifier_reads = repair_reads(self.verifier_reads, self.outputs, self.test_py)
+        if len(self.verifier_reads) > MAX_READS:
+            raise ValueError(
+                f"verifier_reads: the tests read {len(self.verifier_reads)} paths (with the "
+                f"outputs and the paths test_py names); at most {MAX_READS}: name folders"
+            )
+        return self
 
     @field_validator("dockerfile")
     @classmethod
@@ -374,10 +435,23 @@ class LlmBackend(ConversingBackend):
         for item in task.environment_files:
             files[f"environment/{item.path}"] = item.content.encode()
         first_line = task.instruction.strip().splitlines()[0]
+        config = self._config(task_id, difficulty, origin, first_line)
+        # Harbor's separate verifier: the declared reads travel, snapshots carry the rest,
+        # and a read absent in the agent's container is removed before the tests run.
+        reads = list(task.verifier_reads)
+        snapshots = [snapshot_path(s.name) for s in task.snapshots]
+        config.artifacts = [*artifact_paths(reads), PRESENT, *snapshots]
+        config.verifier = VerifierConfig(
+            timeout_sec=config.verifier.timeout_sec,
+            environment_mode=VerifierEnvironmentMode.SEPARATE,
+            collect=[presence_hook(reads)]
+            + [snapshot_hook(s.name, s.command) for s in task.snapshots],
+        )
+        files["tests/conftest.py"] = conftest(reads).encode()
         return TaskSpec(
             id=task_id,
             files=files,
-            config=self._config(task_id, difficulty, origin, first_line),
+            config=config,
             outputs=tuple(p for p in task.outputs if p.startswith("/")),
         )
 

@@ -23,6 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
 
+from factory.families.base import SNAPSHOT_DIR as WEB_SNAPSHOT_DIR
 from factory.families.tool.toolfamily import KIT_FILES as TOOL_KIT_FILES
 from factory.families.tool.toolfamily import (
     RECORD_DIR,
@@ -33,8 +34,10 @@ from factory.families.tool.toolfamily import (
     snapshot_hook,
     solve_script,
 )
+from factory.families.web.webfamily import APP_DB, SNAPSHOT_DB, WEB_PORT, web_environment_files
 from factory.families.web.webfamily import HEALTHCHECK as WEB_HEALTHCHECK
-from factory.families.web.webfamily import WEB_PORT, web_environment_files
+from factory.families.web.webfamily import snapshot_hook as web_snapshot_hook
+from factory.generate.llm_verifier import named_paths
 from factory.generate.spec import TaskSpec
 from factory.tasks.config import (
     TaskConfig,
@@ -103,7 +106,26 @@ class LlmWebApp(BaseModel):
             raise ValueError("solve_py must drive the app with client.Client")
         return value
 
-    _tests = field_validator("test_py")(classmethod(lambda cls, v: _has_tests(v)))
+    @field_validator("test_py")
+    @classmethod
+    def _reads_the_snapshot(cls, value: str) -> str:
+        """The tests run in Harbor's separate verifier, which gets only the copy of the app's
+        database a collect hook takes when the agent is done: tests that open the live
+        database's path are repaired to open the copy; tests that read nothing of it, or other
+        files of the app, are rejected with the reason."""
+        value = _has_tests(value).replace(APP_DB, SNAPSHOT_DB)
+        if SNAPSHOT_DB not in value:
+            raise ValueError(
+                f"test_py must check the app's database: open {SNAPSHOT_DB} (read-only URI "
+                f"file:{SNAPSHOT_DB}?mode=ro), the copy the tests get of {APP_DB}"
+            )
+        others = [p for p in named_paths(value) if p != SNAPSHOT_DB and p.startswith("/srv/app")]
+        if others:
+            raise ValueError(
+                f"test_py reads {', '.join(others)}: the tests run in a fresh container that "
+                f"gets only the database ({SNAPSHOT_DB})"
+            )
+        return value
 
 
 class LlmCall(BaseModel):
@@ -164,12 +186,20 @@ def web_app_spec(task: LlmWebApp, task_id: str, config: TaskConfig) -> TaskSpec:
         )
         for i, (name, code) in enumerate(task.near_misses.items())
     }
+    # Harbor's separate verifier, as for the web families: a root hook copies the app's
+    # database (sqlite's backup API) into a fresh folder; the tests read only that copy.
+    config.artifacts = [WEB_SNAPSHOT_DIR]
+    config.verifier = VerifierConfig(
+        timeout_sec=config.verifier.timeout_sec,
+        environment_mode=VerifierEnvironmentMode.SEPARATE,
+        collect=[VerifierCollectConfig(command=web_snapshot_hook(), user="root")],
+    )
     return TaskSpec(
         id=task_id,
         files=files,
         config=config,
         mutations=mutations,
-        outputs=("/srv/app/data/app.db",),
+        outputs=(APP_DB,),
     )
 
 

@@ -3,7 +3,9 @@ solution fixes, and what its near misses leave wrong."""
 
 from __future__ import annotations
 
+import json
 import random
+import shlex
 
 import pytest
 
@@ -70,9 +72,13 @@ def test_a_copied_secret_is_a_near_miss_at_every_level(level):
     script = d.mutations["copied-secret"]
     assert f"install -m 644 {d.context['token_file']} {d.context['copy']}" in script
     assert d.context["copy"] in d.context["mutants"]["copied-secret"]
-    # the hidden tests look for copies anywhere, not in a few folders
+    # the collect hook looks for copies anywhere, not in a few folders; the tests judge that
+    hook = d.collect[0].command
+    assert "def copies(" in hook and "stack, hits = [top], []" in hook
+    task = json.loads(shlex.split(hook.split(" - ", 1)[1].split("<<")[0])[1])
+    assert task["token_sha256"] == d.context["digests"][d.context["token_file"]]
     tests = FAMILY.template("tests/test_outputs.py.j2").render(**d.context)
-    assert "changed_files(" in tests and '"/etc", "/opt"' not in tests
+    assert 'not state["copies"]' in tests and 'state["copies"] is not None' in tests
 
 
 def test_hard_instructions_name_no_fault_around_the_service():

@@ -31,7 +31,6 @@ CONVERTED = {
     "users-groups": "accounts.json",
     "process-management": "processes.json",
 }
-STILL_SHARED = ["service-config"]
 
 
 def _render(name, difficulty, seed, tmp_path):
@@ -59,13 +58,6 @@ def test_converted_families_render_a_separate_verifier_with_fresh_snapshots(name
         tests = (root / "tests" / "test_outputs.py").read_text()
         assert snapshot in tests
         assert 'Path("/proc")' not in tests and "os.lstat" not in tests and ".stat()" not in tests
-
-
-@pytest.mark.parametrize("name", STILL_SHARED)
-def test_service_config_stays_shared(name, tmp_path):
-    _, root = _render(name, Difficulty.MEDIUM, 1, tmp_path)
-    config = TaskConfig.from_toml((root / "task.toml").read_text())
-    assert config.verifier.mode is VerifierEnvironmentMode.SHARED
 
 
 def test_users_groups_snapshots_the_account_files_homes_and_skeleton(tmp_path):

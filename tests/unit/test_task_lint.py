@@ -241,12 +241,11 @@ def test_lint_paths_walks_a_suite_folder(tmp_path):
 
 
 @pytest.mark.parametrize("name", registry.names())
-def test_family_tasks_pass_harbors_rules_but_the_shared_verifier(name, tmp_path):
-    """Every family at every difficulty: nothing Harbor's linter would report except that the
-    verifier shares the agent's sandbox (factory's verifiers read the agent's final state)."""
+def test_family_tasks_pass_harbors_rules(name, tmp_path):
+    """Every family at every difficulty: nothing Harbor's linter would report, not even a
+    verifier that shares the agent's sandbox (every family runs the separate verifier)."""
     for task in render_every_difficulty(name, tmp_path):
-        found = [f.line() for f in lint_task(task.root) if f.rule is not LintRule.SHARED_VERIFIER]
-        assert found == []
+        assert [f.line() for f in lint_task(task.root)] == []
 
 
 def test_a_missing_folder_is_an_error_naming_it(tmp_path):

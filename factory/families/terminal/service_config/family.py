@@ -5,6 +5,7 @@ formats and settings are described in :mod:`.settings`."""
 from __future__ import annotations
 
 import hashlib
+import json
 import random
 from collections.abc import Mapping
 from typing import Any
@@ -14,6 +15,7 @@ from pydantic import Field
 from factory.families.base import Draft, Family, Trap, register
 from factory.families.slots import Slots, Slug, Word
 from factory.families.terminal.shipped import fill, read
+from factory.families.terminal.state_snapshot import python_hook, snapshot_path
 from factory.families.terminal.words import APPS
 from factory.vocabulary import Difficulty
 
@@ -404,6 +406,37 @@ class ServiceConfig(Family):
             "logdir_state": logdir_state,
             "copy": f"/var/tmp/.{svc}-token",
         }
+        # Harbor's separate verifier: the tests run in a fresh container. A hook snapshots in
+        # the agent's container what the services use and what no file carries (owners, modes,
+        # accounts, a service left listening, the PID file's process, copies of the secret);
+        # the tests put that state back there and start the services as the agent left them.
+        texts = [config] + ([front["config"]] if front else []) + ([env_file] if good_env else [])
+        fixed = [token_file, data, context["program"], *launchers]
+        if front:
+            fixed.append(front["program"])
+        if level != "easy":
+            fixed += [logdir, log, pidfile]
+        roots = [f"/etc/{svc}", "/srv", "/var/lib", "/var/log", "/var/tmp", "/tmp"]
+        if front:
+            roots.append(f"/etc/{front['svc']}")
+        observed = {
+            "fixed": list(dict.fromkeys(fixed)),
+            "texts": texts,
+            "roots": roots,
+            "accounts": ["/etc/passwd", "/etc/group"],
+            "pidfile": context["pidfile"],
+            "ports": [port] + ([front["port"]] if front else []),
+            "token_sha256": digests[token_file],
+            "token_file": token_file,
+        }
+        context["snapshot"] = snapshot_path("service.json")
+        context["replay_roots"] = roots + texts
+        snapshot = python_hook(
+            "service.json",
+            read(__file__, "snapshot.py"),
+            [json.dumps(observed, sort_keys=True)],
+            timeout_sec=120.0,
+        )
         mutations = {
             # The secret copied where the service can read it, the real file left root-only
             # (found by hand, see issue 17): the copy is a leak wherever it lies.
@@ -422,6 +455,9 @@ class ServiceConfig(Family):
             secrets=[token],
             forbidden_strings=[],
             outputs=[config] + ([front["config"]] if front else []),
+            separate_verifier=True,
+            artifacts=[context["snapshot"]],
+            collect=[snapshot],
             tags=["http", "config", fmt] + (["privileges", "env-file"] if level != "easy" else []),
             faults=all_faults,
             traps=traps,
