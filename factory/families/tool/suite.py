@@ -122,6 +122,19 @@ class SuitePlan(Plan):
         return scenario
 
 
+def request(hello: str, parts: list[str], bye: str) -> str:
+    """The customer's words: a part written to follow another ("And cancel...", "Also add...")
+    loses its connective when it comes first (a refusal's only part, say)."""
+    words = list(parts)
+    if words:
+        head = _CONNECTIVE.sub("", words[0], count=1)
+        words[0] = head[:1].upper() + head[1:]
+    return " ".join([hello, *words, bye])
+
+
+_CONNECTIVE = re.compile(r"^(And|Also)[, ]+(?=\S)")
+
+
 def prefixed(prefix: str, call: Call) -> Call:
     """A single-app domain's call as the suite serves it."""
     return Call(f"{prefix}_{call.name}", call.arguments)

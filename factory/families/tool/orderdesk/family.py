@@ -10,7 +10,7 @@ from factory.toolenv.domains.orderdesk import CONFIRMATION_TEMPLATE, DOMAIN
 from factory.families.base import register
 from factory.families.tool.crm.family import CrmRequests
 from factory.families.tool.inventory.family import InventoryRequests
-from factory.families.tool.suite import move_to
+from factory.families.tool.suite import move_to, request
 from factory.families.tool.toolfamily import (
     Scenario,
     Shape,
@@ -97,5 +97,5 @@ class OrderDeskRequests(ToolFamily):
         hello = rng.choice(
             [f"Hi, {me} here.", f"Hello - {me} from account management.", f"Hi! This is {me}."]
         )
-        request = " ".join([hello, *plan.parts, rng.choice(["Thanks!", "Thank you.", "Cheers"])])
-        return plan.scenario(DOMAIN, request, "multi-app")
+        bye = rng.choice(["Thanks!", "Thank you.", "Cheers"])
+        return plan.scenario(DOMAIN, request(hello, plan.parts, bye), "multi-app")

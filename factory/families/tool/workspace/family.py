@@ -11,7 +11,7 @@ from factory.families.base import register
 from factory.families.tool.calendar.family import CalendarRequests
 from factory.families.tool.crm.family import CrmRequests
 from factory.families.tool.files.family import FileRequests, _set_quotas
-from factory.families.tool.suite import move_to, same_people
+from factory.families.tool.suite import move_to, request, same_people
 from factory.families.tool.toolfamily import (
     Scenario,
     Shape,
@@ -99,8 +99,8 @@ class WorkspaceRequests(ToolFamily):
         hello = rng.choice(
             [f"Hi, {me} here.", f"Hey - it's {me} from sales.", f"Hi! This is {me}."]
         )
-        request = " ".join([hello, *plan.parts, rng.choice(["Thanks!", "Thank you.", "Cheers"])])
-        return plan.scenario(DOMAIN, request, "multi-app")
+        bye = rng.choice(["Thanks!", "Thank you.", "Cheers"])
+        return plan.scenario(DOMAIN, request(hello, plan.parts, bye), "multi-app")
 
 
 def add_customer_folders(drive: JSON, companies: list[str]) -> None:
