@@ -334,3 +334,24 @@ def test_single_app_families_ship_only_their_own_domain():
     assert shipped == {f"environment/toolenv/{k}" for k in (*KIT_FILES, "domains/crm.py")}
     assert not any("suite" in p for p in d.files)
     assert files.DOMAIN.name == "files"
+
+
+@pytest.mark.parametrize(
+    ("name", "part", "fact"),
+    [
+        ("tool-orderdesk", "won-deal-order", "new order number"),
+        ("tool-workspace", "send-document", "new share link"),
+    ],
+)
+def test_a_simulated_rep_is_told_what_the_request_created(name, part, fact):
+    for seed in range(1, 40):
+        d = draft(name, Difficulty.MEDIUM, seed, user="simulated", shape="task")
+        if part in d.tags:
+            break
+    else:
+        pytest.fail(f"no {part} in 39 seeds")
+    told = [f for f in d.context["communicate"] if f["fact"] == fact]
+    assert told and "untold-facts" in d.mutations
+    initial, expected = states(d)
+    assert all(f["any_of"][0] not in json.dumps(initial) for f in told)
+    assert all(f["any_of"][0] in json.dumps(expected) for f in told)

@@ -18,6 +18,7 @@ from factory.families.tool.toolfamily import (
     add_shape_parts,
     refuse_all,
 )
+from factory.tasks.user_profile import RequiredFact
 from factory.vocabulary import Difficulty
 
 from .plan import OrderDeskPlan
@@ -76,6 +77,15 @@ class OrderDeskRequests(ToolFamily):
             },
         )
         return {"crm": crm, "store": store}
+
+    def facts_to_tell(self, state: JSON, expected: JSON) -> list[RequiredFact]:
+        """A simulated rep is told the number of every order the request places."""
+        before = {o["order_id"] for o in state["store"]["orders"]}
+        return [
+            RequiredFact(fact="new order number", any_of=[o["order_id"]])
+            for o in expected["store"]["orders"]
+            if o["order_id"] not in before
+        ]
 
     def sample(
         self, rng: random.Random, state: JSON, difficulty: Difficulty, shape: Shape = Shape.TASK

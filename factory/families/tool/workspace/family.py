@@ -19,6 +19,7 @@ from factory.families.tool.toolfamily import (
     add_shape_parts,
     refuse_all,
 )
+from factory.tasks.user_profile import RequiredFact
 from factory.vocabulary import Difficulty
 
 from .plan import CUSTOMERS_FOLDER, INBOX_FOLDER, WorkspacePlan
@@ -76,6 +77,20 @@ class WorkspaceRequests(ToolFamily):
         )
         add_customer_folders(drive, [c["name"] for c in crm["companies"]])
         return {"crm": crm, "calendar": calendar, "drive": drive}
+
+    def facts_to_tell(self, state: JSON, expected: JSON) -> list[RequiredFact]:
+        """A simulated rep is told every share link the request creates (what the customer
+        got)."""
+
+        def links(drive: JSON) -> list[str]:
+            return [link["url"] for f in drive["files"] for link in f["links"]]
+
+        before = set(links(state["drive"]))
+        return [
+            RequiredFact(fact="new share link", any_of=[url])
+            for url in links(expected["drive"])
+            if url not in before
+        ]
 
     def sample(
         self, rng: random.Random, state: JSON, difficulty: Difficulty, shape: Shape = Shape.TASK
