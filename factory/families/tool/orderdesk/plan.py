@@ -164,7 +164,7 @@ class OrderDeskPlan(SuitePlan):
             "delivered",
             self.rng.randint(1, 2),
             age=1,
-            shipped_ago=0,
+            shipped_ago=1,
         )
         text = self.rng.choice(
             [
