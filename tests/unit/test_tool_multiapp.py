@@ -355,3 +355,38 @@ def test_a_simulated_rep_is_told_what_the_request_created(name, part, fact):
     initial, expected = states(d)
     assert all(f["any_of"][0] not in json.dumps(initial) for f in told)
     assert all(f["any_of"][0] in json.dumps(expected) for f in told)
+
+
+@pytest.mark.parametrize("name", sorted(FAMILIES))
+def test_an_agent_episode_in_process_scores_the_whole_suite(name, tmp_path):
+    """Played in process (the training loop's episodes): the reference scores 1; the same calls
+    with one app's part left out score 0."""
+    from factory.agent.backends import InProcessEpisodes
+    from factory.agent.harness import HarnessConfig
+    from factory.agent.suite import load_suite_tasks
+    from factory.generate.trial import render_trial
+
+    render_trial(name, Difficulty.MEDIUM, 5, tmp_path / "tasks", {"shape": "task"})
+    (entry,) = load_suite_tasks(tmp_path)
+    solve = (entry.task.root / "solution" / "solve.sh").read_text().splitlines()
+    calls = [line for line in solve if line.startswith("tool ")]
+    suite = load_domain(registry.get(name).toolenv_domain)
+    crm_changes = [
+        i
+        for i, line in enumerate(calls)
+        if line.split()[2].startswith("crm_") and suite.tools[line.split()[2]].mutates
+    ]
+    assert crm_changes
+    skip_app = [line for i, line in enumerate(calls) if i not in crm_changes]
+    rewards = []
+    for commands in (calls, skip_app):
+        backend = InProcessEpisodes()
+        backend.prepare([entry])
+        episode = backend.episode(entry, HarnessConfig(max_turns=4, max_observation_chars=2000))
+        episode.start()
+        for reply in ("```bash\n" + "\n".join(commands) + "\n```", "DONE"):
+            episode.observe(reply)
+        result = episode.finish()
+        assert result.infra_error is None
+        rewards.append(result.reward)
+    assert rewards == [1.0, 0.0]
