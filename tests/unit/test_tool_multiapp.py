@@ -213,7 +213,13 @@ def test_near_misses_leave_one_app_undone(name):
     end state in exactly the app they skip."""
     domain = registry.get(name).toolenv_domain
     wanted = {
-        "tool-workspace": {"crm-only": "drive", "drive-only": "crm", "link-never-emailed": "crm"},
+        "tool-workspace": {
+            "crm-only": "drive",
+            "drive-only": "crm",
+            "link-never-emailed": "crm",
+            "kickoff-without-contract": "drive",
+            "contract-without-kickoff": "calendar",
+        },
         "tool-orderdesk": {
             "order-never-confirmed": "crm",
             "deal-left-open": "crm",
@@ -254,6 +260,7 @@ PART_TAGS = {
     "log-meeting",
     "share-agenda",
     "block-task-time",
+    "kickoff",
     "won-deal-order",
     "invoice-reminder",
     "ship-and-log",

@@ -106,6 +106,8 @@ class WorkspaceRequests(ToolFamily):
                 lambda: plan.share_agenda(AGENDA_GUESTS[difficulty]),
                 plan.block_task_time,
             ]
+            if difficulty is not Difficulty.EASY:  # three apps in one part
+                parts.append(plan.kickoff)
             for make in rng.sample(parts, PARTS[difficulty]):
                 make()
         add_shape_parts(plan, shape, difficulty, plan.trap_pieces(), plan.handover_pieces())

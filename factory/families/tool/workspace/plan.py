@@ -327,6 +327,93 @@ class WorkspacePlan(SuitePlan):
             [day],
         )
 
+    def kickoff(self) -> None:
+        """CRM -> drive -> calendar: a won deal's kickoff booked with colleagues, and the deal's
+        signed contract (found by the deal's id tag) shared with them."""
+        b = self.book
+        company = self.company()
+        deal = b.add_deal(company, "closed-won", self.me["user_id"])
+        self.document(company, deal, "contract", [])
+        contract = self.document(company, deal, "contract (signed)", [SIGNED_TAG])
+        team = [self.cal["users"][i] for i in self.rng.sample(range(1, 8), 2)]
+        day, (start, end), room = self.free_room(len(team) + 1)
+        title = f"{company['name']} kickoff"
+        text = self.rng.choice(
+            [
+                f'We won "{deal["name"]}" with {company["name"]}! Please book "{title}" on '
+                f"{self.pretty(day)}, {start}-{end}, with {team[0]['name']} and "
+                f"{team[1]['name']} in any free room that fits us (the first one the calendar "
+                "suggests), and share the deal's signed contract from the drive with both of "
+                "them as viewers.",
+                f'"{deal["name"]}" ({company["name"]}) is won: set up "{title}" for '
+                f"{self.pretty(day)} from {start} to {end} with {team[0]['name']} and "
+                f"{team[1]['name']} (first free room the calendar finds that fits the three of "
+                "us), and give them both view access to the signed contract in the drive.",
+            ]
+        )
+        crm = [
+            call("crm_search_companies", query=company["name"]),
+            call("crm_list_deals", company_id=company["company_id"]),
+        ]
+        find = call("drive_search_files", query="contract", tag=deal["deal_id"])
+        calendar = [
+            *(call("calendar_find_user", query=u["name"]) for u in team),
+            call("calendar_find_free_rooms", date=day, start=start, end=end, min_capacity=3),
+            call(
+                "calendar_create_event",
+                title=title,
+                attendees=sorted(u["user_id"] for u in team),
+                date=day,
+                start=start,
+                end=end,
+                room_id=room,
+            ),
+        ]
+
+        def shares(file: JSON) -> list[Call]:
+            return [
+                call("drive_share_file", file_id=file["file_id"], email=u["email"], role="viewer")
+                for u in team
+            ]
+
+        unsigned = next(
+            f
+            for f in self.state["drive"]["files"]
+            if deal["deal_id"] in f["tags"] and SIGNED_TAG not in f["tags"]
+        )
+        self.piece(
+            "kickoff",
+            text,
+            [*crm, find, *calendar, *shares(contract)],
+            {
+                "kickoff-without-contract": [*crm, find, *calendar],
+                "contract-without-kickoff": [*crm, find, *calendar[:-1], *shares(contract)],
+                "shares-the-unsigned-contract": [*crm, find, *calendar, *shares(unsigned)],
+            },
+            [contract["file_id"], deal["deal_id"]],
+        )
+
+    def free_room(self, people: int) -> tuple[str, tuple[str, str], str]:
+        """A future weekday, a slot and the first room the calendar offers for ``people`` then
+        (as ``find_free_rooms`` orders them)."""
+        for _ in range(100):
+            day, slot = self.rng.choice(self.days), self.rng.choice(SLOTS)
+            rooms = [
+                r["room_id"]
+                for r in self.cal["rooms"]
+                if r["capacity"] >= people
+                and not any(
+                    e["room_id"] == r["room_id"]
+                    and e["date"] == day
+                    and e["start"] < slot[1]
+                    and slot[0] < e["end"]
+                    for e in self.cal["events"]
+                )
+            ]
+            if rooms:
+                return day, slot, rooms[0]
+        raise AssertionError("workspace: no free room for a kickoff")
+
     def add_event(self, title: str, day: str, slot: tuple[str, str], guests: list[str]) -> JSON:
         event = {
             "event_id": f"ev-{self.cal['next_event']}",
