@@ -397,3 +397,18 @@ def test_an_agent_episode_in_process_scores_the_whole_suite(name, tmp_path):
         assert result.infra_error is None
         rewards.append(result.reward)
     assert rewards == [1.0, 0.0]
+
+
+def test_suite_helpers_move_dates_rename_whole_values_and_open_requests():
+    from factory.families.tool.suite import move_to, rename, request
+
+    app = {"today": "2026-03-04", "rows": [{"d": "2026-03-06", "n": "2026-03-06 notes"}]}
+    moved = move_to(app, "2026-03-09", whole_weeks=True)  # 5 days -> one whole week
+    assert moved == {"today": "2026-03-09", "rows": [{"d": "2026-03-13", "n": "2026-03-06 notes"}]}
+    assert move_to(app, "2026-03-09")["rows"][0]["d"] == "2026-03-11"
+    assert rename({"a": ["u-1", "u-10", "x u-1"]}, {"u-1": "u-7"}) == {
+        "a": ["u-7", "u-10", "x u-1"]
+    }
+    assert request("Hi.", ["And cancel it.", "And this."], "Bye") == "Hi. Cancel it. And this. Bye"
+    assert request("Hi.", ["Also, I'd like it."], "Bye") == "Hi. I'd like it. Bye"
+    assert request("Hi.", ["Andrew asked."], "Bye") == "Hi. Andrew asked. Bye"
