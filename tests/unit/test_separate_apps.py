@@ -39,9 +39,10 @@ def _render(family: Family, difficulty: Difficulty, seed: int) -> tuple[TaskSpec
 
 
 def test_all_app_families_are_found():
-    # seven web apps (web-shop and web-bank also in browser mode) and six tool domains
+    # seven web apps (web-shop and web-bank also in browser mode), six tool domains and two
+    # multi-app suites of them (tool-workspace, tool-orderdesk)
     apps = {registry.get(n).app_dir().name for n in WEB}
-    assert len(apps) == 7 and len(WEB) == 9 and len(TOOL) == 6, (WEB, TOOL)
+    assert len(apps) == 7 and len(WEB) == 9 and len(TOOL) == 8, (WEB, TOOL)
 
 
 @pytest.mark.parametrize("name", WEB + TOOL)

@@ -356,6 +356,9 @@ class ToolFamily(Family):
     category = "tool-use"
     toolenv_domain: ClassVar[str]
     """Module name under ``factory.toolenv.domains``."""
+    toolenv_modules: ClassVar[tuple[str, ...]] = ()
+    """More server files the domain imports, relative to the server's folder (a suite of apps,
+    :mod:`factory.toolenv.suite`: the suite module and its apps' domains)."""
 
     @property
     def templates(self) -> Path:
@@ -500,6 +503,8 @@ class ToolFamily(Family):
             files[f"tests/{USER_FILE}"] = profile.model_dump_json(indent=1) + "\n"
         module = f"domains/{self.toolenv_domain}.py"
         files[f"environment/toolenv/{module}"] = (TOOLENV_DIR / module).read_bytes()
+        for rel in self.toolenv_modules:
+            files[f"environment/toolenv/{rel}"] = (TOOLENV_DIR / rel).read_bytes()
         if policy is PolicyMode.AGENT:
             lenient = (TOOLENV_DIR / AGENT_POLICY_FILE).read_bytes()
             files[f"environment/toolenv/{AGENT_POLICY_FILE}"] = lenient

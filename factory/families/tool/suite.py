@@ -1,0 +1,140 @@
+"""What multi-app tool families share: one seeded state per app, drawn by the single-app families'
+own seeders and then made one workplace (the same day, the same people, the same company), and a
+plan whose request parts each span several apps (:class:`SuitePlan`).
+
+The apps keep their own ids: a colleague is ``u-12`` in the CRM and ``u-103`` in the calendar,
+as in real workplaces, so an agent has to match people across apps by name or email."""
+
+from __future__ import annotations
+
+import datetime
+import random
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from factory.families.tool.toolfamily import Call, Plan, Scenario
+from factory.toolenv.core import JSON
+
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+def shift_dates(value: Any, days: int) -> Any:
+    """``value`` with every ISO date string in it ``days`` later (a whole JSON tree)."""
+    if isinstance(value, dict):
+        return {k: shift_dates(v, days) for k, v in value.items()}
+    if isinstance(value, list):
+        return [shift_dates(v, days) for v in value]
+    if isinstance(value, str) and _DATE.match(value):
+        return (datetime.date.fromisoformat(value) + datetime.timedelta(days=days)).isoformat()
+    return value
+
+
+def move_to(app: JSON, today: str, *, whole_weeks: bool = False) -> JSON:
+    """An app's seeded state moved to ``today``: every date shifted by the same number of days
+    (``whole_weeks``: by whole weeks, so a weekday stays one, and no date ends up earlier than
+    it would with the exact shift; the app's ``today`` is then set to ``today``)."""
+    days = (datetime.date.fromisoformat(today) - datetime.date.fromisoformat(app["today"])).days
+    if whole_weeks:
+        days = -(-days // 7) * 7
+    moved = shift_dates(app, days)
+    moved["today"] = today
+    return moved
+
+
+def rename(value: Any, names: Mapping[str, str]) -> Any:
+    """``value`` with every string that is a key of ``names`` replaced by its value (whole
+    values only: ids, emails and names, never parts of a text)."""
+    if isinstance(value, dict):
+        return {k: rename(v, names) for k, v in value.items()}
+    if isinstance(value, list):
+        return [rename(v, names) for v in value]
+    if isinstance(value, str):
+        return names.get(value, value)
+    return value
+
+
+def same_people(
+    rng: random.Random,
+    app: JSON,
+    staff: list[JSON],
+    domain: str,
+    *,
+    new_id: Callable[[int], str] | None = None,
+) -> JSON:
+    """An app's state whose first users are the ``staff`` (their names and emails; the app keeps
+    its own ids unless ``new_id`` gives new ones) and whose other users get emails at ``domain``
+    (renamed when one shares a staff member's name)."""
+    names: dict[str, str] = {}
+    taken = {s["name"] for s in staff}
+    for i, user in enumerate(app["users"]):
+        if i < len(staff):
+            name, email = staff[i]["name"], staff[i]["email"]
+        else:
+            name = user["name"]
+            while name in taken:
+                first = rng.choice([s["name"].split()[0] for s in staff])
+                name = f"{first} {user['name'].split()[-1]}{rng.choice('BCDFGHKLMNPRST').lower()}"
+            email = name.lower().replace(" ", ".") + f"@{domain}"
+        taken.add(name)
+        names[user["name"]] = name
+        names[user["email"]] = email
+        if new_id is not None:
+            names[user["user_id"]] = new_id(i)
+    return rename(app, names)
+
+
+class SuitePlan(Plan):
+    """A plan whose request parts span apps: each :meth:`piece` adds its words, its calls and
+    its near misses, a near miss being the whole right chain with that piece's calls replaced
+    (so it is wrong in exactly one place: one app left undone, one wrong record)."""
+
+    def __init__(self, rng: random.Random, state: JSON, me: JSON) -> None:
+        super().__init__(rng, state, me)
+        self.spans: list[tuple[str, int, int, list[Call]]] = []
+
+    def piece(
+        self,
+        tag: str,
+        text: str,
+        calls: list[Call],
+        near: Mapping[str, list[Call]],
+        secrets: list[str] | tuple[str, ...] = (),
+    ) -> None:
+        start = len(self.calls)
+        self.calls += calls
+        self.parts.append(text)
+        self.tags.append(tag)
+        self.secrets += [s for s in secrets if s]
+        for name, wrong in near.items():
+            self.spans.append((name, start, len(self.calls), wrong))
+
+    def trap(self, tag: str, text: str, call: Call) -> None:
+        """A part the policy forbids (its one forbidden call)."""
+        self.parts.append(text)
+        self.traps.append(call)
+        self.tags.append(tag)
+
+    def scenario(self, domain: Any, request: str, tag: str) -> Scenario:
+        scenario = super().scenario(domain, request, tag)
+        for name, start, end, wrong in self.spans:
+            scenario.near_misses[name] = [*self.calls[:start], *wrong, *self.calls[end:]]
+        return scenario
+
+
+def request(hello: str, parts: list[str], bye: str) -> str:
+    """The customer's words: a part written to follow another ("And cancel...", "Also add...")
+    loses its connective when it comes first (a refusal's only part, say)."""
+    words = list(parts)
+    if words:
+        head = _CONNECTIVE.sub("", words[0], count=1)
+        words[0] = head[:1].upper() + head[1:]
+    return " ".join([hello, *words, bye])
+
+
+_CONNECTIVE = re.compile(r"^(And|Also)[, ]+(?=\S)")
+
+
+def prefixed(prefix: str, call: Call) -> Call:
+    """A single-app domain's call as the suite serves it."""
+    return Call(f"{prefix}_{call.name}", call.arguments)
