@@ -29,6 +29,7 @@ from factory.families import registry  # noqa: E402
 from factory.generate.taxonomy import Difficulty  # noqa: E402
 from factory.generate.trial import render_trial  # noqa: E402
 from factory.images.task_image import TaskImageBuilder  # noqa: E402
+from factory.processes import sigterm_as_ctrl_c  # noqa: E402
 from factory.runtime import DockerRuntime, new_run_id  # noqa: E402
 from factory.tasks.model import load_task  # noqa: E402
 from factory.validate.phases import container_spec  # noqa: E402
@@ -42,6 +43,7 @@ def _image_size(ref: str) -> str:
 
 
 def main() -> None:
+    sigterm_as_ctrl_c()  # a killed run still removes its containers
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()

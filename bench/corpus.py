@@ -32,6 +32,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from factory.importers.layouts import import_task  # noqa: E402
+from factory.processes import sigterm_as_ctrl_c  # noqa: E402
 from factory.runtime import DockerRuntime, new_run_id  # noqa: E402
 from factory.tasks.model import discover_task_dirs  # noqa: E402
 from factory.validate.validator import Validator  # noqa: E402
@@ -100,6 +101,7 @@ def print_table(rows: list[Row], width: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    sigterm_as_ctrl_c()  # a killed run still removes its containers
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("checkouts", nargs="+", type=Path, help="folders of public tasks")
     parser.add_argument("--n", type=int, default=12, help="tasks drawn from each checkout")

@@ -50,6 +50,7 @@ from factory.generate.pipeline import SuiteGenerator, candidate_seed  # noqa: E4
 from factory.generate.procedural import ProceduralBackend  # noqa: E402
 from factory.generate.results import SuiteManifest  # noqa: E402
 from factory.generate.taxonomy import Difficulty, load_taxonomy, parse_taxonomy  # noqa: E402
+from factory.processes import sigterm_as_ctrl_c  # noqa: E402
 from factory.quality.dedup import DedupIndex, signature, similarity  # noqa: E402
 from factory.runtime import DockerRuntime, new_run_id  # noqa: E402
 from factory.tasks.model import load_task_config  # noqa: E402
@@ -503,6 +504,7 @@ def dedup_scaling(sizes: list[int], threshold: float, probes: int = 50, real: in
 
 
 def main() -> None:
+    sigterm_as_ctrl_c()  # a killed run still removes its containers
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--taxonomy", type=Path, default=REPO / "examples" / "taxonomy.yaml")
     parser.add_argument("--jobs", type=int, default=2)

@@ -47,6 +47,7 @@ from factory.distributed.localcluster import LocalRayCluster, process_stats  # n
 from factory.distributed.payload import TaskPayload, pack_logs, unpack_logs  # noqa: E402
 from factory.distributed.ray_executor import RayExecutor, node_of  # noqa: E402
 from factory.images.task_image import TaskImageBuilder  # noqa: E402
+from factory.processes import sigterm_as_ctrl_c  # noqa: E402
 from factory.runtime import DockerRuntime, new_run_id  # noqa: E402
 from factory.tasks.model import discover_task_dirs, load_task  # noqa: E402
 from factory.validate.outcome import Outcome, ValidationReport  # noqa: E402
@@ -237,6 +238,7 @@ def image_build_seconds(src: Path) -> float:
 
 
 def main() -> None:
+    sigterm_as_ctrl_c()  # a killed run still removes its containers
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--tasks", type=Path, nargs="*", default=[REPO / "examples" / "tasks"])

@@ -45,6 +45,7 @@ sys.path.insert(0, str(REPO))
 from factory.generate.taxonomy import Difficulty  # noqa: E402
 from factory.generate.trial import render_trial  # noqa: E402
 from factory.images.task_image import TaskImageBuilder  # noqa: E402
+from factory.processes import sigterm_as_ctrl_c  # noqa: E402
 from factory.runtime import DockerRuntime, Sandbox, new_run_id  # noqa: E402
 from factory.tasks.model import load_task  # noqa: E402
 from factory.validate.phases import container_spec  # noqa: E402
@@ -177,6 +178,7 @@ def isolation(subject: Subject, parallel: int) -> tuple[int, float]:
 
 
 def main() -> None:
+    sigterm_as_ctrl_c()  # a killed run still removes its containers
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--resets", type=int, default=2, help="resets each way per container")

@@ -25,6 +25,7 @@ sys.path.insert(0, str(REPO))
 from factory.generate.taxonomy import Difficulty  # noqa: E402
 from factory.generate.trial import render_trial  # noqa: E402
 from factory.images.task_image import TaskImageBuilder  # noqa: E402
+from factory.processes import sigterm_as_ctrl_c  # noqa: E402
 from factory.runtime import DockerRuntime, new_run_id  # noqa: E402
 from factory.tasks.model import load_task  # noqa: E402
 from factory.validate.phases import container_spec  # noqa: E402
@@ -49,6 +50,7 @@ for name, took in steps.items():
 
 
 def main() -> None:
+    sigterm_as_ctrl_c()  # a killed run still removes its containers
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=7)
     args = parser.parse_args()

@@ -39,6 +39,7 @@ import time
 from pathlib import Path
 
 from factory.images.task_image import TaskImageBuilder
+from factory.processes import sigterm_as_ctrl_c
 from factory.runtime import LABEL_RUN, DockerRuntime, new_run_id
 from factory.tasks.model import load_task
 from factory.validate.outcome import Outcome
@@ -97,6 +98,7 @@ def start_cycle(runtime: DockerRuntime, task_dir: Path, image: str) -> tuple[flo
 
 
 def main() -> None:
+    sigterm_as_ctrl_c()  # a killed run still removes its containers
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()

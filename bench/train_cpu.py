@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import signal
 import statistics
 import sys
 import tempfile
@@ -44,6 +43,7 @@ sys.path.insert(0, str(REPO / "train"))
 from factory.errors import TrainingError  # noqa: E402
 from factory.generate.taxonomy import Difficulty  # noqa: E402
 from factory.generate.trial import render_trial  # noqa: E402
+from factory.processes import sigterm_as_ctrl_c  # noqa: E402
 
 EXAMPLE_CONFIG = REPO / "examples" / "train.yaml"
 TRAIN_FAMILY = "shell-basics"
@@ -177,12 +177,8 @@ def report(out: Path) -> None:
         print(f"| evaluation episodes lost to infrastructure | {infra} |")
 
 
-def _terminate(signum, frame) -> None:  # noqa: ARG001
-    raise KeyboardInterrupt  # as Ctrl-C: the trainer closes its runtime (containers removed)
-
-
 def main() -> None:
-    signal.signal(signal.SIGTERM, _terminate)
+    sigterm_as_ctrl_c()  # the trainer closes its runtime (containers removed)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--split", choices=["tasks", "families"], default="tasks")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])

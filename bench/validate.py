@@ -28,6 +28,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from factory.images.task_image import TaskImageBuilder  # noqa: E402
+from factory.processes import sigterm_as_ctrl_c  # noqa: E402
 from factory.runtime import ContainerSpec, DockerRuntime, new_run_id  # noqa: E402
 from factory.tasks.model import discover_task_dirs, load_task  # noqa: E402
 from factory.validate.outcome import Outcome  # noqa: E402
@@ -79,6 +80,7 @@ def bare_cycle(runtime: DockerRuntime, count: int = 10) -> float:
 
 
 def main() -> None:
+    sigterm_as_ctrl_c()  # a killed run still removes its containers
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--tasks", type=Path, nargs="*", default=[REPO / "examples" / "tasks"])

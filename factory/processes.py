@@ -1,8 +1,10 @@
-"""Whether a process on this machine is alive (for deciding what a dead run left behind)."""
+"""This process and others on this machine: whether one is alive (for deciding what a dead run
+left behind), and SIGTERM handled as Ctrl-C (so a killed run still removes what it started)."""
 
 from __future__ import annotations
 
 import os
+import signal
 
 
 def pid_alive(pid: int) -> bool:
@@ -16,3 +18,13 @@ def pid_alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def _interrupt(signum, frame) -> None:  # noqa: ARG001
+    raise KeyboardInterrupt
+
+
+def sigterm_as_ctrl_c() -> None:
+    """Make SIGTERM (``kill``, ``timeout``) raise KeyboardInterrupt in the main thread, as Ctrl-C
+    does, so ``finally`` blocks run: a runtime's ``close()`` removes the run's containers."""
+    signal.signal(signal.SIGTERM, _interrupt)

@@ -21,6 +21,7 @@ from factory import __version__
 from factory.cli import families, gc, images, publish, solve, suite, tasks, train, validate
 from factory.cli.common import INTERRUPTED, console
 from factory.errors import FactoryError
+from factory.processes import sigterm_as_ctrl_c
 
 app = typer.Typer(
     add_completion=False,
@@ -57,10 +58,7 @@ def main() -> None:
     """Entry point: run the app, turning FactoryError into one line and SIGTERM into Ctrl-C.
     ``kill -USR1 PID`` prints every thread's stack to stderr (for reporting a hang)."""
 
-    def _terminate(signum, frame):  # noqa: ARG001
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, _terminate)
+    sigterm_as_ctrl_c()
     if hasattr(signal, "SIGUSR1"):
         import faulthandler
 
