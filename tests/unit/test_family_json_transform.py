@@ -100,14 +100,14 @@ def test_the_number_of_steps_grows_with_difficulty():
 
 
 def _materialise(d, root: str) -> None:
-    ctx, job = d.context, d.context["job"]
-    where = {"import.conf": job["conf"], "cron": "/etc/cron", "importer": job["importer"]}
-    for rel, data in d.files.items():
-        kind, name = rel.split("/")[1:3]
-        dest = f"{ctx['in_dir']}/{name}" if kind == "input" else where[name]
-        grammar.write_under(root, dest, data)
+    ctx = d.context
+    grammar.write_import_task(
+        d,
+        root,
+        lambda parts: f"{ctx['in_dir']}/{parts[2]}" if parts[1] == "input" else None,
+        outdir=ctx["out_dir"],
+    )
     Path(root + "/tmp").mkdir(exist_ok=True)
-    grammar.point_job_at(root, job, ctx["out_dir"])
 
 
 def _run(d, script: str, root: str) -> tuple[bool, bool]:

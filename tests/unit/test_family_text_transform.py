@@ -99,22 +99,17 @@ def test_the_number_of_steps_grows_with_difficulty():
 
 
 def _materialise(d, root: str) -> None:
-    ctx, job = d.context, d.context["job"]
-    where = {"import.conf": job["conf"], "cron": "/etc/cron", "importer": job["importer"]}
-    for rel, data in d.files.items():
-        kind, name = rel.split("/")[1:3]
-        dest = f"{ctx['srcdir']}/{name}" if kind == "data" else where[name]
-        grammar.write_under(root, dest, data)
+    src = d.context["srcdir"]
+    grammar.write_import_task(
+        d, root, lambda parts: f"{src}/{parts[2]}" if parts[1] == "data" else None
+    )
     Path(root + "/tmp").mkdir(exist_ok=True)
-    grammar.point_job_at(root, job, ctx["outdir"])
 
 
 def _run(d, script: str, root: str) -> tuple[bool, bool]:
     """(whether the CSV holds the expected rows, whether the import job takes it)."""
-    ctx, job = d.context, d.context["job"]
-    paths = {ctx["srcdir"], ctx["outdir"], ctx["work"], job["conf"]}
-    imported = grammar.run_then_import(script, root, job, ctx["out"], paths)
-    out = Path(root + ctx["out"])
+    ctx = d.context
+    imported, out = grammar.run_and_import(d, script, root, [ctx["srcdir"]])
     if not out.is_file():
         return False, imported
     with out.open(newline="") as fh:
