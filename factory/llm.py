@@ -10,7 +10,8 @@ What it adds on top of a bare chat call:
 * an on-disk response cache keyed by (model, messages, parameters): a rerun costs nothing;
 * structured output: a JSON schema is passed as ``response_format`` in the OpenAI
   ``json_schema`` form, falling back to the ``json_object`` + ``schema`` form (llama.cpp) and
-  then to plain text, whichever the server accepts first.
+  then to plain text, whichever the server accepts first. Long length bounds stay out of the
+  schema on the wire (:func:`wire_schema`); the caller validates the parsed answer anyway.
 """
 
 from __future__ import annotations
@@ -71,6 +72,29 @@ class Completion:
 
 
 _RESPONSE_FORMATS = ("json_schema", "json_object", "none")
+
+# Servers that enforce a schema with a grammar (llama.cpp) spell ``maxLength: N`` as N nested
+# optional characters and ``maxItems: N`` as N nested optional items: a 2,000-character bound made
+# llama.cpp's grammar parser crash the whole server (SIGSEGV). Bounds above these are left to the
+# caller's validation of the parsed answer (a too-long field gets a repair round, as any other).
+WIRE_MAX_LENGTH = 100
+WIRE_MAX_ITEMS = 32
+
+
+def wire_schema(schema: Any) -> Any:
+    """``schema`` as sent to the endpoint: the same, less ``maxLength`` above
+    :data:`WIRE_MAX_LENGTH` and ``maxItems`` above :data:`WIRE_MAX_ITEMS` anywhere in it."""
+    if isinstance(schema, list):
+        return [wire_schema(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {}
+    for key, value in schema.items():
+        too_long = key == "maxLength" and isinstance(value, int) and value > WIRE_MAX_LENGTH
+        too_many = key == "maxItems" and isinstance(value, int) and value > WIRE_MAX_ITEMS
+        if not (too_long or too_many):
+            out[key] = wire_schema(value)
+    return out
 
 
 class LlmClient:
@@ -174,10 +198,14 @@ class LlmClient:
             if form == "json_schema":
                 kwargs["response_format"] = {
                     "type": "json_schema",
-                    "json_schema": {"name": "response", "schema": schema, "strict": False},
+                    "json_schema": {
+                        "name": "response",
+                        "schema": wire_schema(schema),
+                        "strict": False,
+                    },
                 }
             elif form == "json_object":
-                kwargs["response_format"] = {"type": "json_object", "schema": schema}
+                kwargs["response_format"] = {"type": "json_object", "schema": wire_schema(schema)}
             if self.settings.extra_body:
                 kwargs["extra_body"] = self.settings.extra_body
             try:

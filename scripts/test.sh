@@ -8,4 +8,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --full
 .venv/bin/ruff check factory tests bench train scripts environments
-FACTORY_REQUIRE_DOCKER=1 FACTORY_REQUIRE_LLM=1 FACTORY_REQUIRE_BROWSER=1 exec .venv/bin/pytest -q "$@"
+FACTORY_REQUIRE_DOCKER=1 FACTORY_REQUIRE_LLM=1 FACTORY_REQUIRE_BROWSER=1 exec .venv/bin/pytest -q --durations=30 "$@"

@@ -108,6 +108,25 @@ def test_response_format_falls_back(stub):
     assert stub.requests[-1]["response_format"]["type"] == "json_object"  # remembered
 
 
+def test_long_bounds_stay_off_the_wire_and_are_still_enforced(stub):
+    """llama.cpp turns maxLength: 2000 into 2,000 nested optionals and its grammar parser crashed
+    the server (SIGSEGV) on LlmTask's snapshot command: such bounds are not sent; pydantic still
+    rejects an answer that breaks them."""
+    from factory.generate.llm_backend import LlmSnapshot, LlmTask
+
+    schema = LlmTask.model_json_schema()
+    sent = json.dumps(schema)
+    assert '"maxLength": 2000' in sent  # the model's bound is there ...
+    stub.queue = [reply('{"a": "x"}')]
+    client(stub).complete(MESSAGES, schema=schema)
+    wire = json.dumps(stub.requests[0]["response_format"])
+    assert '"maxLength": 2000' not in wire  # ... and not on the wire
+    assert '"minLength": 20' in wire  # short bounds that help a small model stay
+    assert '"maxItems"' in wire  # verifier_reads/snapshots item caps are small: kept
+    with pytest.raises(ValueError, match="at most 2000"):
+        LlmSnapshot(name="s", command="x" * 2001)
+
+
 def test_cache_makes_reruns_free(stub, tmp_path):
     stub.queue = [reply("first")]
     assert client(stub, cache_dir=tmp_path).complete(MESSAGES, seed=1).text == "first"
