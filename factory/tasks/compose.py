@@ -28,10 +28,7 @@ form.
 
 from __future__ import annotations
 
-import math
-import posixpath
 import re
-import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +36,17 @@ from typing import Any
 
 from factory.errors import TaskFormatError
 from factory.inputs import load_yaml_file
+from factory.tasks.compose_values import (
+    ComposeSource,
+    ServiceHealthcheck,
+    interpolate,
+    parse_build,
+    parse_command,
+    parse_depends_on,
+    parse_env,
+    parse_healthcheck,
+    parse_limits,
+)
 
 COMPOSE_NAMES = ("docker-compose.yaml", "docker-compose.yml")
 HARBOR_MAIN = "main"
@@ -49,9 +57,6 @@ DEFAULT_SIDECAR_CPUS = 1.0
 DEFAULT_SIDECAR_PIDS = 256
 
 _SERVICE_NAME = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,62}$")
-_VARIABLE = re.compile(
-    r"\$(?:(\$)|\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?+])([^}]*))?\}|([A-Za-z_][A-Za-z0-9_]*))"
-)
 
 # What a service may say, by what factory does with it.
 _IGNORED_KEYS = {
@@ -138,23 +143,6 @@ _TOP_REFUSED = {
     "secrets": "secrets are not supported",
     "include": "include is not supported; write the services out in this file",
 }
-_CONDITIONS = ("service_started", "service_healthy", "service_completed_successfully")
-
-
-@dataclass(frozen=True)
-class ServiceHealthcheck:
-    """A service's healthcheck as Compose states it (its defaults are Compose's)."""
-
-    command: str
-    """Run with ``sh -c`` in the service's container; exit 0 means healthy."""
-    interval_sec: float = 30.0
-    timeout_sec: float = 30.0
-    retries: int = 3
-    start_period_sec: float = 0.0
-
-    def deadline_sec(self) -> float:
-        """How long Docker would try before calling the service unhealthy."""
-        return self.start_period_sec + self.retries * (self.interval_sec + self.timeout_sec)
 
 
 @dataclass(frozen=True)
@@ -225,284 +213,8 @@ def harbor_variables(env: Mapping[str, str], *, cpus: float, memory_mb: int) -> 
     }
 
 
-class _Where:
-    """The file being parsed, for errors that name it and the field; ``closed``: whether
-    values from the environment of the process that runs ``docker compose`` are refused."""
-
-    def __init__(self, path: Path, closed: bool = False) -> None:
-        self.path = path
-        self.closed = closed
-
-    def error(self, field_name: str, message: str) -> TaskFormatError:
-        return TaskFormatError(self.path, message, field=field_name)
-
-
-def interpolate(value: Any, variables: Mapping[str, str], where: _Where, at: str) -> Any:
-    """Compose's ``${VAR}``, ``${VAR:-default}``, ``${VAR-default}``, ``${VAR:?err}``,
-    ``${VAR:+alt}``, ``$VAR`` and ``$$`` in every string of ``value`` (an unset variable is
-    empty, as in Compose)."""
-    if isinstance(value, dict):
-        return {
-            k: interpolate(v, variables, where, f"{at}.{k}" if at else str(k))
-            for k, v in value.items()
-        }
-    if isinstance(value, list):
-        return [interpolate(v, variables, where, f"{at}[{i}]") for i, v in enumerate(value)]
-    if not isinstance(value, str) or "$" not in value:
-        return value
-
-    def one(match: re.Match[str]) -> str:
-        if match.group(1):
-            return "$"
-        name = match.group(2) or match.group(5)
-        op, arg = match.group(3), match.group(4) or ""
-        found = variables.get(name)
-        if found is None and where.closed:
-            raise where.error(
-                at,
-                f"variable {name} is not one Harbor sets ({', '.join(sorted(variables))}): "
-                "`docker compose` would take it from the environment of the machine that runs "
-                "the task (its secrets too); put the value in the file or in task.toml's "
-                "[environment.env]",
-            )
-        if op in (":-", "-"):
-            use_default = found is None or (op == ":-" and found == "")
-            return arg if use_default else str(found)
-        if op in (":?", "?"):
-            if found is None or (op == ":?" and found == ""):
-                raise where.error(at, f"variable {name} is required: {arg or 'not set'}")
-            return str(found)
-        if op in (":+", "+"):
-            present = found is not None and (op == "+" or found != "")
-            return arg if present else ""
-        return "" if found is None else str(found)
-
-    return _VARIABLE.sub(one, value)
-
-
-def _command(value: Any, where: _Where, at: str) -> tuple[str, ...] | None:
-    if value is None:
-        return None
-    if isinstance(value, str):
-        try:
-            return tuple(shlex.split(value))
-        except ValueError as exc:
-            raise where.error(at, f"cannot be split into words: {exc}") from None
-    if isinstance(value, list) and all(isinstance(v, str | int | float) for v in value):
-        return tuple(str(v) for v in value)
-    raise where.error(at, "must be a string or a list of strings")
-
-
-_FROM_HOST = (
-    "a variable without a value takes the value of the machine that runs `docker compose` "
-    "(its secrets too); give it a value"
-)
-
-
-def _env(value: Any, where: _Where, at: str) -> dict[str, str]:
-    if value is None:
-        return {}
-    pairs: dict[str, str] = {}
-    if isinstance(value, list):
-        for item in value:
-            key, sep, val = str(item).partition("=")
-            if sep:
-                pairs[key] = val
-            elif where.closed:  # Compose fills `- NAME` from its own process's environment
-                raise where.error(f"{at}.{key}", _FROM_HOST)
-    elif isinstance(value, dict):
-        for key, val in value.items():
-            if val is None and where.closed:  # `NAME:` (null) likewise
-                raise where.error(f"{at}.{key}", _FROM_HOST)
-            if val is not None:
-                pairs[str(key)] = str(val).lower() if isinstance(val, bool) else str(val)
-    else:
-        raise where.error(at, "must be a list of NAME=value or a mapping")
-    return pairs
-
-
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)(us|ms|s|m|h)")
-
-
-def parse_duration(value: Any, where: _Where, at: str) -> float:
-    """Compose durations ('1m30s', '500ms', '10s', or a number of seconds) in seconds."""
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        seconds = float(value)
-    else:
-        text = str(value).strip()
-        parts = _DURATION.findall(text)
-        if not text or "".join(n + u for n, u in parts) != text:
-            raise where.error(at, f"'{value}' is not a duration such as '10s' or '1m30s'")
-        scale = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
-        seconds = sum(float(n) * scale[u] for n, u in parts)
-    if not math.isfinite(seconds) or seconds < 0 or seconds > 86_400:
-        raise where.error(at, f"'{value}' is not a duration between 0 and 24h")
-    return seconds
-
-
-def _healthcheck(value: Any, where: _Where, at: str) -> tuple[ServiceHealthcheck | None, bool]:
-    """(the check, whether it is disabled)."""
-    if value is None:
-        return None, False
-    if not isinstance(value, dict):
-        raise where.error(at, "must be a mapping (test, interval, timeout, retries, ...)")
-    unknown = sorted(
-        set(value)
-        - {"test", "interval", "timeout", "retries", "start_period", "start_interval", "disable"}
-    )
-    if unknown:
-        raise where.error(f"{at}.{unknown[0]}", "not a healthcheck field")
-    if value.get("disable") is True:
-        return None, True
-    test = value.get("test")
-    if test is None:
-        raise where.error(f"{at}.test", "missing (the command that says the service is up)")
-    if isinstance(test, str):
-        command = test
-    elif isinstance(test, list) and test and all(isinstance(t, str) for t in test):
-        kind, rest = test[0], test[1:]
-        if kind == "NONE":
-            return None, True
-        if kind == "CMD-SHELL" and len(rest) == 1:
-            command = rest[0]
-        elif kind == "CMD" and rest:
-            command = shlex.join(rest)
-        else:
-            raise where.error(f"{at}.test", "must be [CMD, ...], [CMD-SHELL, cmd] or a string")
-    else:
-        raise where.error(f"{at}.test", "must be a string or a list of strings")
-    retries = value.get("retries", 3)
-    if not isinstance(retries, int) or isinstance(retries, bool) or not 1 <= retries <= 10_000:
-        raise where.error(f"{at}.retries", "must be a whole number from 1 to 10000")
-    check = ServiceHealthcheck(
-        command=command,
-        interval_sec=max(
-            0.1, parse_duration(value.get("interval", "30s"), where, f"{at}.interval")
-        ),
-        timeout_sec=max(0.1, parse_duration(value.get("timeout", "30s"), where, f"{at}.timeout")),
-        retries=retries,
-        start_period_sec=parse_duration(value.get("start_period", 0), where, f"{at}.start_period"),
-    )
-    return check, False
-
-
-def _depends_on(value: Any, where: _Where, at: str) -> dict[str, str]:
-    if value is None:
-        return {}
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return {name: "service_started" for name in value}
-    if not isinstance(value, dict):
-        raise where.error(at, "must be a list of services or a mapping")
-    found: dict[str, str] = {}
-    for name, spec in value.items():
-        spec = spec or {}
-        if not isinstance(spec, dict):
-            raise where.error(f"{at}.{name}", "must be a mapping with a condition")
-        condition = spec.get("condition", "service_started")
-        if condition not in _CONDITIONS:
-            raise where.error(f"{at}.{name}.condition", f"must be one of {', '.join(_CONDITIONS)}")
-        found[str(name)] = condition
-    return found
-
-
-def _memory_mb(value: Any, where: _Where, at: str) -> int:
-    text = str(value).strip().lower()
-    match = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?", text)
-    if not match:
-        raise where.error(at, f"'{value}' is not a size such as '512m' or '1g'")
-    number, unit = float(match.group(1)), match.group(2)
-    if not unit:  # Compose: a bare number is bytes
-        return max(1, int(number) >> 20)
-    factor = {"k": 1 / 1024, "m": 1, "g": 1024, "t": 1024 * 1024}[unit]
-    return max(1, int(number * factor))
-
-
-def _limits(
-    service: dict[str, Any], where: _Where, at: str
-) -> tuple[float | None, int | None, int | None]:
-    deploy = service.get("deploy") or {}
-    if not isinstance(deploy, dict):
-        raise where.error(f"{at}.deploy", "must be a mapping")
-    unknown = sorted(set(deploy) - {"resources", "restart_policy", "labels", "replicas"})
-    if unknown:
-        raise where.error(f"{at}.deploy.{unknown[0]}", "not supported by factory")
-    if deploy.get("replicas", 1) != 1:
-        raise where.error(f"{at}.deploy.replicas", "one container per service")
-    resources = deploy.get("resources") or {}
-    if not isinstance(resources, dict):
-        raise where.error(f"{at}.deploy.resources", "must be a mapping")
-    if (resources.get("reservations") or {}).get("devices"):
-        raise where.error(
-            f"{at}.deploy.resources.reservations.devices", "host devices are not allowed"
-        )
-    limits = resources.get("limits") or {}
-    if not isinstance(limits, dict):
-        raise where.error(f"{at}.deploy.resources.limits", "must be a mapping")
-    cpus_value = limits.get("cpus", service.get("cpus"))
-    memory_value = limits.get("memory", service.get("mem_limit"))
-    pids_value = limits.get("pids", service.get("pids_limit"))
-    cpus = memory = pids = None
-    if cpus_value is not None:
-        try:
-            cpus = float(cpus_value)
-        except (TypeError, ValueError):
-            cpus = -1.0
-        if not math.isfinite(cpus) or not 0 < cpus <= 256:
-            raise where.error(
-                f"{at}.deploy.resources.limits.cpus", f"'{cpus_value}' is not a CPU count"
-            )
-    if memory_value is not None:
-        memory = _memory_mb(memory_value, where, f"{at}.deploy.resources.limits.memory")
-    if pids_value is not None:
-        if not isinstance(pids_value, int) or isinstance(pids_value, bool) or pids_value < 1:
-            raise where.error(f"{at}.deploy.resources.limits.pids", "must be a positive number")
-        pids = pids_value
-    return cpus, memory, pids
-
-
-def _build(value: Any, where: _Where, at: str, environment_dir: Path) -> tuple[str, str]:
-    """(context relative to ``environment/``, Dockerfile relative to the context)."""
-    if isinstance(value, str):
-        context, dockerfile = value, "Dockerfile"
-    elif isinstance(value, dict):
-        unknown = sorted(set(value) - {"context", "dockerfile"})
-        if unknown:
-            raise where.error(
-                f"{at}.{unknown[0]}", "not supported by factory (context and dockerfile are)"
-            )
-        context = str(value.get("context", "."))
-        dockerfile = str(value.get("dockerfile", "Dockerfile"))
-    else:
-        raise where.error(at, "must be a folder or a mapping with context and dockerfile")
-    for name, text in (("context", context), ("dockerfile", dockerfile)):
-        if "://" in text or text.startswith("git@"):
-            raise where.error(f"{at}.{name}", "remote build contexts cannot be fetched here")
-        if posixpath.isabs(text):
-            raise where.error(f"{at}.{name}", f"'{text}' must be relative to environment/")
-    normal = posixpath.normpath(context)
-    if normal == ".." or normal.startswith("../"):
-        raise where.error(f"{at}.context", f"'{context}' is outside environment/")
-    rel_dockerfile = posixpath.normpath(posixpath.join(normal, dockerfile))
-    if rel_dockerfile == ".." or rel_dockerfile.startswith("../"):
-        raise where.error(f"{at}.dockerfile", f"'{dockerfile}' is outside environment/")
-    root = environment_dir.resolve()
-    for name, rel in (("context", normal), ("dockerfile", rel_dockerfile)):
-        # A symbolic link on the way (the folder itself, or one above it) would send what it
-        # points at, the host's files, into the build and so into the image.
-        real = (environment_dir / rel).resolve()
-        if real != root and root not in real.parents:
-            raise where.error(
-                f"{at}.{name}", f"'{rel}' leads outside environment/ (a symbolic link)"
-            )
-    if not (environment_dir / normal).is_dir():
-        raise where.error(f"{at}.context", f"'{context}' is not a folder in environment/")
-    if not (environment_dir / rel_dockerfile).is_file():
-        raise where.error(f"{at}.dockerfile", f"environment/{rel_dockerfile} is missing")
-    return normal, posixpath.relpath(rel_dockerfile, normal)
-
-
 def _check_keys(
-    service: dict[str, Any], where: _Where, at: str, notes: list[str], allowed: set[str]
+    service: dict[str, Any], where: ComposeSource, at: str, notes: list[str], allowed: set[str]
 ) -> None:
     for key in service:
         if key in _REFUSED_KEYS:
@@ -514,7 +226,11 @@ def _check_keys(
 
 
 def _sidecar(
-    name: str, service: dict[str, Any], where: _Where, notes: list[str], environment_dir: Path
+    name: str,
+    service: dict[str, Any],
+    where: ComposeSource,
+    notes: list[str],
+    environment_dir: Path,
 ) -> Sidecar:
     at = f"services.{name}"
     _check_keys(service, where, at, notes, _SUPPORTED_KEYS)
@@ -522,7 +238,7 @@ def _sidecar(
         notes.append(f"{at}.memswap_limit has no effect: swap is always off")
     context = dockerfile = None
     if service.get("build") is not None:
-        context, dockerfile = _build(service["build"], where, f"{at}.build", environment_dir)
+        context, dockerfile = parse_build(service["build"], where, f"{at}.build", environment_dir)
     image = service.get("image")
     if image is not None and not isinstance(image, str):
         raise where.error(f"{at}.image", "must be a string")
@@ -530,8 +246,10 @@ def _sidecar(
         raise where.error(at, "needs `build` (a Dockerfile under environment/) or `image`")
     if context is not None:
         image = None  # Compose tags the build with it; here builds get content-hash tags
-    healthcheck, disabled = _healthcheck(service.get("healthcheck"), where, f"{at}.healthcheck")
-    cpus, memory_mb, pids = _limits(service, where, at)
+    healthcheck, disabled = parse_healthcheck(
+        service.get("healthcheck"), where, f"{at}.healthcheck"
+    )
+    cpus, memory_mb, pids = parse_limits(service, where, at)
     for key in ("working_dir", "user"):
         if service.get(key) is not None and not isinstance(service[key], str | int):
             raise where.error(f"{at}.{key}", "must be a string")
@@ -540,21 +258,21 @@ def _sidecar(
         build_context=context,
         dockerfile=dockerfile or "Dockerfile",
         image=image,
-        command=_command(service.get("command"), where, f"{at}.command"),
-        entrypoint=_command(service.get("entrypoint"), where, f"{at}.entrypoint"),
-        env=_env(service.get("environment"), where, f"{at}.environment"),
+        command=parse_command(service.get("command"), where, f"{at}.command"),
+        entrypoint=parse_command(service.get("entrypoint"), where, f"{at}.entrypoint"),
+        env=parse_env(service.get("environment"), where, f"{at}.environment"),
         workdir=str(service["working_dir"]) if service.get("working_dir") is not None else None,
         user=str(service["user"]) if service.get("user") is not None else None,
         healthcheck=healthcheck,
         healthcheck_disabled=disabled,
-        depends_on=_depends_on(service.get("depends_on"), where, f"{at}.depends_on"),
+        depends_on=parse_depends_on(service.get("depends_on"), where, f"{at}.depends_on"),
         cpus=cpus,
         memory_mb=memory_mb,
         pids_limit=pids,
     )
 
 
-def _start_order(sidecars: dict[str, Sidecar], main: str, where: _Where) -> list[Sidecar]:
+def _start_order(sidecars: dict[str, Sidecar], main: str, where: ComposeSource) -> list[Sidecar]:
     """Sidecars after the services they depend on; a cycle or an unknown name is refused."""
     order: list[Sidecar] = []
     state: dict[str, str] = {}
@@ -599,7 +317,7 @@ def parse_compose(
     process's environment): a variable outside ``variables`` and an environment entry without
     a value are refused, as they would carry the host's values (API keys) into the task;
     an importer whose output escapes every ``$`` passes False."""
-    where = _Where(path, closed)
+    where = ComposeSource(path, closed)
     environment_dir = environment_dir or path.parent
     data = load_yaml_file(path)
     if data is None:
@@ -670,15 +388,15 @@ def parse_compose(
             notes.append(f"{at}.{key} has no effect: {why}")
     build = main_service.get("build")
     if build is not None and "build" not in main_ignored:
-        context, dockerfile = _build(build, where, f"{at}.build", environment_dir)
+        context, dockerfile = parse_build(build, where, f"{at}.build", environment_dir)
         if (context, dockerfile) != (".", "Dockerfile"):
             raise where.error(
                 f"{at}.build",
                 "main is built from environment/Dockerfile (its context is environment/); "
                 "move the Dockerfile there",
             )
-    main_check, _ = _healthcheck(main_service.get("healthcheck"), where, f"{at}.healthcheck")
-    main_depends = _depends_on(main_service.get("depends_on"), where, f"{at}.depends_on")
+    main_check, _ = parse_healthcheck(main_service.get("healthcheck"), where, f"{at}.healthcheck")
+    main_depends = parse_depends_on(main_service.get("depends_on"), where, f"{at}.depends_on")
     for dep in main_depends:
         if dep not in sidecars:
             raise where.error(f"{at}.depends_on.{dep}", "no such service")
@@ -697,14 +415,14 @@ def parse_compose(
         path=path,
         main=main,
         sidecars=tuple(ordered),
-        main_env=_env(main_service.get("environment"), where, f"{at}.environment"),
+        main_env=parse_env(main_service.get("environment"), where, f"{at}.environment"),
         main_depends_on=main_depends,
         main_healthcheck=main_check,
         notes=tuple(notes),
     )
 
 
-def _check_networks(networks: Any, where: _Where) -> None:
+def _check_networks(networks: Any, where: ComposeSource) -> None:
     """Top-level ``networks``: bridge networks are fine (the task gets one network of its own
     for all its services); external ones, host, named ones and driver options are refused."""
     if networks is None:
