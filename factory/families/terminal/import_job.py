@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any, NamedTuple
 
+from factory.families.base import Draft
 from factory.families.terminal.state_snapshot import STATE_DIR, snapshot_hook
 from factory.vocabulary import Trap
 
@@ -152,6 +153,19 @@ class Wiring(NamedTuple):
     def none(cls) -> Wiring:
         """A draft without an import job: nothing to add."""
         return cls([], [], [], [], {})
+
+    def draft(self, outputs: list[str], **fields: Any) -> Draft:
+        """The task's draft: ``fields``, the family's ``outputs`` then the job's, and the job's
+        artifacts, collect hook, traps and near misses; the tests run in a separate verifier."""
+        return Draft(
+            outputs=outputs + self.outputs,
+            separate_verifier=True,
+            artifacts=self.artifacts,
+            collect=self.collect,
+            traps=self.traps,
+            mutations=self.mutations,
+            **fields,
+        )
 
 
 @dataclass

@@ -564,17 +564,12 @@ class JsonTransform(Family):
                 wiring.mutations[name] = solve.render(**context, bug=bug, note=note)
             files.update(job.files())
             tags += ["cron", "encoding"]
-        return Draft(
+        return wiring.draft(
+            [f"{out_dir}/{name}" for name in expected],
             context=context,
             files=files,
-            outputs=[f"{out_dir}/{name}" for name in expected] + wiring.outputs,
-            separate_verifier=True,
-            artifacts=wiring.artifacts,
-            collect=wiring.collect,
             tags=tags,
             faults=faults,
-            traps=wiring.traps,
-            mutations=wiring.mutations,
             **({"agent_timeout_sec": 900.0} if level == 2 else {}),  # (as the text families)
         )
 
