@@ -16,6 +16,7 @@ from pydantic import Field
 
 from factory.families.base import Draft, Family, Trap, register
 from factory.families.slots import Slots, Slug, Word
+from factory.families.terminal.near_miss import near_misses
 from factory.vocabulary import Difficulty
 
 FOLDERS = ["/srv/downloads", "/data/mirror", "/opt/releases", "/home/user/incoming"]
@@ -139,10 +140,8 @@ class ChecksumVerify(Family):
                 for name, data in sorted(shipped.items())
             },
         }
-        mutations = {}
-        if missing:  # the one near miss only hard tasks can show
-            solve = self.template("solution/solve.sh.j2")
-            mutations["missing-as-failed"] = solve.render(**context, slip="missing-as-failed")
+        # the one near miss only hard tasks can show
+        mutations = near_misses(self, context, ["missing-as-failed"] if missing else [], name="{}")
         return Draft(
             context=context,
             files={f"environment/files/{name}": data for name, data in shipped.items()},
@@ -227,12 +226,8 @@ class ChecksumVerify(Family):
                 for name, data in sorted(shipped.items())
             },
         }
-        solve = self.template("solution/solve.sh.j2")
-        mutations = {
-            f"leave-{kind}": solve.render(**context, slip=f"leave-{kind}") for kind in kinds
-        }
-        if has_missing:
-            mutations["missing-as-failed"] = solve.render(**context, slip="missing-as-failed")
+        slips = [f"leave-{kind}" for kind in kinds] + (["missing-as-failed"] if has_missing else [])
+        mutations = near_misses(self, context, slips, name="{}")
         bad_names = [line.rsplit(": ", 1)[0].rsplit("/", 1)[-1] for line in report]
         return Draft(
             context=context,

@@ -13,6 +13,7 @@ from typing import Any
 
 from factory.families.base import Draft, Family, Trap, register
 from factory.families.names import FIRST_NAMES, LAST_NAMES
+from factory.families.terminal.near_miss import near_misses
 from factory.families.terminal.sql_rows import COMPANY_SUFFIX, COMPANY_WORDS, insert_sql, sql_time
 from factory.vocabulary import Difficulty
 
@@ -501,9 +502,7 @@ class SqliteMigration(Family):
         if "report-script" in faults:
             files["environment/report.py"] = _report_script(ctx)
         if hard:
-            solve = self.template("solution/solve.sh.j2")
-            for fault in faults:
-                mutations[f"unfixed-{fault}"] = solve.render(**ctx, slip=fault)
+            mutations.update(near_misses(self, ctx, faults))
         return Draft(
             context=ctx,
             files=files,
