@@ -10,11 +10,9 @@ from factory.families.terminal.sql_rows import sql_time
 
 from .questions import (
     Question,
-    between,
-    between_dates,
+    Window,
     pick_range,
     plant_tie,
-    range_text,
 )
 from .shop import (
     ITEM_WORDS,
@@ -62,8 +60,7 @@ FROM (
     {{having}}
 )
 ORDER BY cents DESC, id ASC"""
-    status = f"e.{t.status} = '{shop.good}' AND "
-    right = status + between("e." + t.time, lo, hi)
+    win = Window(shop, lo, hi)
     grp = f"COALESCE(p.{t.pgroup}, 'unknown')"
     amount = f"l.{t.qty} * l.{t.price} - COALESCE(l.{t.disc}, 0)"
     having = f"HAVING COUNT(DISTINCT e.id) >= {k}"
@@ -72,8 +69,7 @@ ORDER BY cents DESC, id ASC"""
         summary=f"the net revenue of the {t.parent} who had at least {k} qualifying {t.event} "
         "in a period.",
         rules=[
-            f"{with_article(t.event_one).capitalize()} qualifies when its `{t.status}` is `{shop.good}` and its "
-            f"`{t.time}` falls " + range_text(lo, hi) + ".",
+            win.qualifies(),
             f"The net amount of a line is `{t.qty} * {t.price}` minus its `{t.disc}` "
             f"(a discount on the whole line, in cents); a NULL `{t.disc}` means no discount.",
             f"Include only {t.parent} with at least {k} qualifying {t.event}; one row each.",
@@ -91,19 +87,19 @@ ORDER BY cents DESC, id ASC"""
         ],
         order=f"Order the rows by `net_revenue`, highest first; rows with equal `net_revenue` by "
         f"`{t.parent_one}_id` ascending.",
-        sql=sql.format(grp=grp, amount=amount, where=right, having=having),
+        sql=sql.format(grp=grp, amount=amount, where=win.sql, having=having),
         wrong=[
             sql.format(
                 grp=grp,
                 amount=f"l.{t.qty} * l.{t.price} - l.{t.disc}",
-                where=right,
+                where=win.sql,
                 having=having,
             ),
-            sql.format(grp=grp, amount=amount, where=right, having=""),
+            sql.format(grp=grp, amount=amount, where=win.sql, having=""),
             sql.format(
                 grp=grp,
                 amount=amount,
-                where=status + between_dates("e." + t.time, lo, hi),
+                where=win.sql_dates,
                 having=having,
             ),
         ],
@@ -117,6 +113,7 @@ ORDER BY cents DESC, id ASC"""
 def q_top_per_group(rng: random.Random, shop: Shop, year: int) -> Question:
     t = shop.theme
     lo, hi = pick_range(rng, year)
+    win = Window(shop, lo, hi)
     top = rng.choice([2, 3])
     shop.plant_boundaries(rng, lo, hi)
     # the tied pair share a group and outspend everyone there, so ranks 1 and 2 are a tie
@@ -149,7 +146,7 @@ FROM (
         FROM {t.parent} p
         JOIN {t.event} e ON e.{t.fk} = p.id
         JOIN {t.line} l ON l.{t.line_fk} = e.id
-        WHERE e.{t.status} = '{shop.good}' AND {between("e." + t.time, lo, hi)}
+        WHERE {win.sql}
         GROUP BY p.id
     )
 )
@@ -161,8 +158,7 @@ ORDER BY grp ASC, rnk ASC"""
         slug=f"top{top}_per_{t.pgroup}_{lo:%Y%m%d}_{hi:%Y%m%d}",
         summary=f"the top {top} {t.parent} of every `{t.pgroup}` by net revenue in a period.",
         rules=[
-            f"{with_article(t.event_one).capitalize()} qualifies when its `{t.status}` is `{shop.good}` and its "
-            f"`{t.time}` falls " + range_text(lo, hi) + ".",
+            win.qualifies(),
             f"The net amount of a line is `{t.qty} * {t.price}` minus its `{t.disc}` "
             f"(a discount on the whole line, in cents); a NULL `{t.disc}` means no discount. "
             f"{with_article(t.parent_one).capitalize()}'s net revenue is the sum over the lines of their qualifying "
