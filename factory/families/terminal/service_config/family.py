@@ -122,10 +122,17 @@ class ServiceConfig(Family):
 
         sec = {k: rng.choice(v) for k, v in SC_SECTIONS.items()}
         key = {k: rng.choice(v) for k, v in SC_KEYS.items()}
+
+        def served(service: str) -> dict[str, tuple[str, str, str, Any]]:
+            """The settings every service of the task has: where it listens, its name."""
+            return {
+                "bind": (sec["server"], key["bind"], "str", "0.0.0.0"),
+                "port": (sec["server"], key["port"], "int", None),
+                "name": (sec["app"], key["name"], "str", service),
+            }
+
         schema = {
-            "bind": (sec["server"], key["bind"], "str", "0.0.0.0"),
-            "port": (sec["server"], key["port"], "int", None),
-            "name": (sec["app"], key["name"], "str", svc),
+            **served(svc),
             "data": (sec["app"], key["data"], "str", None),
             "maintenance": (sec["app"], key["maintenance"], "bool", False),
             "token_file": (sec["auth"], key["token_file"], "str", ""),
@@ -252,9 +259,7 @@ class ServiceConfig(Family):
             route2 = rng.choice([f"/summary/{noun}", f"/api/{frole}", "/overview", "/v1/summary"])
             name2 = f"{rng.choice(SC_WORDS)}-{frole}"
             schema2 = {
-                "bind": (sec["server"], key["bind"], "str", "0.0.0.0"),
-                "port": (sec["server"], key["port"], "int", None),
-                "name": (sec["app"], key["name"], "str", svc2),
+                **served(svc2),
                 "url": (sec["upstream"], key["url"], "str", None),
                 "up_token_file": (sec["upstream"], key["up_token_file"], "str", None),
             }
