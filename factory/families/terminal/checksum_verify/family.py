@@ -16,6 +16,7 @@ from pydantic import Field
 
 from factory.families.base import Draft, Family, Trap, register
 from factory.families.slots import Slots, Slug, Word
+from factory.families.terminal.knobs import fresh
 from factory.families.terminal.near_miss import near_misses
 from factory.vocabulary import Difficulty
 
@@ -161,11 +162,12 @@ class ChecksumVerify(Family):
         used: set[str] = set()
 
         def new_name() -> str:
-            while True:
-                name = f"{rng.choice(stems)}-{rng.choice(TAGS)}-{rng.randint(1, 40)}.{rng.choice(EXTS)}"
-                if name not in used:
-                    used.add(name)
-                    return name
+            return fresh(
+                lambda: (
+                    f"{rng.choice(stems)}-{rng.choice(TAGS)}-{rng.randint(1, 40)}.{rng.choice(EXTS)}"
+                ),
+                used,
+            )
 
         # (sub-folder or "" for the top, kind) -> the names its list holds
         groups = [("", "top")] + list(zip(rng.sample(CV_FOLDERS, len(kinds)), kinds, strict=True))

@@ -12,7 +12,7 @@ from typing import Any
 
 from factory.families.base import Draft, Family, register
 from factory.families.terminal.import_job import IMPORT_FAULTS, ImportJob, Wiring
-from factory.families.terminal.knobs import level_of, spread
+from factory.families.terminal.knobs import fresh, level_of, spread
 from factory.families.terminal.words import CTF_APPS
 from factory.vocabulary import Difficulty
 
@@ -125,11 +125,7 @@ def _jt_report_data(rng: random.Random, level: int, spec: dict) -> dict[str, str
     used: set[str] = set()
 
     def new_id() -> str:
-        while True:
-            rid = f"{t['prefix']}{rng.randint(1000, 99999)}"
-            if rid not in used:
-                used.add(rid)
-                return rid
+        return fresh(lambda: f"{t['prefix']}{rng.randint(1000, 99999)}", used)
 
     def items() -> list[dict]:
         return [
