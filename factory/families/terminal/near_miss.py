@@ -6,7 +6,7 @@ certification runs each such rendering as a wrong solution that must score 0."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from factory.families.base import Family
@@ -20,10 +20,15 @@ def near_misses(
     name: str = "unfixed-{}",
     key: str = "slip",
     value: str = "{}",
+    each: Callable[[str], Mapping[str, Any]] = lambda _fault: {},
     **more: Any,
 ) -> dict[str, str]:
     """One near miss per fault, named ``name`` (formatted with the fault): the reference
-    rendered with ``context`` and ``more``, and the template variable ``key`` set to ``value``
-    formatted with the fault."""
+    rendered with ``context``, ``more`` and ``each(fault)`` (the values that depend on the
+    fault left undone), and the template variable ``key`` set to ``value`` formatted with the
+    fault."""
     solve = family.template("solution/solve.sh.j2")
-    return {name.format(f): solve.render({**context, **more, key: value.format(f)}) for f in faults}
+    return {
+        name.format(f): solve.render({**context, **each(f), **more, key: value.format(f)})
+        for f in faults
+    }

@@ -15,6 +15,7 @@ from factory.datafiles import load_toml_table
 from factory.families.base import Draft, Family, register
 from factory.families.terminal.import_job import IMPORT_FAULTS, ImportJob, Wiring
 from factory.families.terminal.knobs import pick
+from factory.families.terminal.near_miss import near_misses
 from factory.families.terminal.text_tasks import (
     EASY,
     HARD,
@@ -473,16 +474,14 @@ class CsvJsonWrangle(Family):
                 sources=sorted(f"{srcdir}/{name}" for name in data),
                 prep=_cj_prep(spec, main, srcdir, work, faults),
             )
-            solve = self.template("solution/solve.sh.j2")
-            wiring = job.wire(
+            unfixed = near_misses(
+                self,
+                context,
                 faults,
-                CJ_TRAPS,
-                lambda f: solve.render(
-                    **{**context, "prep": _cj_prep(spec, main, srcdir, work, faults, f)},
-                    difficulty=level.value,
-                    slip=f,
-                ),
+                each=lambda f: {"prep": _cj_prep(spec, main, srcdir, work, faults, f)},
+                difficulty=level.value,
             )
+            wiring = job.wire(faults, CJ_TRAPS, unfixed)
             tags += ["cron", "encoding"]
         files: dict[str, str | bytes] = {f"environment/data/{n}": t for n, t in data.items()}
         if level is HARD:

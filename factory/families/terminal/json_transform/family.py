@@ -13,6 +13,7 @@ from typing import Any
 from factory.families.base import Draft, Family, register
 from factory.families.terminal.import_job import IMPORT_FAULTS, ImportJob, Wiring
 from factory.families.terminal.knobs import fresh, level_of, spread
+from factory.families.terminal.near_miss import near_misses
 from factory.families.terminal.words import CTF_APPS
 from factory.vocabulary import Difficulty
 
@@ -547,13 +548,13 @@ class JsonTransform(Family):
                 prep=_jt_prep(in_dir, work, faulty, names) if faulty else [],
             )
             solve = self.template("solution/solve.sh.j2")
-            wiring = job.wire(
+            unfixed = near_misses(
+                self,
+                context,
                 faults,
-                JT_TRAPS,
-                lambda f: solve.render(
-                    **{**context, "prep": _jt_prep(in_dir, work, faulty, names, f)}, slip=f
-                ),
+                each=lambda f: {"prep": _jt_prep(in_dir, work, faulty, names, f)},
             )
+            wiring = job.wire(faults, JT_TRAPS, unfixed)
             # the layout and rule near misses after the same repairs (they override the
             # templates' mutations, which read the inputs as they lie)
             for name, bug, note in JT_HARD_SLIPS:

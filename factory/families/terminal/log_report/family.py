@@ -18,6 +18,7 @@ from factory.families.base import Draft, Family, register
 from factory.families.slots import Slots, Slug
 from factory.families.terminal.import_job import IMPORT_FAULTS, ImportJob, Wiring
 from factory.families.terminal.knobs import pick
+from factory.families.terminal.near_miss import near_misses
 from factory.families.terminal.text_tasks import (
     EASY,
     HARD,
@@ -551,10 +552,8 @@ class LogReport(Family):
             )
             files["environment/etc/logrotate"] = _lr_logrotate(f"{logdir}/{base}", archive, xz)
             files.update(job.files())
-            solve = self.template("solution/solve.sh.j2")
-            wiring = job.wire(
-                faults, LR_TRAPS, lambda f: solve.render(**context, difficulty=level.value, slip=f)
-            )
+            unfixed = near_misses(self, context, faults, difficulty=level.value)
+            wiring = job.wire(faults, LR_TRAPS, unfixed)
             tags += ["logrotate", "cron"]
         answers = [expected.strip(), expected] if level is EASY else [expected]
         return text_draft(self, level, context, files, faults, wiring, answers, [out], tags)

@@ -15,6 +15,7 @@ from typing import Any
 from factory.families.base import Draft, Family, register
 from factory.families.terminal.import_job import IMPORT_FAULTS, ImportJob, Wiring
 from factory.families.terminal.knobs import pick
+from factory.families.terminal.near_miss import near_misses
 from factory.families.terminal.text_tasks import (
     EASY,
     HARD,
@@ -563,9 +564,7 @@ class RegexExtract(Family):
                 link=link,
             )
             files.update(job.files())
-            solve = self.template("solution/solve.sh.j2")
-            wiring = job.wire(
-                faults, RX_TRAPS, lambda f: solve.render(**context, difficulty=level.value, slip=f)
-            )
+            unfixed = near_misses(self, context, faults, difficulty=level.value)
+            wiring = job.wire(faults, RX_TRAPS, unfixed)
             tags += ["cron", "encoding"]
         return text_draft(self, level, context, files, faults, wiring, [expected], [out], tags)

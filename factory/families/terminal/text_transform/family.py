@@ -10,6 +10,7 @@ from typing import Any
 
 from factory.families.base import Draft, Family, register
 from factory.families.terminal.import_job import IMPORT_FAULTS, ImportJob, Wiring
+from factory.families.terminal.near_miss import near_misses
 from factory.families.terminal.text_tasks import (
     OUT_DIRS,
     csv_text,
@@ -147,16 +148,14 @@ class TextTransform(Family):
                     work=work,
                     prep=prep(src, work, faults),
                 )
-                solve = self.template("solution/solve.sh.j2")
-                wiring = job.wire(
+                unfixed = near_misses(
+                    self,
+                    context,
                     faults,
-                    TT_TRAPS,
-                    lambda f: solve.render(
-                        **{**context, "prep": prep(src, work, faults, f)},
-                        difficulty=level.value,
-                        slip=f,
-                    ),
+                    each=lambda f: {"prep": prep(src, work, faults, f)},
+                    difficulty=level.value,
                 )
+                wiring = job.wire(faults, TT_TRAPS, unfixed)
                 files.update(job.files())
             kept = sorted(context["digests"])
         else:
