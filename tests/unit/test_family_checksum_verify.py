@@ -85,10 +85,7 @@ def test_same_seed_same_task():
 # --- hard: several lists, in several folders and formats -------------------------------------
 
 HARD_SEEDS = range(1, 13)
-needs_tools = pytest.mark.skipif(
-    not all(shutil.which(t) for t in ("bash", "sed", "sort", "zcat", "md5sum", "sha512sum")),
-    reason="GNU coreutils, sed and gzip needed",
-)
+needs_tools = grammar.needs_tools("bash", "sed", "sort", "zcat", "md5sum", "sha512sum")
 BSD = re.compile(r"^(?P<algo>[A-Z0-9]+) \((?P<name>.+)\) = (?P<digest>[0-9a-f]+)$")
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import base64
 import json
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -95,9 +94,7 @@ def _decode(d, lines: list[str], tmp: Path) -> str | None:
     return text
 
 
-@pytest.mark.skipif(
-    not all(shutil.which(t) for t in ("basenc", "perl", "base32")), reason="no coreutils/perl"
-)
+@grammar.needs_tools("basenc", "perl", "base32")
 @pytest.mark.parametrize("seed", range(1, 13))
 def test_the_reference_decodes_each_part_and_the_near_misses_do_not(tmp_path, seed):
     d = draft(Difficulty.HARD, seed)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -22,10 +21,7 @@ from factory.vocabulary import Difficulty
 FAMILY = registry.get("data-recovery")
 HARD = Difficulty.HARD
 draft = grammar.drafter(FAMILY)
-needs_tools = pytest.mark.skipif(
-    not all(shutil.which(t) for t in ("bash", "tar", "patch", "zcat", "sha256sum")),
-    reason="GNU tar, patch, gzip and coreutils needed",
-)
+needs_tools = grammar.needs_tools("bash", "tar", "patch", "zcat", "sha256sum")
 
 
 def test_hard_composes_two_to_four_sub_problems_with_traps_and_near_misses():

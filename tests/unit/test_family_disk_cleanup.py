@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import random
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -46,10 +45,7 @@ def test_hard_draws_never_fail_and_a_budget_always_has_exports_to_choose_from():
 
 draft = grammar.drafter(FAMILY)
 HARD = Difficulty.HARD
-needs_tools = pytest.mark.skipif(
-    not all(shutil.which(t) for t in ("bash", "tar", "find", "sed", "truncate", "gzip")),
-    reason="GNU tar, findutils, sed, coreutils needed",
-)
+needs_tools = grammar.needs_tools("bash", "tar", "find", "sed", "truncate", "gzip")
 
 
 def test_hard_composes_two_to_four_sub_problems_with_traps_and_near_misses():

@@ -20,10 +20,7 @@ from factory.vocabulary import Difficulty
 FAMILY = registry.get("shell-basics")
 HARD = Difficulty.HARD
 draft = grammar.drafter(FAMILY)
-needs_tools = pytest.mark.skipif(
-    not all(shutil.which(t) for t in ("bash", "zcat", "iconv", "awk", "sed", "tr", "sort")),
-    reason="bash, gzip, iconv and coreutils needed",
-)
+needs_tools = grammar.needs_tools("bash", "zcat", "iconv", "awk", "sed", "tr", "sort")
 
 
 def hard_script(d, name: str = "solution/solve.sh.j2", **extra) -> str:

@@ -6,19 +6,17 @@ from __future__ import annotations
 
 import random
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+from fixtures import family_grammar as grammar
 
 from factory.families import registry
 from factory.vocabulary import Difficulty
 
 FAMILY = registry.get("shell-script")
-pytestmark = pytest.mark.skipif(
-    not (shutil.which("bash") and shutil.which("awk")), reason="needs bash and awk"
-)
+pytestmark = grammar.needs_tools("bash", "awk")
 
 
 def tool_of(script: str) -> str:

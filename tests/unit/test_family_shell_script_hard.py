@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import random
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -22,10 +21,7 @@ from factory.vocabulary import Difficulty
 FAMILY = registry.get("shell-script")
 HARD = Difficulty.HARD
 draft = grammar.drafter(FAMILY)
-needs_tools = pytest.mark.skipif(
-    not all(shutil.which(t) for t in ("bash", "sed", "awk", "find", "gzip")),
-    reason="bash, GNU sed, awk, find and gzip needed",
-)
+needs_tools = grammar.needs_tools("bash", "sed", "awk", "find", "gzip")
 
 
 def kind_draft(kind: str, seed: int):

@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import random
 import shlex
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any, NamedTuple
 
+from factory.families.base import Draft
 from factory.families.terminal.state_snapshot import STATE_DIR, snapshot_hook
 from factory.vocabulary import Trap
 
@@ -152,6 +153,19 @@ class Wiring(NamedTuple):
     def none(cls) -> Wiring:
         """A draft without an import job: nothing to add."""
         return cls([], [], [], [], {})
+
+    def draft(self, outputs: list[str], **fields: Any) -> Draft:
+        """The task's draft: ``fields``, the family's ``outputs`` then the job's, and the job's
+        artifacts, collect hook, traps and near misses; the tests run in a separate verifier."""
+        return Draft(
+            outputs=outputs + self.outputs,
+            separate_verifier=True,
+            artifacts=self.artifacts,
+            collect=self.collect,
+            traps=self.traps,
+            mutations=self.mutations,
+            **fields,
+        )
 
 
 @dataclass
@@ -314,18 +328,18 @@ class ImportJob:
         self,
         faults: Sequence[str],
         own_traps: Mapping[str, Sequence[Any]],
-        unfixed: Callable[[str], str],
+        near_misses: dict[str, str],
     ) -> Wiring:
         """The draft's parts for a hard task of ``faults`` (the family's and the job's): the
         job's outputs, artifacts and collect hook; the traps, the family's (``own_traps``:
-        fault -> :class:`Trap` fields) then the job's; one near miss per fault,
-        ``unfixed-<fault>``: ``unfixed(fault)``, the reference leaving that fault unfixed."""
+        fault -> :class:`Trap` fields) then the job's; the ``near_misses`` (one per fault, see
+        :func:`~factory.families.terminal.near_miss.near_misses`)."""
         return Wiring(
             outputs=self.outputs(),
             artifacts=[self.state],
             collect=self.collect(),
             traps=[Trap(*own_traps[f]) for f in faults if f in own_traps] + self.traps(),
-            mutations={f"unfixed-{f}": unfixed(f) for f in faults},
+            mutations=near_misses,
         )
 
     def context(self) -> dict[str, Any]:

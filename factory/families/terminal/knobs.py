@@ -1,10 +1,11 @@
-"""Difficulty knobs shared by terminal families: a level number, a kind drawn per level, a value
-picked per level."""
+"""Difficulty knobs and draws shared by terminal families: a level number, a kind drawn per
+level, a value picked per level, a value drawn until it is new."""
 
 from __future__ import annotations
 
 import random
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from factory.vocabulary import Difficulty
 
@@ -23,3 +24,15 @@ def pick(rng: random.Random, level: Difficulty, easy: Any, medium: Any, hard: An
     """The value for ``level``; a ``(low, high)`` tuple means a random integer in that range."""
     value = {Difficulty.EASY: easy, Difficulty.MEDIUM: medium, Difficulty.HARD: hard}[level]
     return rng.randint(*value) if isinstance(value, tuple) else value
+
+
+T = TypeVar("T")
+
+
+def fresh(draw: Callable[[], T], taken: set[T]) -> T:
+    """``draw()`` again until it gives a value not in ``taken``; that value, added to it."""
+    while True:
+        value = draw()
+        if value not in taken:
+            taken.add(value)
+            return value

@@ -1,6 +1,6 @@
 """What the text-processing families share (log-report, regex-extract, text-transform,
 csv-json-wrangle): agent timeouts, output folders, people and product names, CSV text,
-digests, and which answers an instruction happens to mention."""
+digests, which answers an instruction happens to mention, and the draft they build."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import io
 import re
 from typing import Any
 
-from factory.families.base import Family
+from factory.families.base import Draft, Family
+from factory.families.terminal.import_job import Wiring
 from factory.vocabulary import Difficulty
 
 EASY, MEDIUM, HARD = Difficulty.EASY, Difficulty.MEDIUM, Difficulty.HARD
@@ -32,6 +33,35 @@ def unmentioned(
         **context, difficulty=level.value, task_id="t"
     )
     return [a for a in answers if a and not mentioned(text, a)]
+
+
+def text_draft(
+    family: Family,
+    level: Difficulty,
+    context: dict[str, Any],
+    files: dict[str, str | bytes],
+    faults: list[str],
+    wiring: Wiring,
+    answers: list[str],
+    outputs: list[str],
+    tags: list[str],
+    kept: list[str] | None = None,
+) -> Draft:
+    """The draft of a text-processing task: ``context``, ``files``, ``faults``, the family's
+    ``outputs`` and ``tags``, with what the import job adds (``wiring``, see
+    :meth:`Wiring.draft`). Its secrets are the ``answers`` the instruction does not mention; the
+    inputs the tests check unchanged are ``kept`` (by default every file that
+    ``context["digests"]`` names); the agent's time is the level's."""
+    return wiring.draft(
+        outputs,
+        context=context,
+        files=files,
+        secrets=unmentioned(family, context, level, answers),
+        kept=sorted(context["digests"]) if kept is None else kept,
+        tags=tags,
+        agent_timeout_sec=AGENT_TIMEOUT[level],
+        faults=faults,
+    )
 
 
 def csv_text(rows: list[list[Any]]) -> str:

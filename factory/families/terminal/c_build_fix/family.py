@@ -9,6 +9,7 @@ from typing import Any
 
 from factory.families.base import Draft, Family, Trap, register
 from factory.families.terminal.knobs import level_of
+from factory.families.terminal.near_miss import near_misses
 from factory.families.terminal.words import TEAMS
 from factory.vocabulary import Difficulty
 
@@ -168,9 +169,7 @@ class CBuildFix(Family):
         if level >= 2:
             # one near miss per breakage but the last (fix-all-but-one leaves that one): the
             # reference solution with that one repair left out
-            solve = self.template("solution/solve.sh.j2")
-            for b in proj.breakages[:-1]:
-                mutations[f"unfixed-{b}"] = solve.render(**context, slip=b)
+            mutations.update(near_misses(self, context, proj.breakages[:-1]))
         return Draft(
             context=context,
             files=files,

@@ -16,6 +16,8 @@ from pydantic import Field
 
 from factory.families.base import Draft, Family, Trap, register
 from factory.families.slots import Slots, Slug, Word
+from factory.families.terminal.knobs import fresh
+from factory.families.terminal.near_miss import near_misses
 from factory.vocabulary import Difficulty
 
 FOLDERS = ["/srv/downloads", "/data/mirror", "/opt/releases", "/home/user/incoming"]
@@ -139,10 +141,8 @@ class ChecksumVerify(Family):
                 for name, data in sorted(shipped.items())
             },
         }
-        mutations = {}
-        if missing:  # the one near miss only hard tasks can show
-            solve = self.template("solution/solve.sh.j2")
-            mutations["missing-as-failed"] = solve.render(**context, slip="missing-as-failed")
+        # the one near miss only hard tasks can show
+        mutations = near_misses(self, context, ["missing-as-failed"] if missing else [], name="{}")
         return Draft(
             context=context,
             files={f"environment/files/{name}": data for name, data in shipped.items()},
@@ -162,11 +162,12 @@ class ChecksumVerify(Family):
         used: set[str] = set()
 
         def new_name() -> str:
-            while True:
-                name = f"{rng.choice(stems)}-{rng.choice(TAGS)}-{rng.randint(1, 40)}.{rng.choice(EXTS)}"
-                if name not in used:
-                    used.add(name)
-                    return name
+            return fresh(
+                lambda: (
+                    f"{rng.choice(stems)}-{rng.choice(TAGS)}-{rng.randint(1, 40)}.{rng.choice(EXTS)}"
+                ),
+                used,
+            )
 
         # (sub-folder or "" for the top, kind) -> the names its list holds
         groups = [("", "top")] + list(zip(rng.sample(CV_FOLDERS, len(kinds)), kinds, strict=True))
@@ -227,12 +228,8 @@ class ChecksumVerify(Family):
                 for name, data in sorted(shipped.items())
             },
         }
-        solve = self.template("solution/solve.sh.j2")
-        mutations = {
-            f"leave-{kind}": solve.render(**context, slip=f"leave-{kind}") for kind in kinds
-        }
-        if has_missing:
-            mutations["missing-as-failed"] = solve.render(**context, slip="missing-as-failed")
+        slips = [f"leave-{kind}" for kind in kinds] + (["missing-as-failed"] if has_missing else [])
+        mutations = near_misses(self, context, slips, name="{}")
         bad_names = [line.rsplit(": ", 1)[0].rsplit("/", 1)[-1] for line in report]
         return Draft(
             context=context,

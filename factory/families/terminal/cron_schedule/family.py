@@ -14,6 +14,7 @@ from pydantic import Field
 from factory.families.base import Draft, Family, Trap, register
 from factory.families.names import MONTH_NAMES
 from factory.families.slots import Slots, Slug
+from factory.families.terminal.near_miss import near_misses
 from factory.families.terminal.shipped import fill, read
 from factory.families.terminal.state_snapshot import STATE_DIR, snapshot_hook, stat_lines
 from factory.families.terminal.words import APPS
@@ -534,12 +535,7 @@ class CronSchedule(Family):
             "slip": None,
         }
         # Near misses: the reference with one of the task's faults left as it is.
-        mutations = {
-            f"leave-{fault}": self.template("solution/solve.sh.j2").render(
-                **dict(context, slip=fault)
-            )
-            for fault in faults
-        }
+        mutations = near_misses(self, context, faults, name="leave-{}")
         return Draft(
             context=context,
             files=programs,

@@ -15,8 +15,8 @@ from factory.datafiles import load_toml_table
 from factory.families.base import Draft, Family, register
 from factory.families.terminal.import_job import IMPORT_FAULTS, ImportJob, Wiring
 from factory.families.terminal.knobs import pick
+from factory.families.terminal.near_miss import near_misses
 from factory.families.terminal.text_tasks import (
-    AGENT_TIMEOUT,
     EASY,
     HARD,
     OUT_DIRS,
@@ -27,7 +27,7 @@ from factory.families.terminal.text_tasks import (
     TT_PRODUCTS,
     csv_text,
     sha256_hex,
-    unmentioned,
+    text_draft,
     utc_offset,
 )
 from factory.vocabulary import Difficulty
@@ -474,32 +474,16 @@ class CsvJsonWrangle(Family):
                 sources=sorted(f"{srcdir}/{name}" for name in data),
                 prep=_cj_prep(spec, main, srcdir, work, faults),
             )
-            solve = self.template("solution/solve.sh.j2")
-            wiring = job.wire(
+            unfixed = near_misses(
+                self,
+                context,
                 faults,
-                CJ_TRAPS,
-                lambda f: solve.render(
-                    **{**context, "prep": _cj_prep(spec, main, srcdir, work, faults, f)},
-                    difficulty=level.value,
-                    slip=f,
-                ),
+                each=lambda f: {"prep": _cj_prep(spec, main, srcdir, work, faults, f)},
+                difficulty=level.value,
             )
+            wiring = job.wire(faults, CJ_TRAPS, unfixed)
             tags += ["cron", "encoding"]
         files: dict[str, str | bytes] = {f"environment/data/{n}": t for n, t in data.items()}
         if level is HARD:
             files.update(job.files())
-        return Draft(
-            context=context,
-            files=files,
-            secrets=unmentioned(self, context, level, [text]),
-            outputs=[out, *wiring.outputs],
-            separate_verifier=True,
-            kept=sorted(context["digests"]),
-            artifacts=wiring.artifacts,
-            collect=wiring.collect,
-            tags=tags,
-            agent_timeout_sec=AGENT_TIMEOUT[level],
-            faults=faults,
-            traps=wiring.traps,
-            mutations=wiring.mutations,
-        )
+        return text_draft(self, level, context, files, faults, wiring, [text], [out], tags)

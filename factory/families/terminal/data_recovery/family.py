@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from factory.families.base import Draft, Family, Trap, register
+from factory.families.terminal.near_miss import near_misses
 from factory.families.terminal.seed_tree import (
     DAY,
     EPOCH_2022,
@@ -426,11 +427,7 @@ class DataRecovery(Family):
             if second_path:
                 stats.append(second_path)
                 outputs.append(second_path)
-            solve = self.template("solution/solve.sh.j2")
-            mutations = {
-                f"unfixed-{fault}": solve.render(**context, variant=f"unfixed-{fault}")
-                for fault in faults
-            }
+            mutations = near_misses(self, context, faults, key="variant", value="unfixed-{}")
         return Draft(
             context=context,
             files={"environment/seed.tar.gz": seed_tarball(entries)},

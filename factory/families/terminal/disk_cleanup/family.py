@@ -12,6 +12,7 @@ from pydantic import Field
 
 from factory.families.base import Draft, Family, Trap, register
 from factory.families.slots import Slots, Slug, Word
+from factory.families.terminal.near_miss import near_misses
 from factory.families.terminal.seed_tree import (
     DAY,
     EPOCH_2022,
@@ -470,11 +471,7 @@ class DiskCleanup(Family):
             )
             if archive:
                 outputs.append(archive)
-            solve = self.template("solution/solve.sh.j2")
-            mutations = {
-                f"unfixed-{fault}": solve.render(**context, variant=f"unfixed-{fault}")
-                for fault in faults
-            }
+            mutations = near_misses(self, context, faults, key="variant", value="unfixed-{}")
         return Draft(
             context=context,
             files={"environment/seed.tar.gz": seed_tarball(entries)},

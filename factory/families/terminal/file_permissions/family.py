@@ -10,6 +10,7 @@ from pydantic import Field, field_validator
 
 from factory.families.base import Draft, Family, Trap, register
 from factory.families.slots import Slots, Slug, Word, not_system_account
+from factory.families.terminal.near_miss import near_misses
 from factory.families.terminal.state_snapshot import snapshot_path, tree_hook
 from factory.vocabulary import Difficulty
 
@@ -238,12 +239,7 @@ class FilePermissions(Family):
             "slip": None,
         }
         # Near misses: the reference with one of the task's sub-problems left undone.
-        mutations = {
-            f"leave-{fault}": self.template("solution/solve.sh.j2").render(
-                **dict(context, slip=fault)
-            )
-            for fault in faults
-        }
+        mutations = near_misses(self, context, faults, name="leave-{}")
         return Draft(
             context=context,
             files={f"environment/tree/{rel}": spec["content"] for rel, spec in files.items()},

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -185,29 +185,34 @@ def _git_medium(rng: random.Random, repo: Repo, proj: Project, people) -> dict[s
 
     theirs_files = side("theirs")
     ours_files = side("ours")
-    # feature branch: a non-conflicting commit, then the conflicting one
-    repo.checkout(feature)
-    write, subject = proj.add_doc()
-    repo.commit(rng, subject, rng.choice(people), write)
-    feature_doc = write
-    repo.commit(
-        rng,
-        rng.choice(["Tune limits for the new rollout", "Adjust defaults", "Rework settings"]),
-        rng.choice(people),
+
+    def diverge(
+        branch: str,
+        first: Callable[[], tuple[dict[str, str], str]],
+        subjects: list[str],
+        conflicting: dict[str, str],
+    ) -> tuple[dict[str, str], str]:
+        """On ``branch``: a commit that merges cleanly (``first()``: its files and subject,
+        drawn once the branch is checked out), then the ``conflicting`` one; the files of the
+        first and the branch's tip."""
+        repo.checkout(branch)
+        write, subject = first()
+        repo.commit(rng, subject, rng.choice(people), write)
+        repo.commit(rng, rng.choice(subjects), rng.choice(people), conflicting)
+        return write, repo.tip
+
+    feature_doc, feature_tip = diverge(
+        feature,
+        proj.add_doc,
+        ["Tune limits for the new rollout", "Adjust defaults", "Rework settings"],
         theirs_files,
     )
-    feature_tip = repo.tip
-    repo.checkout(repo.branch)
-    write, subject = proj.readme_section(repo.files())
-    repo.commit(rng, subject, rng.choice(people), write)
-    main_readme = write
-    repo.commit(
-        rng,
-        rng.choice(["Update production settings", "Raise limits", "Retune configuration"]),
-        rng.choice(people),
+    main_readme, main_tip = diverge(
+        repo.branch,
+        lambda: proj.readme_section(repo.files()),
+        ["Update production settings", "Raise limits", "Retune configuration"],
         ours_files,
     )
-    main_tip = repo.tip
     repo.merge_conflicted(rng, feature, f"Merge branch '{feature}'", people[0])
 
     # the expected result of the merge

@@ -7,6 +7,7 @@ import random
 from collections.abc import Mapping
 
 from factory.families.names import FIRST_NAMES, LAST_NAMES
+from factory.families.terminal.knobs import fresh
 
 PROJECT_WORDS = [
     "tidepool", "ledgerline", "quarry", "lantern", "sprocket", "orchard", "beacon", "meridian",
@@ -63,11 +64,7 @@ def draw_people(rng: random.Random, n: int) -> list[tuple[str, str]]:
 
 
 def py_function(rng: random.Random, taken: set[str]) -> tuple[str, str]:
-    while True:
-        name = f"{rng.choice(VERBS)}_{rng.choice(NOUNS)}"
-        if name not in taken:
-            taken.add(name)
-            break
+    name = fresh(lambda: f"{rng.choice(VERBS)}_{rng.choice(NOUNS)}", taken)
     arg = rng.choice(["value", "amount", "items", "count", "size", "raw"])
     a, b = rng.randint(2, 9), rng.randint(1, 99)
     body = rng.choice(

@@ -12,7 +12,8 @@ from typing import Any
 
 from factory.families.base import Draft, Family, register
 from factory.families.terminal.import_job import IMPORT_FAULTS, ImportJob, Wiring
-from factory.families.terminal.knobs import level_of, spread
+from factory.families.terminal.knobs import fresh, level_of, spread
+from factory.families.terminal.near_miss import near_misses
 from factory.families.terminal.words import CTF_APPS
 from factory.vocabulary import Difficulty
 
@@ -125,11 +126,7 @@ def _jt_report_data(rng: random.Random, level: int, spec: dict) -> dict[str, str
     used: set[str] = set()
 
     def new_id() -> str:
-        while True:
-            rid = f"{t['prefix']}{rng.randint(1000, 99999)}"
-            if rid not in used:
-                used.add(rid)
-                return rid
+        return fresh(lambda: f"{t['prefix']}{rng.randint(1000, 99999)}", used)
 
     def items() -> list[dict]:
         return [
@@ -551,30 +548,25 @@ class JsonTransform(Family):
                 prep=_jt_prep(in_dir, work, faulty, names) if faulty else [],
             )
             solve = self.template("solution/solve.sh.j2")
-            wiring = job.wire(
+            unfixed = near_misses(
+                self,
+                context,
                 faults,
-                JT_TRAPS,
-                lambda f: solve.render(
-                    **{**context, "prep": _jt_prep(in_dir, work, faulty, names, f)}, slip=f
-                ),
+                each=lambda f: {"prep": _jt_prep(in_dir, work, faulty, names, f)},
             )
+            wiring = job.wire(faults, JT_TRAPS, unfixed)
             # the layout and rule near misses after the same repairs (they override the
             # templates' mutations, which read the inputs as they lie)
             for name, bug, note in JT_HARD_SLIPS:
                 wiring.mutations[name] = solve.render(**context, bug=bug, note=note)
             files.update(job.files())
             tags += ["cron", "encoding"]
-        return Draft(
+        return wiring.draft(
+            [f"{out_dir}/{name}" for name in expected],
             context=context,
             files=files,
-            outputs=[f"{out_dir}/{name}" for name in expected] + wiring.outputs,
-            separate_verifier=True,
-            artifacts=wiring.artifacts,
-            collect=wiring.collect,
             tags=tags,
             faults=faults,
-            traps=wiring.traps,
-            mutations=wiring.mutations,
             **({"agent_timeout_sec": 900.0} if level == 2 else {}),  # (as the text families)
         )
 

@@ -18,15 +18,15 @@ from factory.families.base import Draft, Family, register
 from factory.families.slots import Slots, Slug
 from factory.families.terminal.import_job import IMPORT_FAULTS, ImportJob, Wiring
 from factory.families.terminal.knobs import pick
+from factory.families.terminal.near_miss import near_misses
 from factory.families.terminal.text_tasks import (
-    AGENT_TIMEOUT,
     EASY,
     HARD,
     MEDIUM,
     OUT_DIRS,
     csv_text,
     sha256_hex,
-    unmentioned,
+    text_draft,
 )
 from factory.vocabulary import Difficulty
 
@@ -552,24 +552,8 @@ class LogReport(Family):
             )
             files["environment/etc/logrotate"] = _lr_logrotate(f"{logdir}/{base}", archive, xz)
             files.update(job.files())
-            solve = self.template("solution/solve.sh.j2")
-            wiring = job.wire(
-                faults, LR_TRAPS, lambda f: solve.render(**context, difficulty=level.value, slip=f)
-            )
+            unfixed = near_misses(self, context, faults, difficulty=level.value)
+            wiring = job.wire(faults, LR_TRAPS, unfixed)
             tags += ["logrotate", "cron"]
         answers = [expected.strip(), expected] if level is EASY else [expected]
-        return Draft(
-            context=context,
-            files=files,
-            secrets=unmentioned(self, context, level, answers),
-            outputs=[out, *wiring.outputs],
-            separate_verifier=True,
-            kept=sorted(digests),
-            artifacts=wiring.artifacts,
-            collect=wiring.collect,
-            tags=tags,
-            agent_timeout_sec=AGENT_TIMEOUT[level],
-            faults=faults,
-            traps=wiring.traps,
-            mutations=wiring.mutations,
-        )
+        return text_draft(self, level, context, files, faults, wiring, answers, [out], tags)

@@ -15,15 +15,15 @@ from typing import Any
 from factory.families.base import Draft, Family, register
 from factory.families.terminal.import_job import IMPORT_FAULTS, ImportJob, Wiring
 from factory.families.terminal.knobs import pick
+from factory.families.terminal.near_miss import near_misses
 from factory.families.terminal.text_tasks import (
-    AGENT_TIMEOUT,
     EASY,
     HARD,
     MEDIUM,
     OUT_DIRS,
     csv_text,
     sha256_hex,
-    unmentioned,
+    text_draft,
 )
 from factory.vocabulary import Difficulty
 
@@ -564,23 +564,7 @@ class RegexExtract(Family):
                 link=link,
             )
             files.update(job.files())
-            solve = self.template("solution/solve.sh.j2")
-            wiring = job.wire(
-                faults, RX_TRAPS, lambda f: solve.render(**context, difficulty=level.value, slip=f)
-            )
+            unfixed = near_misses(self, context, faults, difficulty=level.value)
+            wiring = job.wire(faults, RX_TRAPS, unfixed)
             tags += ["cron", "encoding"]
-        return Draft(
-            context=context,
-            files=files,
-            secrets=unmentioned(self, context, level, [expected]),
-            outputs=[out, *wiring.outputs],
-            separate_verifier=True,
-            kept=sorted(context["digests"]),
-            artifacts=wiring.artifacts,
-            collect=wiring.collect,
-            tags=tags,
-            agent_timeout_sec=AGENT_TIMEOUT[level],
-            faults=faults,
-            traps=wiring.traps,
-            mutations=wiring.mutations,
-        )
+        return text_draft(self, level, context, files, faults, wiring, [expected], [out], tags)

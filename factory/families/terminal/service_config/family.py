@@ -35,6 +35,7 @@ from .settings import (
     SC_TRAP_NAMES,
     SC_WORDS,
     _sc_render,
+    _sc_sections,
 )
 
 
@@ -121,26 +122,23 @@ class ServiceConfig(Family):
 
         sec = {k: rng.choice(v) for k, v in SC_SECTIONS.items()}
         key = {k: rng.choice(v) for k, v in SC_KEYS.items()}
+
+        def served(service: str) -> dict[str, tuple[str, str, str, Any]]:
+            """The settings every service of the task has: where it listens, its name."""
+            return {
+                "bind": (sec["server"], key["bind"], "str", "0.0.0.0"),
+                "port": (sec["server"], key["port"], "int", None),
+                "name": (sec["app"], key["name"], "str", service),
+            }
+
         schema = {
-            "bind": (sec["server"], key["bind"], "str", "0.0.0.0"),
-            "port": (sec["server"], key["port"], "int", None),
-            "name": (sec["app"], key["name"], "str", svc),
+            **served(svc),
             "data": (sec["app"], key["data"], "str", None),
             "maintenance": (sec["app"], key["maintenance"], "bool", False),
             "token_file": (sec["auth"], key["token_file"], "str", ""),
             "token": (sec["auth"], key["token"], "str", ""),
             "log_file": (sec["log"], key["log_file"], "str", ""),
         }
-
-        def values(**v: Any) -> dict[str, dict[str, Any]]:
-            """Backend config from logical settings (None: leave the setting out)."""
-            out: dict[str, dict[str, Any]] = {}
-            for logical, value in v.items():
-                if value is None:
-                    continue
-                section, k = schema[logical][0], schema[logical][1]
-                out.setdefault(section, {})[k] = value
-            return out
 
         good = {
             "bind": "127.0.0.1",
@@ -178,7 +176,7 @@ class ServiceConfig(Family):
             bad["name"] = f"{svc}-legacy"
         if level != "easy":
             bad["log_file"] = None  # the access log is a new requirement
-        initial_config = _sc_render(fmt, svc, values(**bad))
+        initial_config = _sc_render(fmt, svc, _sc_sections(schema, bad))
         if "typo" in faults:
             section, k = schema[rng.choice(["port", "data", "bind"])][:2]
             label = f"{section}_{k}".upper() if fmt == "env" else k
@@ -190,7 +188,7 @@ class ServiceConfig(Family):
                     lines[i] = line.replace(label, wrong, 1)
                     break
             initial_config = "\n".join(lines)
-        good_config = _sc_render(fmt, svc, values(**good))
+        good_config = _sc_render(fmt, svc, _sc_sections(schema, good))
 
         env_faults = [f.removeprefix("env-").replace("-", "_") for f in system if "env-" in f]
         env_file = f"/etc/default/{svc}"
@@ -261,19 +259,10 @@ class ServiceConfig(Family):
             route2 = rng.choice([f"/summary/{noun}", f"/api/{frole}", "/overview", "/v1/summary"])
             name2 = f"{rng.choice(SC_WORDS)}-{frole}"
             schema2 = {
-                "bind": (sec["server"], key["bind"], "str", "0.0.0.0"),
-                "port": (sec["server"], key["port"], "int", None),
-                "name": (sec["app"], key["name"], "str", svc2),
+                **served(svc2),
                 "url": (sec["upstream"], key["url"], "str", None),
                 "up_token_file": (sec["upstream"], key["up_token_file"], "str", None),
             }
-
-            def values2(**v: Any) -> dict[str, dict[str, Any]]:
-                out: dict[str, dict[str, Any]] = {}
-                for logical, value in v.items():
-                    section, k = schema2[logical][0], schema2[logical][1]
-                    out.setdefault(section, {})[k] = value
-                return out
 
             good2 = {
                 "bind": "127.0.0.1",
@@ -304,7 +293,7 @@ class ServiceConfig(Family):
                 UP_ROUTE=route,
                 UPSTREAM=svc,
             )
-            files[f"environment/{svc2}/config"] = _sc_render(fmt, svc2, values2(**bad2))
+            files[f"environment/{svc2}/config"] = _sc_render(fmt, svc2, _sc_sections(schema2, bad2))
             files[f"environment/{svc2}/run"] = fill(
                 read(__file__, "run.sh.tmpl"),
                 SVC=svc2,
@@ -317,7 +306,7 @@ class ServiceConfig(Family):
                 "port": port2,
                 "route": route2,
                 "name": name2,
-                "good_config": _sc_render(fmt, svc2, values2(**good2)),
+                "good_config": _sc_render(fmt, svc2, _sc_sections(schema2, good2)),
                 "launcher": f"/usr/local/bin/{svc2}-run",
                 "program": f"/opt/{svc2}/{svc2}.py",
             }
@@ -338,14 +327,16 @@ class ServiceConfig(Family):
         }
         start = launchers[0] if launchers else f"python3 /opt/{svc}/{svc}.py"
         mutants = {
-            "bind-all": _sc_render(fmt, svc, values(**dict(good, bind="0.0.0.0"))),
+            "bind-all": _sc_render(fmt, svc, _sc_sections(schema, dict(good, bind="0.0.0.0"))),
             "token-inline": _sc_render(
-                fmt, svc, values(**dict(good, token_file=None, token=token))
+                fmt, svc, _sc_sections(schema, dict(good, token_file=None, token=token))
             ),
-            "maintenance-on": _sc_render(fmt, svc, values(**dict(good, maintenance=True))),
-            "wrong-port": _sc_render(fmt, svc, values(**dict(good, port=wrong_port))),
+            "maintenance-on": _sc_render(
+                fmt, svc, _sc_sections(schema, dict(good, maintenance=True))
+            ),
+            "wrong-port": _sc_render(fmt, svc, _sc_sections(schema, dict(good, port=wrong_port))),
             "copied-secret": _sc_render(
-                fmt, svc, values(**dict(good, token_file=f"/var/tmp/.{svc}-token"))
+                fmt, svc, _sc_sections(schema, dict(good, token_file=f"/var/tmp/.{svc}-token"))
             ),
         }
         if level == "easy":

@@ -98,6 +98,20 @@ SC_DOCS = {
 }
 
 
+def _sc_sections(
+    schema: dict[str, tuple[str, str, str, Any]], settings: dict[str, Any]
+) -> dict[str, dict[str, Any]]:
+    """A configuration, {section: {key: value}}, from logical settings (``schema``: logical
+    name -> (section, key, type, default)); a None value leaves the setting out."""
+    out: dict[str, dict[str, Any]] = {}
+    for logical, value in settings.items():
+        if value is None:
+            continue
+        section, k = schema[logical][0], schema[logical][1]
+        out.setdefault(section, {})[k] = value
+    return out
+
+
 def _sc_render(fmt: str, svc: str, values: dict[str, dict[str, Any]]) -> str:
     """Render {section: {key: value}} in one of the config formats."""
 

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from factory.families.base import Draft, Family, register
+from factory.families.terminal.near_miss import near_misses
 from factory.vocabulary import Difficulty
 
 from .hard import draw_sources, traps_of
@@ -137,12 +138,8 @@ class ShellBasics(Family):
             "answers": [(s.question, s.answer) for s in sources],
             "shipped": {p: hashlib.sha256(data).hexdigest() for p, data in sorted(shipped.items())},
         }
-        solve = self.template("solution/solve.sh.j2")
-        mutations = {
-            f"unfixed-{s.quirk}": solve.render(**context, difficulty="hard", unfixed=s.quirk)
-            for s in sources
-            if s.quirk
-        }
+        quirks = [s.quirk for s in sources if s.quirk]
+        mutations = near_misses(self, context, quirks, key="unfixed", difficulty="hard")
         return Draft(
             context=context,
             files={f"environment/lists{path}": data for path, data in shipped.items()},

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import random
 
+from .options import ANY, parse_options
+
 # =============================================================================================
 # shell-script
 # =============================================================================================
@@ -44,23 +46,15 @@ def _csv_model(spec: dict, args: list[str], files: dict[str, str], stdin: str) -
     """Reference behaviour of the csv filter: stdout, exit code, stderr line."""
     name, codes = spec["name"], spec["codes"]
     usage = {"stdout": "", "code": codes["usage"], "stderr": None}
-    sep, fields, invert, count = ",", None, False, False
-    rest = list(args)
-    flags = spec["flags"]
-    while rest and rest[0].startswith("-") and rest[0] != "-":
-        opt = rest.pop(0)
-        if opt == "--":
-            break
-        if opt == "-" + flags["fields"] and spec["level"] >= 1 and rest:
-            fields = rest.pop(0).split(",")
-        elif opt == "-v" and spec["level"] >= 1:
-            invert = True
-        elif opt == "-" + flags["delim"] and spec["level"] >= 2 and rest:
-            sep = rest.pop(0)
-        elif opt == "-c" and spec["level"] >= 2:
-            count = True
-        else:
-            return usage
+    fields_opt, delim_opt = "-" + spec["flags"]["fields"], "-" + spec["flags"]["delim"]
+    takes = {fields_opt: (1, ANY), "-v": (1, None), delim_opt: (2, ANY), "-c": (2, None)}
+    parsed = parse_options(args, spec["level"], takes, dash_is_operand=True)
+    if parsed is None:
+        return usage
+    given, rest = parsed
+    sep = given.get(delim_opt, ",")
+    fields = given[fields_opt].split(",") if fields_opt in given else None
+    invert, count = "-v" in given, "-c" in given
     if not rest or "=" not in rest[0]:
         return usage
     column, value = rest[0].split("=", 1)

@@ -7,6 +7,8 @@ import random
 import re
 from typing import Any
 
+from .options import POSITIVE, parse_options
+
 REN_NAMES = ["extswap", "renext", "bulkmv", "rext", "chext", "mvext", "swapext"]
 ROT_NAMES = ["logrot", "rotlog", "logcycle", "roll-log", "logshift", "rotate-log", "agelog"]
 
@@ -15,18 +17,11 @@ def _ren_model(spec: dict, args: list[str], tree: dict[str, str | None]) -> dict
     """tree: relative path -> content (None = directory). Returns stdout/code/stderr/tree."""
     name, codes, level = spec["name"], spec["codes"], spec["level"]
     usage = {"stdout": "", "code": codes["usage"], "stderr": None, "expected_tree": tree}
-    dry = recurse = False
-    rest = list(args)
-    while rest and rest[0].startswith("-"):
-        opt = rest.pop(0)
-        if opt == "--":
-            break
-        if opt == "-n" and level >= 1:
-            dry = True
-        elif opt == "-r" and level >= 2:
-            recurse = True
-        else:
-            return usage
+    parsed = parse_options(args, level, {"-n": (1, None), "-r": (2, None)})
+    if parsed is None:
+        return usage
+    given, rest = parsed
+    dry, recurse = "-n" in given, "-r" in given
     if len(rest) != 3:
         return usage
     root, old, new = rest
@@ -150,21 +145,11 @@ def _rot_model(spec: dict, args: list[str], tree: dict[str, Any]) -> dict:
     """tree: path -> {"data": str, "mode": int} (gz generations hold the plain data)."""
     name, codes, level = spec["name"], spec["codes"], spec["level"]
     usage = {"stdout": "", "code": codes["usage"], "stderr": None, "expected_tree": tree}
-    keep, gz = spec["keep"], False
-    rest = list(args)
-    while rest and rest[0].startswith("-"):
-        opt = rest.pop(0)
-        if opt == "--":
-            break
-        if opt == "-k" and rest:
-            val = rest.pop(0)
-            if not re.fullmatch(r"[1-9][0-9]*", val):
-                return usage
-            keep = int(val)
-        elif opt == "-z" and level >= 2:
-            gz = True
-        else:
-            return usage
+    parsed = parse_options(args, level, {"-k": (0, POSITIVE), "-z": (2, None)})
+    if parsed is None:
+        return usage
+    given, rest = parsed
+    keep, gz = int(given.get("-k", spec["keep"])), "-z" in given
     if len(rest) != 1:
         return usage
     log = rest[0]

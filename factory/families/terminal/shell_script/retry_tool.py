@@ -4,7 +4,8 @@ model and test cases."""
 from __future__ import annotations
 
 import random
-import re
+
+from .options import POSITIVE, parse_options
 
 RETRY_NAMES = ["retry", "again", "persist", "tryhard", "rerun", "keeptrying", "redo"]
 
@@ -13,29 +14,13 @@ def _retry_model(spec: dict, args: list[str], seq: list[int]) -> dict:
     """seq: exit codes the flaky command returns on successive runs (0 = success)."""
     name, codes, level = spec["name"], spec["codes"], spec["level"]
     usage = {"stdout": "", "code": codes["usage"], "stderr": None, "runs": 0}
-    n, delay, retry_on = spec["attempts"], 0, None
-    rest = list(args)
-    while rest and rest[0].startswith("-"):
-        opt = rest.pop(0)
-        if opt == "--":
-            break
-        if opt == "-n" and rest:
-            val = rest.pop(0)
-            if not re.fullmatch(r"[1-9][0-9]*", val):
-                return usage
-            n = int(val)
-        elif opt == "-d" and level >= 1 and rest:
-            val = rest.pop(0)
-            if not re.fullmatch(r"[0-9]+", val):
-                return usage
-            delay = int(val)
-        elif opt == "-r" and level >= 2 and rest:
-            val = rest.pop(0)
-            if not re.fullmatch(r"[0-9]+(,[0-9]+)*", val):
-                return usage
-            retry_on = {int(x) for x in val.split(",")}
-        else:
-            return usage
+    takes = {"-n": (0, POSITIVE), "-d": (1, r"[0-9]+"), "-r": (2, r"[0-9]+(,[0-9]+)*")}
+    parsed = parse_options(args, level, takes)
+    if parsed is None:
+        return usage
+    given, rest = parsed
+    n, delay = int(given.get("-n", spec["attempts"])), int(given.get("-d", 0))
+    retry_on = {int(x) for x in given["-r"].split(",")} if "-r" in given else None
     if not rest:
         return usage
     cmd_args = rest[1:]

@@ -13,6 +13,8 @@ from typing import Any
 
 from factory.families.base import Draft, Family, Trap, register
 from factory.families.names import FIRST_NAMES, LAST_NAMES
+from factory.families.terminal.knobs import fresh
+from factory.families.terminal.near_miss import near_misses
 from factory.families.terminal.sql_rows import COMPANY_SUFFIX, COMPANY_WORDS, insert_sql, sql_time
 from factory.vocabulary import Difficulty
 
@@ -196,13 +198,10 @@ class SqliteMigration(Family):
                 name = f"{rng.choice(COMPANY_WORDS)} {rng.choice(COMPANY_SUFFIX)}"
             else:
                 name = f"{first} {last}"
-            while True:
-                email = (
-                    f"{first.lower()}.{last.lower()}{rng.randint(1, 99)}@{rng.choice(MAIL_DOMAINS)}"
-                )
-                if email not in emails:
-                    emails.add(email)
-                    break
+            user = f"{first.lower()}.{last.lower()}"
+            email = fresh(
+                lambda u=user: f"{u}{rng.randint(1, 99)}@{rng.choice(MAIL_DOMAINS)}", emails
+            )
             group = rng.choice(ent.groups) if rng.random() > (0.1 if medium_up else 0) else None
             cents = rng.randint(1000, 900000)
             if i % 7 == 3:  # values that float arithmetic gets wrong (19.99 * 100 = 1998.99...)
@@ -501,9 +500,7 @@ class SqliteMigration(Family):
         if "report-script" in faults:
             files["environment/report.py"] = _report_script(ctx)
         if hard:
-            solve = self.template("solution/solve.sh.j2")
-            for fault in faults:
-                mutations[f"unfixed-{fault}"] = solve.render(**ctx, slip=fault)
+            mutations.update(near_misses(self, ctx, faults))
         return Draft(
             context=ctx,
             files=files,

@@ -58,6 +58,50 @@ def between_dates(col: str, lo: datetime, hi: datetime) -> str:
     return f"{col} BETWEEN '{lo:%Y-%m-%d}' AND '{hi:%Y-%m-%d}'"
 
 
+@dataclass(frozen=True)
+class Window:
+    """What makes an event (table alias ``e``) count in a question: its status is the shop's
+    good one and its time falls in [lo, hi]; with the conditions of two classic mistakes."""
+
+    shop: Shop
+    lo: datetime
+    hi: datetime
+
+    @property
+    def status(self) -> str:
+        return f"e.{self.shop.theme.status} = '{self.shop.good}' AND "
+
+    @property
+    def any_status(self) -> str:
+        """The time condition alone: the status filter forgotten."""
+        return between("e." + self.shop.theme.time, self.lo, self.hi)
+
+    @property
+    def sql(self) -> str:
+        return self.status + self.any_status
+
+    @property
+    def sql_dates(self) -> str:
+        """A date-only upper bound (:func:`between_dates`)."""
+        return self.status + between_dates("e." + self.shop.theme.time, self.lo, self.hi)
+
+    def rule(self, within: str = "") -> str:
+        """The rule as the questions word it; ``within`` names the span before the range."""
+        t = self.shop.theme
+        return (
+            f"Count only {t.event} whose `{t.status}` is `{self.shop.good}` and whose `{t.time}` "
+            f"falls {within}" + range_text(self.lo, self.hi) + "."
+        )
+
+    def qualifies(self) -> str:
+        """The rule as the hard questions word it."""
+        t = self.shop.theme
+        return (
+            f"{with_article(t.event_one).capitalize()} qualifies when its `{t.status}` is "
+            f"`{self.shop.good}` and its `{t.time}` falls " + range_text(self.lo, self.hi) + "."
+        )
+
+
 def q_status_year(rng: random.Random, shop: Shop, year: int) -> Question:
     t = shop.theme
     lo, hi = datetime(year, 1, 1), datetime(year, 12, 31, 23, 59, 59)
@@ -169,14 +213,13 @@ JOIN {t.item} i ON i.id = l.{t.item_fk}
 WHERE {{where}}
 GROUP BY i.{t.igroup}
 ORDER BY units DESC, i.{t.igroup} ASC"""
-    status = f"e.{t.status} = '{shop.good}' AND "
+    win = Window(shop, lo, hi)
     return Question(
         slug=f"{t.igroup}_{t.qty}_{year}",
         summary=f"the total `{t.qty}` of each `{t.igroup}` of {t.item} in the "
         f"`{shop.good}` {t.event} of {year}.",
         rules=[
-            f"Count only {t.event} whose `{t.status}` is `{shop.good}` and whose `{t.time}` "
-            f"falls in the year {year}, that is " + range_text(lo, hi) + ".",
+            win.rule(f"in the year {year}, that is "),
             f"Include one row per `{t.igroup}` with at least one such line.",
         ],
         header=[t.igroup, f"total_{t.qty}"],
@@ -186,11 +229,11 @@ ORDER BY units DESC, i.{t.igroup} ASC"""
             f"{t.item} of that `{t.igroup}`.",
         ],
         order=f"Order the rows by `total_{t.qty}`, highest first; ties by `{t.igroup}` ascending.",
-        sql=sql.format(agg=f"SUM(l.{t.qty})", where=status + between("e." + t.time, lo, hi)),
+        sql=sql.format(agg=f"SUM(l.{t.qty})", where=win.sql),
         wrong=[
-            sql.format(agg=f"SUM(l.{t.qty})", where=status + between_dates("e." + t.time, lo, hi)),
-            sql.format(agg="COUNT(*)", where=status + between("e." + t.time, lo, hi)),
-            sql.format(agg=f"SUM(l.{t.qty})", where=between("e." + t.time, lo, hi)),
+            sql.format(agg=f"SUM(l.{t.qty})", where=win.sql_dates),
+            sql.format(agg="COUNT(*)", where=win.sql),
+            sql.format(agg=f"SUM(l.{t.qty})", where=win.any_status),
         ],
         rows=[[g, str(u)] for g, u in sorted(units.items(), key=lambda kv: (-kv[1], kv[0]))],
     )
@@ -238,15 +281,12 @@ FROM (
     GROUP BY p.id
 )
 ORDER BY cents DESC, id ASC"""
-    status = f"e.{t.status} = '{shop.good}' AND "
-    right = status + between("e." + t.time, lo, hi)
+    win = Window(shop, lo, hi)
     return Question(
         slug=f"{t.parent_one}_revenue_{lo:%Y%m%d}_{hi:%Y%m%d}",
         summary=f"the revenue of every {t.parent_one} in a period.",
         rules=[
-            f"Count only {t.event} whose `{t.status}` is `{shop.good}` and whose `{t.time}` falls "
-            + range_text(lo, hi)
-            + ".",
+            win.rule(),
             f"The revenue of {with_article(t.event_one)} is the sum over its {t.line} of "
             f"`{t.qty} * {t.price}`.",
             f"Include one row per {t.parent_one} with at least one such {t.event_one}, and no "
@@ -263,14 +303,14 @@ ORDER BY cents DESC, id ASC"""
         ],
         order=f"Order the rows by revenue, highest first; rows with equal revenue by "
         f"`{t.parent_one}_id` ascending.",
-        sql=sql.format(count="COUNT(DISTINCT e.id)", where=right),
+        sql=sql.format(count="COUNT(DISTINCT e.id)", where=win.sql),
         wrong=[
             sql.format(
                 count="COUNT(DISTINCT e.id)",
-                where=status + between_dates("e." + t.time, lo, hi),
+                where=win.sql_dates,
             ),
-            sql.format(count="COUNT(DISTINCT e.id)", where=between("e." + t.time, lo, hi)),
-            sql.format(count="COUNT(*)", where=right),
+            sql.format(count="COUNT(DISTINCT e.id)", where=win.any_status),
+            sql.format(count="COUNT(*)", where=win.sql),
         ],
         rows=[[str(p), names[p], str(n), money_text(c)] for p, (n, c) in ranked],
     )
@@ -301,14 +341,12 @@ FROM (
     GROUP BY month, grp
 )
 ORDER BY month ASC, cents DESC, grp ASC"""
-    status = f"e.{t.status} = '{shop.good}' AND "
-    right = status + between("e." + t.time, lo, hi)
+    win = Window(shop, lo, hi)
     return Question(
         slug=f"monthly_{t.igroup}_{year}",
         summary=f"a monthly report of the year {year} per `{t.igroup}` of {t.item}.",
         rules=[
-            f"Count only {t.event} whose `{t.status}` is `{shop.good}` and whose `{t.time}` "
-            f"falls in {year}, that is " + range_text(lo, hi) + ".",
+            win.rule(f"in {year}, that is "),
             f"{with_article(t.event_one).capitalize()} belongs to the month of its `{t.time}`. Report one row per month "
             f"and `{t.igroup}` that has at least one qualifying {t.line} row ({with_article(t.event_one)} "
             f"with lines of several `{t.igroup}` values counts for each of them).",
@@ -325,13 +363,11 @@ ORDER BY month ASC, cents DESC, grp ASC"""
         ],
         order=f"Order the rows by `month` ascending, then by revenue, highest first, then by "
         f"`{t.igroup}` ascending.",
-        sql=sql.format(units=f"SUM(l.{t.qty})", where=right),
+        sql=sql.format(units=f"SUM(l.{t.qty})", where=win.sql),
         wrong=[
-            sql.format(
-                units=f"SUM(l.{t.qty})", where=status + between_dates("e." + t.time, lo, hi)
-            ),
-            sql.format(units="COUNT(*)", where=right),
-            sql.format(units=f"SUM(l.{t.qty})", where=between("e." + t.time, lo, hi)),
+            sql.format(units=f"SUM(l.{t.qty})", where=win.sql_dates),
+            sql.format(units="COUNT(*)", where=win.sql),
+            sql.format(units=f"SUM(l.{t.qty})", where=win.any_status),
         ],
         rows=[[m, g, str(len(evs)), str(u), money_text(c)] for (m, g), (evs, u, c) in ranked],
     )
@@ -360,15 +396,12 @@ FROM (
     GROUP BY p.{t.pgroup}
 )
 ORDER BY cents DESC, grp ASC"""
-    status = f"e.{t.status} = '{shop.good}' AND "
-    right = status + between("e." + t.time, lo, hi)
+    win = Window(shop, lo, hi)
     return Question(
         slug=f"{t.pgroup}_revenue_{lo:%Y%m%d}_{hi:%Y%m%d}",
         summary=f"the revenue per `{t.pgroup}` of the {t.parent} in a period.",
         rules=[
-            f"Count only {t.event} whose `{t.status}` is `{shop.good}` and whose `{t.time}` falls "
-            + range_text(lo, hi)
-            + ".",
+            win.rule(),
             f"The revenue of {with_article(t.event_one)} is the sum over its {t.line} of "
             f"`{t.qty} * {t.price}`; {with_article(t.event_one)} counts for the `{t.pgroup}` of its "
             f"{t.parent_one}.",
@@ -384,13 +417,11 @@ ORDER BY cents DESC, grp ASC"""
             "decimals and no currency sign, e.g. `1234.50`.",
         ],
         order=f"Order the rows by revenue, highest first; ties by `{t.pgroup}` ascending.",
-        sql=sql.format(who="COUNT(DISTINCT p.id)", where=right),
+        sql=sql.format(who="COUNT(DISTINCT p.id)", where=win.sql),
         wrong=[
-            sql.format(
-                who="COUNT(DISTINCT p.id)", where=status + between_dates("e." + t.time, lo, hi)
-            ),
-            sql.format(who="COUNT(*)", where=right),
-            sql.format(who="COUNT(DISTINCT p.id)", where=between("e." + t.time, lo, hi)),
+            sql.format(who="COUNT(DISTINCT p.id)", where=win.sql_dates),
+            sql.format(who="COUNT(*)", where=win.sql),
+            sql.format(who="COUNT(DISTINCT p.id)", where=win.any_status),
         ],
         rows=[[g, str(len(who)), str(n), money_text(c)] for g, (who, n, c) in ranked],
     )

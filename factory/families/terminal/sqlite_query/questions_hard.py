@@ -5,16 +5,15 @@ from __future__ import annotations
 
 import random
 from datetime import datetime, timedelta
+from typing import NamedTuple
 
 from factory.families.terminal.sql_rows import sql_time
 
 from .questions import (
     Question,
-    between,
-    between_dates,
+    Window,
     pick_range,
     plant_tie,
-    range_text,
 )
 from .shop import (
     ITEM_WORDS,
@@ -23,6 +22,27 @@ from .shop import (
     money_text,
     with_article,
 )
+
+
+class NetAmount(NamedTuple):
+    """A line's net amount (``l``: the line table): its price less its discount, a NULL
+    discount meaning none."""
+
+    sql: str
+    null_blind: str
+    """The classic mistake: subtracting a NULL discount makes the whole amount NULL."""
+    rule: str
+    """The rule's wording."""
+
+
+def net_amount(shop: Shop) -> NetAmount:
+    t = shop.theme
+    return NetAmount(
+        f"l.{t.qty} * l.{t.price} - COALESCE(l.{t.disc}, 0)",
+        f"l.{t.qty} * l.{t.price} - l.{t.disc}",
+        f"The net amount of a line is `{t.qty} * {t.price}` minus its `{t.disc}` "
+        f"(a discount on the whole line, in cents); a NULL `{t.disc}` means no discount.",
+    )
 
 
 def q_net_having(rng: random.Random, shop: Shop, year: int) -> Question:
@@ -62,20 +82,17 @@ FROM (
     {{having}}
 )
 ORDER BY cents DESC, id ASC"""
-    status = f"e.{t.status} = '{shop.good}' AND "
-    right = status + between("e." + t.time, lo, hi)
+    win = Window(shop, lo, hi)
     grp = f"COALESCE(p.{t.pgroup}, 'unknown')"
-    amount = f"l.{t.qty} * l.{t.price} - COALESCE(l.{t.disc}, 0)"
+    net = net_amount(shop)
     having = f"HAVING COUNT(DISTINCT e.id) >= {k}"
     return Question(
         slug=f"repeat_{t.parent}_{lo:%Y%m%d}_{hi:%Y%m%d}",
         summary=f"the net revenue of the {t.parent} who had at least {k} qualifying {t.event} "
         "in a period.",
         rules=[
-            f"{with_article(t.event_one).capitalize()} qualifies when its `{t.status}` is `{shop.good}` and its "
-            f"`{t.time}` falls " + range_text(lo, hi) + ".",
-            f"The net amount of a line is `{t.qty} * {t.price}` minus its `{t.disc}` "
-            f"(a discount on the whole line, in cents); a NULL `{t.disc}` means no discount.",
+            win.qualifies(),
+            net.rule,
             f"Include only {t.parent} with at least {k} qualifying {t.event}; one row each.",
         ],
         header=[f"{t.parent_one}_id", t.pname, t.pgroup, t.event, "net_revenue"],
@@ -91,19 +108,19 @@ ORDER BY cents DESC, id ASC"""
         ],
         order=f"Order the rows by `net_revenue`, highest first; rows with equal `net_revenue` by "
         f"`{t.parent_one}_id` ascending.",
-        sql=sql.format(grp=grp, amount=amount, where=right, having=having),
+        sql=sql.format(grp=grp, amount=net.sql, where=win.sql, having=having),
         wrong=[
             sql.format(
                 grp=grp,
-                amount=f"l.{t.qty} * l.{t.price} - l.{t.disc}",
-                where=right,
+                amount=net.null_blind,
+                where=win.sql,
                 having=having,
             ),
-            sql.format(grp=grp, amount=amount, where=right, having=""),
+            sql.format(grp=grp, amount=net.sql, where=win.sql, having=""),
             sql.format(
                 grp=grp,
-                amount=amount,
-                where=status + between_dates("e." + t.time, lo, hi),
+                amount=net.sql,
+                where=win.sql_dates,
                 having=having,
             ),
         ],
@@ -117,6 +134,7 @@ ORDER BY cents DESC, id ASC"""
 def q_top_per_group(rng: random.Random, shop: Shop, year: int) -> Question:
     t = shop.theme
     lo, hi = pick_range(rng, year)
+    win = Window(shop, lo, hi)
     top = rng.choice([2, 3])
     shop.plant_boundaries(rng, lo, hi)
     # the tied pair share a group and outspend everyone there, so ranks 1 and 2 are a tie
@@ -149,23 +167,21 @@ FROM (
         FROM {t.parent} p
         JOIN {t.event} e ON e.{t.fk} = p.id
         JOIN {t.line} l ON l.{t.line_fk} = e.id
-        WHERE e.{t.status} = '{shop.good}' AND {between("e." + t.time, lo, hi)}
+        WHERE {win.sql}
         GROUP BY p.id
     )
 )
 WHERE rnk <= {top}
 ORDER BY grp ASC, rnk ASC"""
     grp = f"COALESCE(p.{t.pgroup}, 'unknown')"
-    amount = f"l.{t.qty} * l.{t.price} - COALESCE(l.{t.disc}, 0)"
+    net = net_amount(shop)
     return Question(
         slug=f"top{top}_per_{t.pgroup}_{lo:%Y%m%d}_{hi:%Y%m%d}",
         summary=f"the top {top} {t.parent} of every `{t.pgroup}` by net revenue in a period.",
         rules=[
-            f"{with_article(t.event_one).capitalize()} qualifies when its `{t.status}` is `{shop.good}` and its "
-            f"`{t.time}` falls " + range_text(lo, hi) + ".",
-            f"The net amount of a line is `{t.qty} * {t.price}` minus its `{t.disc}` "
-            f"(a discount on the whole line, in cents); a NULL `{t.disc}` means no discount. "
-            f"{with_article(t.parent_one).capitalize()}'s net revenue is the sum over the lines of their qualifying "
+            win.qualifies(),
+            net.rule
+            + f" {with_article(t.parent_one).capitalize()}'s net revenue is the sum over the lines of their qualifying "
             f"{t.event}.",
             f"Consider only {t.parent} with at least one qualifying {t.event_one}. "
             f"{t.parent.capitalize()} whose `{t.pgroup}` is NULL form one more group, named "
@@ -186,13 +202,13 @@ ORDER BY grp ASC, rnk ASC"""
         ],
         order=f"Order the rows by `{t.pgroup}` ascending (plain byte order of the text as "
         "written in the file), then by `rank`.",
-        sql=sql.format(rank="ROW_NUMBER", grp=grp, amount=amount),
+        sql=sql.format(rank="ROW_NUMBER", grp=grp, amount=net.sql),
         wrong=[
-            sql.format(rank="ROW_NUMBER", grp=grp, amount=f"l.{t.qty} * l.{t.price} - l.{t.disc}"),
-            sql.format(rank="ROW_NUMBER", grp=f"p.{t.pgroup}", amount=amount).replace(
+            sql.format(rank="ROW_NUMBER", grp=grp, amount=net.null_blind),
+            sql.format(rank="ROW_NUMBER", grp=f"p.{t.pgroup}", amount=net.sql).replace(
                 "WHERE e.", f"WHERE p.{t.pgroup} IS NOT NULL AND e."
             ),
-            sql.format(rank="RANK", grp=grp, amount=amount).replace(
+            sql.format(rank="RANK", grp=grp, amount=net.sql).replace(
                 "ORDER BY cents DESC, id ASC) AS rnk", "ORDER BY cents DESC) AS rnk"
             ),
         ],
@@ -265,7 +281,7 @@ FROM (
     GROUP BY q.quarter, g.grp
 )
 ORDER BY quarter ASC, g ASC"""
-    amount = f"l.{t.qty} * l.{t.price} - COALESCE(l.{t.disc}, 0)"
+    net = net_amount(shop)
     return Question(
         slug=f"quarterly_{t.igroup}_{year}",
         summary=f"a complete quarterly grid of {year}: every quarter times every `{t.igroup}` "
@@ -275,8 +291,7 @@ ORDER BY quarter ASC, g ASC"""
             f"`{t.time}` falls in {year}; it belongs to the calendar quarter of its `{t.time}` "
             f"(Q1 is `{year}-01-01 00:00:00` through `{year}-03-31 23:59:59`, both inclusive, "
             "and so on).",
-            f"The net amount of a line is `{t.qty} * {t.price}` minus its `{t.disc}` "
-            f"(a discount on the whole line, in cents); a NULL `{t.disc}` means no discount.",
+            net.rule,
             f"{t.item.capitalize()} whose `{t.igroup}` is NULL form one more group, named "
             "`uncategorized`.",
             f"Report every combination of the four quarters and the groups present in the "
@@ -294,13 +309,11 @@ ORDER BY quarter ASC, g ASC"""
         ],
         order=f"Order the rows by `quarter`, then by `{t.igroup}` (plain byte order of the text "
         "as written in the file), both ascending.",
-        sql=sql.format(quarters=quarters, amount=amount, join="LEFT JOIN"),
+        sql=sql.format(quarters=quarters, amount=net.sql, join="LEFT JOIN"),
         wrong=[
-            sql.format(quarters=quarters, amount=amount, join="JOIN"),
-            sql.format(
-                quarters=quarters, amount=f"l.{t.qty} * l.{t.price} - l.{t.disc}", join="LEFT JOIN"
-            ),
-            sql.format(quarters=quarters_dates, amount=amount, join="LEFT JOIN"),
+            sql.format(quarters=quarters, amount=net.sql, join="JOIN"),
+            sql.format(quarters=quarters, amount=net.null_blind, join="LEFT JOIN"),
+            sql.format(quarters=quarters_dates, amount=net.sql, join="LEFT JOIN"),
         ],
         rows=[
             [qq, g, str(len(evs)), str(u), money_text(c)]

@@ -24,6 +24,7 @@ from datetime import datetime
 from typing import Any
 
 from factory.families.base import Draft, Family
+from factory.families.terminal.near_miss import near_misses
 
 from .questions import Question, q_monthly_groups, q_parent_groups, q_parent_revenue
 from .questions_hard import q_net_having, q_quarter_grid, q_top_per_group
@@ -242,8 +243,8 @@ def draft_hard(
         "q": reports[0],
         "out": reports[0]["out"],
     }
+    mutations = near_misses(family, context, sources)
     solve = family.template("solution/solve.sh.j2")
-    mutations = {f"unfixed-{s}": solve.render(**context, slip=s) for s in sources}
     for i, j in wrongs[3:]:
         mutations[f"wrong-{reports[i]['kind']}-{j + 1}"] = solve.render(**context, swap=[i, j])
     return Draft(

@@ -10,12 +10,12 @@ from typing import Any
 
 from factory.families.base import Draft, Family, register
 from factory.families.terminal.import_job import IMPORT_FAULTS, ImportJob, Wiring
+from factory.families.terminal.near_miss import near_misses
 from factory.families.terminal.text_tasks import (
-    AGENT_TIMEOUT,
     OUT_DIRS,
     csv_text,
     sha256_hex,
-    unmentioned,
+    text_draft,
 )
 from factory.vocabulary import Difficulty
 
@@ -148,16 +148,14 @@ class TextTransform(Family):
                     work=work,
                     prep=prep(src, work, faults),
                 )
-                solve = self.template("solution/solve.sh.j2")
-                wiring = job.wire(
+                unfixed = near_misses(
+                    self,
+                    context,
                     faults,
-                    TT_TRAPS,
-                    lambda f: solve.render(
-                        **{**context, "prep": prep(src, work, faults, f)},
-                        difficulty=level.value,
-                        slip=f,
-                    ),
+                    each=lambda f: {"prep": prep(src, work, faults, f)},
+                    difficulty=level.value,
                 )
+                wiring = job.wire(faults, TT_TRAPS, unfixed)
                 files.update(job.files())
             kept = sorted(context["digests"])
         else:
@@ -202,18 +200,7 @@ class TextTransform(Family):
             secret = "".join(expected_files[p] for p in changed)
         context["bugs"] = bugs
         context["bug_notes"] = [TT_BUG_NOTES[b] for b in bugs]
-        return Draft(
-            context=context,
-            files=files,
-            secrets=unmentioned(self, context, level, [secret]),
-            outputs=outputs + wiring.outputs,
-            separate_verifier=True,
-            kept=kept,
-            artifacts=wiring.artifacts,
-            collect=wiring.collect,
-            tags=[shape, "sed", "awk"] + (["cron", "encoding"] if hard else []),
-            agent_timeout_sec=AGENT_TIMEOUT[level],
-            faults=faults,
-            traps=wiring.traps,
-            mutations=wiring.mutations,
+        tags = [shape, "sed", "awk"] + (["cron", "encoding"] if hard else [])
+        return text_draft(
+            self, level, context, files, faults, wiring, [secret], outputs, tags, kept
         )

@@ -84,6 +84,22 @@ class UsersGroups(Family):
         steps: list[dict[str, Any]] = []  # instruction items
         files: dict[str, str] = {}
 
+        def login_account(
+            name: str, uid: int, useradd: str, supplementary: list[str], **spec: Any
+        ) -> None:
+            """An account the image already has, made by ``useradd`` (its options), with a
+            group of its own whose gid is its uid; ``spec``: more of what the tests check."""
+            setup.extend([f"useradd {useradd} {name}", f"groupmod -g {uid} {name}"])
+            groups[name] = {"gid": uid, "members": set()}
+            users[name] = {
+                "uid": uid,
+                "group": name,
+                "groups": supplementary,
+                "shell": "/bin/bash",
+                "home": f"/home/{name}",
+                **spec,
+            }
+
         # Groups that already exist (with members) and the one(s) to create.
         old_groups = [extras[0], teams[0]]
         for g in old_groups:
@@ -214,20 +230,9 @@ class UsersGroups(Family):
             ]
             leaver, l_uid = next(people), next(uids)
             l_hash = _fake_sha512_hash(rng)
-            setup += [
-                f"useradd -m -u {l_uid} -U -s /bin/bash -G {teams[0]} {leaver}",
-                f"groupmod -g {l_uid} {leaver}",
-                f"usermod -p '{l_hash}' {leaver}",
-            ]
-            groups[leaver] = {"gid": l_uid, "members": set()}
-            users[leaver] = {
-                "uid": l_uid,
-                "group": leaver,
-                "groups": [teams[0]],
-                "shell": "/bin/bash",
-                "home": f"/home/{leaver}",
-                "hash": "!" + l_hash,
-            }
+            useradd = f"-m -u {l_uid} -U -s /bin/bash -G {teams[0]}"
+            login_account(leaver, l_uid, useradd, [teams[0]], hash="!" + l_hash)
+            setup.append(f"usermod -p '{l_hash}' {leaver}")
             steps.append({"kind": "lock", "name": leaver})
             solve.append(f"usermod -L {leaver}")
             shared_group = new_groups[1] if len(new_groups) > 1 else new_groups[0]
@@ -239,9 +244,9 @@ class UsersGroups(Family):
         if level == "hard":
             keep, clone = next(people), next(people)
             dup_uid, new_uid = next(uids), next(uids)
+            keep_owns = [f"/home/{keep}", f"/home/{keep}/notes.txt", f"/var/cache/{keep}"]
+            login_account(keep, dup_uid, f"-m -u {dup_uid} -U -s /bin/bash", [], owned=keep_owns)
             setup += [
-                f"useradd -m -u {dup_uid} -U -s /bin/bash {keep}",
-                f"groupmod -g {dup_uid} {keep}",
                 f"useradd -m -o -u {dup_uid} -U -s /bin/bash {clone}",
                 f"mkdir -p /var/cache/{keep} /var/cache/{clone}",
                 f"printf 'notes of {keep}\\n' > /home/{keep}/notes.txt",
@@ -254,16 +259,7 @@ class UsersGroups(Family):
             clone_gid = next(gids)
             setup.append(f"groupmod -g {clone_gid} {clone}")
             setup.append(f"chgrp -R {clone} /home/{clone} /var/cache/{clone}")
-            groups[keep] = {"gid": dup_uid, "members": set()}
             groups[clone] = {"gid": clone_gid, "members": set()}
-            users[keep] = {
-                "uid": dup_uid,
-                "group": keep,
-                "groups": [],
-                "shell": "/bin/bash",
-                "home": f"/home/{keep}",
-                "owned": [f"/home/{keep}", f"/home/{keep}/notes.txt", f"/var/cache/{keep}"],
-            }
             users[clone] = {
                 "uid": new_uid,
                 "group": clone,
@@ -286,20 +282,8 @@ class UsersGroups(Family):
             ]
             homeless, h_uid = next(people), next(uids)
             h_mode = rng.choice(["700", "750"])
-            setup += [
-                f"useradd -M -u {h_uid} -U -s /bin/bash -d /home/{homeless} {homeless}",
-                f"groupmod -g {h_uid} {homeless}",
-            ]
-            groups[homeless] = {"gid": h_uid, "members": set()}
-            users[homeless] = {
-                "uid": h_uid,
-                "group": homeless,
-                "groups": [],
-                "shell": "/bin/bash",
-                "home": f"/home/{homeless}",
-                "home_mode": h_mode,
-                "skel": True,
-            }
+            useradd = f"-M -u {h_uid} -U -s /bin/bash -d /home/{homeless}"
+            login_account(homeless, h_uid, useradd, [], home_mode=h_mode, skel=True)
             steps.append({"kind": "nohome", "name": homeless, "mode": h_mode})
             solve += [
                 f"mkdir -p /home/{homeless}",
