@@ -20,7 +20,6 @@ from factory.families.terminal.seed_tree import (
     dirs_of,
     seed_tarball,
     sha256_hex,
-    utc_text,
     words_text,
 )
 from factory.families.terminal.state_snapshot import (
@@ -178,17 +177,25 @@ class ArchiveSlots(Slots):
 
 @register
 class Archives(Family):
-    """Two kinds of archive chores, picked by the seed.
+    """Archive chores. Easy and medium pick one of two kinds by the seed:
 
     extract: pull selected members (top-level directory + extension rules) of a tar/zip into
     a target directory keeping their paths, past near-miss decoys. Medium adds a nested archive
-    to unpack in place; hard adds members with ``..`` names that must not escape, and
-    permission bits and mtimes to preserve.
+    to unpack in place.
 
     create: package a source tree as a release tarball under a top-level directory, excluding
     VCS/build/junk (one exclusion anchored at the top only). Medium adds symlinks, an empty
-    directory and names with spaces; hard asks for a reproducible tarball (uid/gid 0, a fixed
-    mtime, name-ordered members)."""
+    directory and names with spaces.
+
+    Hard is a restore from a delivery folder: selected files of an export (two rules and one
+    or two vendored library archives to unpack, members with `..` names that must not land,
+    modes and mtimes kept) composed with two to four faults of :data:`AR_FAULTS` that the
+    instruction does not name (the archive in pieces, a damaged copy beside a good one, one
+    leading folder around every member, a later archive that changes and deletes files, a
+    target path holding a failed restore or a link to an old one, a selected folder in an
+    archive of its own) or states as a goal (the tree owned by a service account). The
+    reference is the commands for that task's faults; each fault has an unfixed-<fault>
+    near miss."""
 
     name = "archives"
     title = "Extract selected members from an archive, or build a release tarball, to spec"
@@ -206,7 +213,6 @@ class Archives(Family):
 
     def _extract(self, rng, difficulty: Difficulty) -> Draft:
         level = difficulty.value
-        hard = difficulty is Difficulty.HARD
         proj = self.filled("project", None) or rng.choice(PROJECTS)
         fmt = rng.choice(
             ["tar.gz", "zip"] if level == "easy" else ["tar.gz", "tgz", "tar.xz", "tar.bz2", "zip"]
@@ -223,11 +229,11 @@ class Archives(Family):
                 f"/home/{rng.choice(USERS)}/{proj}-picked",
             ]
         )
-        tops = rng.sample(self.filled("folders", TOPS), {"easy": 4, "medium": 5, "hard": 6}[level])
+        tops = rng.sample(self.filled("folders", TOPS), {"easy": 4, "medium": 5}[level])
         n_rules = 1 if level == "easy" else 2
         rules = [[d, e] for d, e in zip(tops[:n_rules], rng.sample(EXTS, n_rules), strict=True)]
         members: dict[str, Entry] = {}
-        modes = [0o644, 0o640, 0o600, 0o755, 0o664, 0o750] if hard else [0o644]
+        modes = [0o644]
 
         def fname(ext: str) -> str:
             word = rng.choice(FWORDS)
@@ -250,7 +256,7 @@ class Archives(Family):
         def subdir(depth: int) -> str:
             return "".join(s + "/" for s in rng.sample(SUBS, depth))
 
-        for _ in range({"easy": 18, "medium": 26, "hard": 34}[level]):
+        for _ in range({"easy": 18, "medium": 26}[level]):
             add(
                 f"{rng.choice(tops)}/{subdir(rng.choice([0, 0, 1, 1, 2]))}{fname(rng.choice(EXTS))}"
             )
@@ -289,27 +295,6 @@ class Archives(Family):
                     )
                 )
 
-        landings: list[str] = []
-        unsafe: list[Entry] = []
-        depth = len(target.strip("/").split("/"))
-        if hard:
-            d, ext = rules[0]
-            landing = f"{rng.choice(LANDINGS)}/{rng.choice(FWORDS)}-{rng.randint(10, 99)}.{ext}"
-            name = f"{d}/" + "../" * (depth + 1) + landing.lstrip("/")
-            assert posixpath.normpath(posixpath.join(target, name)) == landing
-            landings.append(landing)
-            unsafe.append(Entry(name, data=b"#!/bin/sh\necho pwned\n", mode=0o755, mtime=stamp))
-            if nested:
-                land2 = f"{rng.choice(LANDINGS)}/{rng.choice(WORDS)}-{rng.randint(10, 99)}.sh"
-                ndepth = depth + len(nested_dest.split("/"))
-                name2 = "../" * ndepth + land2.lstrip("/")
-                assert posixpath.normpath(posixpath.join(target, nested_dest, name2)) == land2
-                landings.append(land2)
-                pos = rng.randint(1, len(nested_entries) - 1)
-                nested_entries.insert(
-                    pos, Entry(name2, data=b"#!/bin/sh\necho pwned\n", mode=0o755, mtime=stamp)
-                )
-
         order = sorted(members)
         rng.shuffle(order)
         entries = [members[p] for p in order]
@@ -319,8 +304,6 @@ class Archives(Family):
                 rng.randint(0, len(entries)),
                 Entry(nested, data=blob, mtime=stamp - 3 * DAY),
             )
-        for e in unsafe:
-            entries.insert(rng.randint(1, len(entries) - 1), e)
         if fmt != "zip":
             dirs = sorted({posixpath.dirname(e.path) for e in entries if ".." not in e.path} - {""})
             dirs = sorted(
@@ -349,8 +332,8 @@ class Archives(Family):
                 "nested": nested,
                 "nested_dest": nested_dest,
                 "nested_fmt": nested_fmt,
-                "preserve": hard,
-                "landings": landings,
+                "preserve": False,
+                "landings": [],
                 "expected": dict(sorted(expected.items())),
                 "workdir": posixpath.dirname(archive),
                 "tree_state": f"{STATE_DIR}/target.tree",
@@ -362,11 +345,9 @@ class Archives(Family):
             kept=[archive],
             artifacts=[STATE_DIR],
             collect=[
-                snapshot_hook(
-                    {"target.tree": tree_lines(target), "landed.list": present_lines(landings)}
-                )
+                snapshot_hook({"target.tree": tree_lines(target), "landed.list": present_lines([])})
             ],
-            tags=["tar", "zip", "extract"] + (["path-traversal"] if hard else []),
+            tags=["tar", "zip", "extract"],
         )
 
     # hard: a restore from a delivery -----------------------------------------------------
@@ -715,7 +696,6 @@ class Archives(Family):
 
     def _create(self, rng, difficulty: Difficulty) -> Draft:
         level = difficulty.value
-        hard = difficulty is Difficulty.HARD
         proj = self.filled("project", None) or rng.choice(PROJECTS)
         pkg = proj
         user = rng.choice(USERS)
@@ -726,7 +706,6 @@ class Archives(Family):
         prefix = f"{proj}-{ver}"
         out = f"{out_dir}/{prefix}.tar.{comp}"
         now = EPOCH_2022 + rng.randint(200, 900) * DAY
-        clamp = now - rng.randint(1, 30) * DAY + rng.randint(0, 86399) if hard else None
 
         files: dict[str, tuple[bytes, int]] = {}
 
@@ -750,8 +729,6 @@ class Archives(Family):
         envs = rng.sample(["prod", "staging", "dev", "test"], 2)
         for env in envs:
             files[f"config/{env}.yaml"] = (text(env, 4), 0o644)
-        if hard:
-            files["config/secrets.yaml"] = (text("secrets", 3), 0o600)
         if level != "easy":
             files[f"docs/{rng.choice(['Release Notes', 'User Guide', 'How To'])}.md"] = (
                 text("spaces", 4),
@@ -858,8 +835,7 @@ class Archives(Family):
                 "names": names,
                 "symlinks": symlinks,
                 "empty_dirs": empty_dirs,
-                "clamp": clamp,
-                "clamp_utc": utc_text(clamp) if clamp else None,
+                "clamp": None,
                 "expected": dict(sorted(expected.items())),
                 "modes": dict(sorted(modes.items())),
                 "excluded_dirs": excluded_dirs,
@@ -869,5 +845,5 @@ class Archives(Family):
             files={"environment/seed.tar.gz": seed_tarball(entries)},
             outputs=[out],
             separate_verifier=True,
-            tags=["tar", "compression", "create"] + (["reproducible-build"] if hard else []),
+            tags=["tar", "compression", "create"],
         )
