@@ -217,7 +217,11 @@ class FileSearch(Family):
     size boundaries that `find -size Nk` rounding gets wrong, a symlink to a match, a hidden
     match and name look-alikes. Medium adds a size range, an mtime bound and an excluded
     subtree; hard adds owner and content criteria, odd file names, a symlink loop and a
-    directory link leading out of the tree."""
+    directory link leading out of the tree, none of which its instruction announces
+    (:data:`FS_SEARCH_TRAPS`), and two to four chores of tidying the share once the matches
+    are moved (:data:`FS_CHORES`: editors' leftovers, links the move breaks, folders it
+    empties, modes, files of a removed account, setgid folders, the moved bytes, the largest
+    file left), each with its own trap (:data:`FS_TRAPS`) and an unfixed-<chore> near miss."""
 
     name = "file-search"
     title = "Find files by name, size, time, owner and content; list, copy or move them"
