@@ -170,9 +170,9 @@ def _module(name: str, draft, difficulty: Difficulty, tmp_path: Path) -> dict:
 
 def test_archives_tests_read_the_hook_manifest(tmp_path, monkeypatch):
     family = registry.get("archives")
-    draft = family._extract(random.Random(5), Difficulty.HARD)
+    draft = family._extract(random.Random(5), Difficulty.MEDIUM)
     assert draft.kept == [draft.context["archive"]]
-    module = _module("archives", draft, Difficulty.HARD, tmp_path)
+    module = _module("archives", draft, Difficulty.MEDIUM, tmp_path)
     state = tmp_path / "state"
     monkeypatch.setattr(state_snapshot, "STATE_DIR", str(state))
     target = tmp_path / "target"
@@ -251,7 +251,7 @@ def test_cron_tests_read_owners_and_modes_from_the_snapshot(tmp_path):
 @pytest.mark.parametrize(
     ("name", "kind", "mutation", "tail"),
     [
-        ("archives", "_extract", "escaped-link", "chmod g+w "),
+        ("archives", None, "escaped-link", "chmod g+w "),
         ("data-recovery", "_patches", "group-writable", "chmod g+w "),
         ("cron-schedule", None, "group-writable", "chmod 664 "),
     ],

@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
-from factory.families.base import Draft, Family, register
+from factory.families.base import Draft, Family, Trap, register
 from factory.families.slots import Slots, Slug, Word, not_system_account
 from factory.families.terminal.seed_tree import (
     DAY,
@@ -57,19 +57,37 @@ if os.path.isdir(dest):
 with open(out, "w") as handle:
     json.dump(tree, handle)
 """
+_EVERYTHING = """
+everything = {}
+for top, dirs, files in os.walk(root):
+    for path in ([top] if top == root else []) + [os.path.join(top, n) for n in dirs + files]:
+        st = os.lstat(path)
+        kind = "l" if os.path.islink(path) else "d" if os.path.isdir(path) else "f"
+        rel = os.path.relpath(path, root)
+        everything[rel] = [kind, st.st_mode & 0o7777, st.st_uid, st.st_size]
+tree["all"] = everything
+"""
 
 
-def snapshot_hook(root: str, dest: str, rels: list[str], out: str = SNAPSHOT) -> str:
+def snapshot_hook(
+    root: str, dest: str, rels: list[str], out: str = SNAPSHOT, everything: bool = False
+) -> str:
     """The collect hook: in the agent's container (its processes frozen, python restored from
     the image), record for each path of the tree the tests check (``rels`` under ``root``)
     and for everything under ``dest`` what the tests read of it: whether it exists, is a
     link (and to what), is a file (its sha256 and whole-second mtime). It writes
-    ``out`` (:data:`SNAPSHOT`) afresh: whatever the agent left in its folder is removed first."""
+    ``out`` (:data:`SNAPSHOT`) afresh: whatever the agent left in its folder is removed first.
+    With ``everything`` (hard), also every entry under ``root`` (not following links): its kind,
+    mode bits, owner's uid and size."""
     folder = shlex.quote(posixpath.dirname(out))
     data = json.dumps([root, dest, rels, out])
+    code = _SNAPSHOT_CODE
+    if everything:
+        at = code.index("with open(out")
+        code = code[:at] + _EVERYTHING.lstrip("\n") + code[at:]
     return (
         f"rm -rf {folder} && mkdir -p {folder} && "
-        f"python3 -I -c {shlex.quote(_SNAPSHOT_CODE)} {shlex.quote(data)}"
+        f"python3 -I -c {shlex.quote(code)} {shlex.quote(data)}"
     )
 
 
@@ -115,6 +133,48 @@ WEIRD = [
 ]
 MARKERS = ["CASE", "TICKET", "REF", "INC", "PRJ"]
 
+#: Hard: besides the search and the move, two to four chores of tidying the share, each a goal
+#: the instruction states; what makes each one tricky it does not say (the traps).
+FS_CHORES = (
+    "editor-junk",
+    "dangling-links",
+    "empty-dirs",
+    "world-writable",
+    "orphans",
+    "group-dirs",
+    "total-size",
+    "largest",
+)
+FS_TRAPS = {
+    "editor-junk": (
+        "look-alike leftovers: a folder named like one, a name that only contains .swp",
+        ("look-alike", "folder named", "directory named"),
+    ),
+    "dangling-links": (
+        "links the move itself breaks",
+        ("broken by the move", "after the move", "links to the matches", "links to moved"),
+    ),
+    "empty-dirs": (
+        "folders the move empties, and folders inside them",
+        ("emptied", "left empty by", "nested empty"),
+    ),
+    "orphans": ("a folder without an owner too", ("folders too", "directories too")),
+    "largest": (
+        "a bigger file through a link out of the share",
+        ("through a link", "mirror", "outside the share"),
+    ),
+}
+#: Every hard task: matches in hidden places, a link to a match, a link loop and one out of the
+#: share, sizes just off whole KiB, names with blanks and quotes.
+FS_SEARCH_TRAPS = (
+    ("hidden matches", ("hidden", "dot files", "dotfiles")),
+    ("links to a match, back up the tree and out of it", ("follow", "loop", "-L")),
+    ("sizes a KiB-rounding search gets wrong", ("rounding", "rounded", "-size")),
+    ("names with blanks, quotes and a leading dash", ("spaces", "quotes", "leading dash")),
+)
+ORPHAN_UID = 2999
+"""The owner of the orphaned files: an account since removed (no passwd entry)."""
+
 
 def _sized(rng, size: int, marker: str | None) -> bytes:
     """Text of exactly ``size`` bytes (cheap: a few random lines, repeated)."""
@@ -157,7 +217,11 @@ class FileSearch(Family):
     size boundaries that `find -size Nk` rounding gets wrong, a symlink to a match, a hidden
     match and name look-alikes. Medium adds a size range, an mtime bound and an excluded
     subtree; hard adds owner and content criteria, odd file names, a symlink loop and a
-    directory link leading out of the tree."""
+    directory link leading out of the tree, none of which its instruction announces
+    (:data:`FS_SEARCH_TRAPS`), and two to four chores of tidying the share once the matches
+    are moved (:data:`FS_CHORES`: editors' leftovers, links the move breaks, folders it
+    empties, modes, files of a removed account, setgid folders, the moved bytes, the largest
+    file left), each with its own trap (:data:`FS_TRAPS`) and an unfixed-<chore> near miss."""
 
     name = "file-search"
     title = "Find files by name, size, time, owner and content; list, copy or move them"
@@ -322,21 +386,90 @@ class FileSearch(Family):
                     "user": owner,
                 }
 
+        chores: list[str] = []
+        empty: list[str] = []  # folders with nothing in them from the start
+        dir_meta: dict[str, tuple[int, str, int]] = {}  # folder -> mode, user, uid
+        if hard:
+            want = rng.choice([2, 3, 3, 4])
+            chores = sorted(rng.sample(FS_CHORES, want))
+
+            def is_match(rel: str) -> bool:
+                return self._matches(
+                    rel, files[rel], ext, lo, hi, before, after, owner, marker, exclude
+                )
+
+            def others(k: int) -> list[str]:
+                pool = sorted(r for r in files if not is_match(r) and "mode" not in files[r])
+                pool = [r for r in pool if "uid" not in files[r] and r not in junk]
+                return rng.sample(pool, k)
+
+            junk: list[str] = []
+            if "editor-junk" in chores:
+                for rel in [
+                    f"{where()}/{name()}~",
+                    f"{where()}/.{name()}.swp",
+                    f"{hidden_dir}/{rng.choice(fwords)}.txt.swp",
+                ]:
+                    junk.append(add(rel, rng.randint(200, 3000), now - DAY, rng.choice(users)))
+                add(f"{where()}/{rng.choice(fwords)}.swp.txt", 900, now - DAY, users[1])
+                add(f"{where()}/drafts~/{name(e='txt')}", 700, now - DAY, users[2])
+            if "empty-dirs" in chores:
+                lone = f"{rng.choice(dirs)}/{rng.choice(['inbox', 'scratch', 'staging'])}-{rng.randint(10, 99)}"
+                match(f"{lone}/{name()}")
+                empty.append(
+                    f"{where()}/{rng.choice(['tmp', 'spare', 'unused'])}-{rng.randint(10, 99)}".lstrip(
+                        "/"
+                    )
+                )
+            if "dangling-links" in chores:
+                stale = f"{where()}/{rng.choice(fwords)}-old.{ext}".lstrip("/")
+                if stale not in files:
+                    links[stale] = f"gone-{rng.randint(100, 999)}.{ext}"
+            if "world-writable" in chores:
+                for rel in others(3):
+                    files[rel]["mode"] = rng.choice([0o666, 0o646, 0o662, 0o777])
+            if "orphans" in chores:
+                legacy = f"{rng.choice(dirs)}/legacy-{rng.randint(10, 99)}"
+                kept = add(f"{legacy}/{name(e='txt')}", 1500, now - 90 * DAY, users[0])
+                dir_meta[posixpath.dirname(kept)] = (0o755, "former", ORPHAN_UID)
+                for rel in [kept, *others(2)]:
+                    files[rel]["uid"] = ORPHAN_UID
+            if "largest" in chores:
+                biggest = max(len(f["data"]) for f in files.values())
+                other_ext = rng.choice([e for e in SEARCH_EXTS if e != ext])
+                big = add(
+                    f"{rng.choice([hidden_dir, where()])}/{rng.choice(fwords)}-full.{other_ext}",
+                    biggest + rng.randint(1000, 9000),
+                    now - 5 * DAY,
+                    rng.choice(users),
+                )
+                outside_files[f"{outside}/{rng.choice(fwords)}-all.{other_ext}"] = {
+                    "data": _sized(rng, len(files[big]["data"]) + 20000, None),
+                    "mtime": now,
+                    "user": users[1],
+                }
+
         expected = sorted(
             r
             for r in files
             if self._matches(r, files[r], ext, lo, hi, before, after, owner, marker, exclude)
         )
-        all_dirs = dirs_of([f"{root}/{r}" for r in [*files, *links]], root)
-        entries = [Entry(d, "dir", mode=0o755, mtime=now - DAY) for d in all_dirs]
+        all_dirs = dirs_of(
+            [f"{root}/{r}" for r in [*files, *links, *(e + "/x" for e in empty)]], root
+        )
+        entries = []
+        for d in all_dirs:
+            mode, user, uid = dir_meta.get(posixpath.relpath(d, root), (0o755, "root", 0))
+            entries.append(Entry(d, "dir", mode=mode, mtime=now - DAY, user=user, uid=uid))
         for rel, f in sorted(files.items()):
             entries.append(
                 Entry(
                     f"{root}/{rel}",
                     data=f["data"],
+                    mode=f.get("mode", 0o644),
                     mtime=f["mtime"],
-                    user=f["user"],
-                    uid=uids[f["user"]],
+                    user="former" if "uid" in f else f["user"],
+                    uid=f.get("uid", uids[f["user"]]),
                 )
             )
         for rel, target in sorted(links.items()):
@@ -349,8 +482,29 @@ class FileSearch(Family):
                         path, data=f["data"], mtime=f["mtime"], user=f["user"], uid=uids[f["user"]]
                     )
                 )
-        return Draft(
+        context: dict[str, Any] = {}
+        if hard:
+            context = self._hard_context(
+                chores,
+                files,
+                links,
+                all_dirs,
+                dir_meta,
+                root,
+                expected,
+                junk,
+                outside,
+                share,
+                users,
+                uids,
+            )
+            context["hard"] = True
+            if "largest" in chores:
+                context["biggest"] = big
+        meta_files = [r for r in sorted(files) if r not in context.get("junk", [])]
+        draft = Draft(
             context={
+                **context,
                 "root": root,
                 "share": share,
                 "users": [[u, uids[u]] for u in users],
@@ -370,20 +524,104 @@ class FileSearch(Family):
                 "listing": listing,
                 "dest": dest,
                 "expected": expected,
-                "meta": {
-                    r: [sha256_hex(files[r]["data"]), files[r]["mtime"]] for r in sorted(files)
-                },
-                "links": links,
+                "meta": {r: [sha256_hex(files[r]["data"]), files[r]["mtime"]] for r in meta_files},
+                "links": {r: t for r, t in links.items() if r not in context.get("dangling", [])},
                 "snapshot": SNAPSHOT,
             },
             files={"environment/seed.tar.gz": seed_tarball(entries)},
             secrets=[posixpath.basename(r) for r in expected if " " not in r][:3],
-            outputs=[listing] + ([dest + "/"] if action != "list" else []),
+            outputs=[listing]
+            + ([dest + "/"] if action != "list" else [])
+            + [context[k] for k in ("size_out", "largest_out") if k in context],
             separate_verifier=True,
             artifacts=[SNAPSHOT],
-            collect=[snapshot_hook(root, dest, sorted({*files, *links}))],
+            collect=[snapshot_hook(root, dest, sorted({*files, *links}), everything=hard)],
             tags=["find", "search"] + {"list": [], "copy": ["copy"], "move": ["move"]}[action],
+            **(self._hard_draft(chores) if hard else {}),
         )
+        if hard:
+            solve = self.template("solution/solve.sh.j2")
+            draft.mutations = {
+                f"unfixed-{c}": solve.render(**draft.context, variant=f"unfixed-{c}")
+                for c in chores
+            }
+        return draft
+
+    def _hard_context(
+        self,
+        chores,
+        files,
+        links,
+        all_dirs,
+        dir_meta,
+        root,
+        expected,
+        junk,
+        outside,
+        share,
+        users,
+        uids,
+    ) -> dict[str, Any]:
+        """What the hard chores leave behind once the matches are moved: the share's
+        remaining files, links and folders, modes and owners to fix, the reports' answers."""
+        moved = set(expected)
+        gone = moved | (set(junk) if "editor-junk" in chores else set())
+        kept = {r for r in files if r not in gone}
+
+        dirs = {posixpath.relpath(d, root) for d in all_dirs}
+
+        def dangles(rel: str, target: str) -> bool:
+            """Whether the link points to nothing once the matches are moved."""
+            if target.startswith("/"):
+                return False  # the mirror out of the share exists
+            at = posixpath.normpath(posixpath.join(posixpath.dirname(rel), target))
+            return at not in kept and at not in dirs
+
+        dangling = sorted(r for r, t in links.items() if dangles(r, t))
+        left_links = {r for r in links if not ("dangling-links" in chores and r in dangling)}
+        dirs -= {"."}
+        if "empty-dirs" in chores:
+            while True:
+                full = {posixpath.dirname(p) for p in [*kept, *left_links, *dirs]}
+                empty = {d for d in dirs if d not in full}
+                if not empty:
+                    break
+                dirs -= empty
+        admin = users[2]
+        context: dict[str, Any] = {
+            "chores": chores,
+            "junk": sorted(junk) if "editor-junk" in chores else [],
+            "dangling": dangling if "dangling-links" in chores else [],
+            "dirs_left": sorted(dirs),
+            "writable": {
+                r: oct(f["mode"] & ~0o002) for r, f in sorted(files.items()) if "mode" in f
+            },
+            "orphans": sorted(
+                [r for r, f in files.items() if "uid" in f]
+                + [d for d, (_, _, uid) in dir_meta.items() if uid == ORPHAN_UID]
+            ),
+            "orphan_uid": ORPHAN_UID,
+            "admin": admin,
+            "admin_uid": uids[admin],
+            "total": sum(len(files[r]["data"]) for r in expected),
+            "size_out": f"/root/{share}-moved-bytes.txt",
+            "largest_out": f"/root/{share}-largest.txt",
+            "outside": outside,
+        }
+        if "total-size" not in chores:
+            del context["size_out"]
+        if "largest" not in chores:
+            del context["largest_out"]
+        return context
+
+    @staticmethod
+    def _hard_draft(chores: list[str]) -> dict[str, Any]:
+        traps = [Trap(*FS_TRAPS[c]) for c in chores if c in FS_TRAPS]
+        return {
+            "faults": chores,
+            "traps": traps + [Trap(*t) for t in FS_SEARCH_TRAPS],
+            "agent_timeout_sec": 900.0,
+        }
 
     @staticmethod
     def _matches(rel, f, ext, lo, hi, before, after, owner, marker, exclude) -> bool:

@@ -1,0 +1,168 @@
+"""archives hard, without Docker: the fault grammar (2-4 faults, exclusive groups, >= 50
+combinations per 100 seeds), the traps the instruction must not name, the reference's steps, and
+each task run in a scratch root with GNU tar: the reference passes the rendered tests (fed the
+collect hook's snapshots of the scratch root) and every near miss, one per fault left unfixed,
+fails one of them."""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import subprocess
+import tarfile
+from pathlib import Path
+
+import pytest
+from fixtures.family_grammar import (
+    HARD,
+    check_hard_instructions,
+    drafter,
+    median_steps,
+    needs_tools,
+    render_hard,
+)
+
+from factory.families import registry
+from factory.families.terminal.archives.family import (
+    AR_EXCLUSIVE,
+    AR_FAULTS,
+    AR_TRAPS,
+    AR_UNSAFE_TRAP,
+)
+from factory.families.terminal.state_snapshot import present_lines, stat_lines, tree_lines
+from factory.vocabulary import Difficulty
+
+FAMILY = registry.get("archives")
+DRAFT = drafter(FAMILY)
+
+
+def test_hard_composes_two_to_four_faults_that_vary():
+    drafts = [DRAFT(HARD, seed) for seed in range(1, 101)]
+    assert len({tuple(d.faults) for d in drafts}) >= 50
+    for d in drafts:
+        assert 2 <= len(d.faults) <= 4 and set(d.faults) <= set(AR_FAULTS)
+        assert all(len(group & set(d.faults)) <= 1 for group in AR_EXCLUSIVE)
+        assert sorted(t.name for t in d.traps) == sorted(
+            [AR_TRAPS[f][0] for f in d.faults if f in AR_TRAPS] + [AR_UNSAFE_TRAP.name]
+        )
+        assert sorted(d.mutations) == sorted(f"unfixed-{f}" for f in d.faults)
+    assert {f for d in drafts for f in d.faults} == set(AR_FAULTS)
+    for level in (Difficulty.EASY, Difficulty.MEDIUM):
+        assert not DRAFT(level, 1).faults and not DRAFT(level, 1).traps
+
+
+def test_hard_instruction_names_no_trap():
+    for d, text in check_hard_instructions(FAMILY, DRAFT, range(1, 61)):
+        assert d.context["workdir"] in text and d.context["target"] in text
+        for lib in d.context["libs"]:
+            assert lib["dest"] in text
+        assert ("must belong to the user" in text) == ("owner" in d.faults)
+
+
+def test_hard_reference_is_task_specific_and_long_enough():
+    def script(seed: int) -> str:
+        return (
+            render_hard(FAMILY, DRAFT(HARD, seed), seed, "t/archives")
+            .files["solution/solve.sh"]
+            .decode()
+        )
+
+    assert median_steps(script, range(1, 41)) >= 8
+    d = DRAFT(HARD, 3)
+    text = script(3)
+    assert "python3" not in text and "VARIANT" not in text
+    for fault, command in [
+        ("split", "cat "),
+        ("bad-copy", "sha256sum -c"),
+        ("wrapper", "--strip-components=1"),
+        ("delta", "xargs -a /tmp/removed"),
+        ("stale-target", "rm -rf "),
+        ("owner", "chown -R "),
+    ]:
+        assert (command in text) == (fault in d.faults), fault
+
+
+# --- running the tasks in a scratch root ----------------------------------------------------
+
+
+def _install(d, root: str) -> None:
+    """The task's delivery folder and seeded paths below ``root`` (links re-pointed there)."""
+    ctx = d.context
+    for rel, data in d.files.items():
+        if rel.startswith("environment/delivery/"):
+            path = Path(root + ctx["workdir"]) / rel.removeprefix("environment/delivery/")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+    if "environment/seed.tar.gz" in d.files:
+        with tarfile.open(fileobj=io.BytesIO(d.files["environment/seed.tar.gz"])) as tf:
+            for member in tf.getmembers():
+                if member.issym() and member.linkname.startswith("/"):
+                    member.linkname = root + member.linkname
+            tf.extractall(root, filter="fully_trusted")
+    Path(root + "/tmp").mkdir(exist_ok=True)
+
+
+def _rooted(d, text: str, root: str) -> str:
+    """``text`` with the task's paths (and /tmp/) moved below ``root``."""
+    ctx = d.context
+    paths = {ctx["workdir"], ctx["target"], "/tmp/", *ctx["landings"]} | (
+        {ctx["old"]} if ctx["old"] else set()
+    )
+    pattern = "|".join(re.escape(p) for p in sorted(paths, key=len, reverse=True))
+    return re.sub(pattern, lambda m: root + m.group(0), text)
+
+
+def _outcome(d, script: str, root: str) -> list[str]:
+    """Run ``script`` below ``root``, snapshot it as the collect hook does, run the rendered
+    tests on that: the names of the failing tests."""
+    ctx = d.context
+    _install(d, root)
+    script = _rooted(d, script, root)
+    if ctx["svc"]:
+        script = script.replace(
+            f"chown -R {ctx['svc']}:", f"chown -R {ctx['svc_id']}:{ctx['svc_id']}"
+        )
+    subprocess.run(["bash", "-c", script], capture_output=True, check=False)
+    state = Path(root + "/state")
+    state.mkdir()
+    target, hooks = (
+        root + ctx["target"],
+        {
+            "target.tree": tree_lines(root + ctx["target"]),
+            "landed.list": present_lines([root + p for p in ctx["landings"]]),
+            "target.stat": stat_lines([root + ctx["target"]]),
+        },
+    )
+    if ctx["svc"]:
+        hooks["owner.list"] = f"find '{target}' -exec stat -c '%u %g %n' {{}} +"
+    if ctx["old"]:
+        hooks["old.tree"] = tree_lines(root + ctx["old"])
+    for name, command in hooks.items():
+        out = subprocess.run(["sh", "-c", command], capture_output=True, check=False).stdout
+        (state / name).write_bytes(out)
+    tests = render_hard(FAMILY, d, 1, "t/archives").files["tests/test_outputs.py"].decode()
+    module: dict = {"__name__": "rendered"}
+    exec(_rooted(d, tests, root).replace(ctx["state_dir"], str(state)), module)  # noqa: S102
+    failed = []
+    for name, test in module.items():
+        if name.startswith("test_"):
+            try:
+                test()
+            except AssertionError:
+                failed.append(name)
+    return failed
+
+
+@needs_tools("tar", "xz", "bzip2")
+@pytest.mark.skipif(os.geteuid() != 0, reason="tar keeps owners and modes only as root")
+@pytest.mark.parametrize("seed", range(1, 9))
+def test_reference_passes_and_each_near_miss_fails(seed, tmp_path):
+    d = DRAFT(HARD, seed)
+    solve = FAMILY.template("solution/solve.sh.j2")
+    assert _outcome(d, solve.render(**d.context), str(tmp_path / "ref")) == []
+    near = dict(d.mutations)
+    for variant in ("ignore-filter", "loose-match", "wrong-layout"):
+        near[variant] = solve.render(**d.context, variant=variant)
+    for name, script in near.items():
+        assert _outcome(d, script, str(tmp_path / name)), f"{name} passes ({d.faults})"

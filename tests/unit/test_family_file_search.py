@@ -1,0 +1,145 @@
+"""file-search hard, without Docker: the chore grammar (2-4 chores, >= 50 combinations per 100
+seeds), the traps the instruction must not name, the reference's steps, and each task run in a
+scratch root with GNU find: the reference passes the rendered tests (fed the collect hook's
+snapshot of the scratch share) and every near miss (a chore left undone, links followed, sizes
+rounded to KiB, hidden files skipped) fails one of them."""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import subprocess
+import tarfile
+from pathlib import Path
+
+import pytest
+from fixtures.family_grammar import (
+    HARD,
+    check_hard_instructions,
+    drafter,
+    median_steps,
+    needs_tools,
+    render_hard,
+)
+
+from factory.families import registry
+from factory.families.terminal.file_search.family import (
+    FS_CHORES,
+    FS_SEARCH_TRAPS,
+    FS_TRAPS,
+    SNAPSHOT,
+    snapshot_hook,
+)
+from factory.vocabulary import Difficulty
+
+FAMILY = registry.get("file-search")
+DRAFT = drafter(FAMILY)
+
+
+def test_hard_composes_two_to_four_chores_that_vary():
+    drafts = [DRAFT(HARD, seed) for seed in range(1, 101)]
+    assert len({tuple(d.faults) for d in drafts}) >= 50
+    for d in drafts:
+        assert 2 <= len(d.faults) <= 4 and set(d.faults) <= set(FS_CHORES)
+        assert sorted(t.name for t in d.traps) == sorted(
+            [FS_TRAPS[c][0] for c in d.faults if c in FS_TRAPS] + [t[0] for t in FS_SEARCH_TRAPS]
+        )
+        assert sorted(d.mutations) == sorted(f"unfixed-{c}" for c in d.faults)
+    assert {c for d in drafts for c in d.faults} == set(FS_CHORES)
+    for level in (Difficulty.EASY, Difficulty.MEDIUM):
+        assert not DRAFT(level, 1).faults and not DRAFT(level, 1).traps
+
+
+def test_hard_instruction_names_no_trap():
+    for d, text in check_hard_instructions(FAMILY, DRAFT, range(1, 61)):
+        assert d.context["listing"] in text and d.context["dest"] in text
+        assert ("symbolic link that points to nothing" in text) == ("dangling-links" in d.faults)
+        assert "hidden" not in text.lower() and "follow" not in text.lower()
+
+
+def test_hard_reference_is_task_specific_and_long_enough():
+    def script(seed: int) -> str:
+        return (
+            render_hard(FAMILY, DRAFT(HARD, seed), seed, "t/file-search")
+            .files["solution/solve.sh"]
+            .decode()
+        )
+
+    assert median_steps(script, range(1, 41)) >= 8
+    d = DRAFT(HARD, 2)
+    text = script(2)
+    assert "python3" not in text
+    for chore, command in [
+        ("editor-junk", "-name '*.swp'"),
+        ("dangling-links", "-xtype l"),
+        ("empty-dirs", "-empty -delete"),
+        ("world-writable", "chmod o-w"),
+        ("orphans", "-nouser"),
+        ("group-dirs", "chmod 2775"),
+        ("total-size", "stat -c %s"),
+        ("largest", "sort -n"),
+    ]:
+        assert (command in text) == (chore in d.faults), chore
+
+
+# --- running the tasks in a scratch root ----------------------------------------------------
+
+
+def _paths(d) -> list[str]:
+    ctx = d.context
+    paths = [ctx["root"], ctx["dest"], os.path.dirname(ctx["listing"]), ctx["outside"]]
+    return paths + [os.path.dirname(ctx[k]) for k in ("size_out", "largest_out") if k in ctx]
+
+
+def _rooted(d, text: str, root: str) -> str:
+    pattern = "|".join(re.escape(p) for p in sorted(_paths(d), key=len, reverse=True))
+    return re.sub(pattern, lambda m: root + m.group(0), text)
+
+
+def _outcome(d, script: str, root: str) -> list[str]:
+    """Unpack the task's tree below ``root``, run ``script`` there (accounts by number: this
+    machine has none of the task's), snapshot it as the collect hook does, run the rendered
+    tests on that: the names of the failing tests."""
+    ctx = d.context
+    with tarfile.open(fileobj=io.BytesIO(d.files["environment/seed.tar.gz"])) as tf:
+        for member in tf.getmembers():
+            if member.issym() and member.linkname.startswith("/"):
+                member.linkname = root + member.linkname
+        tf.extractall(root, filter="fully_trusted", numeric_owner=True)
+    Path(root + "/root").mkdir(exist_ok=True)
+    uids = dict(ctx["users"])
+    script = _rooted(d, script, root)
+    script = script.replace(f"-user {ctx['owner']} ", f"-user {uids[ctx['owner']]} ")
+    script = script.replace(f"chown {ctx['admin']} ", f"chown {ctx['admin_uid']} ")
+    subprocess.run(["bash", "-c", script], capture_output=True, check=False)
+    snap = root + SNAPSHOT
+    rels = sorted({*ctx["meta"], *ctx["junk"], *ctx["links"], *ctx["dangling"]})
+    hook = snapshot_hook(root + ctx["root"], root + ctx["dest"], rels, snap, everything=True)
+    subprocess.run(["sh", "-c", hook], check=True)
+    tests = render_hard(FAMILY, d, 1, "t/file-search").files["tests/test_outputs.py"].decode()
+    tests = _rooted(d, tests, root).replace(repr(SNAPSHOT), repr(snap))
+    module: dict = {"__name__": "rendered"}
+    exec(tests, module)  # noqa: S102
+    failed = []
+    for name, test in module.items():
+        if name.startswith("test_"):
+            try:
+                test()
+            except AssertionError:
+                failed.append(name)
+    return failed
+
+
+@needs_tools("find", "xargs")
+@pytest.mark.skipif(os.geteuid() != 0, reason="the tree's owners are set only as root")
+@pytest.mark.parametrize("seed", range(1, 9))
+def test_reference_passes_and_each_near_miss_fails(seed, tmp_path):
+    d = DRAFT(HARD, seed)
+    solve = FAMILY.template("solution/solve.sh.j2")
+    assert _outcome(d, solve.render(**d.context), str(tmp_path / "ref")) == []
+    near = dict(d.mutations)
+    for variant in ("follow-symlinks", "rounded-size", "skip-hidden"):
+        near[variant] = solve.render(**d.context, variant=variant)
+    for name, script in near.items():
+        assert _outcome(d, script, str(tmp_path / name)), f"{name} passes ({d.faults})"
