@@ -288,3 +288,18 @@ def test_every_rule_has_a_source():
     from factory.tasks.lint import RULE_SOURCE
 
     assert set(RULE_SOURCE) == set(LintRule)
+
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+@pytest.mark.parametrize(
+    "task",
+    sorted([*(EXAMPLES / "tasks").iterdir(), *(EXAMPLES / "harbor").iterdir()]),
+    ids=lambda p: p.name,
+)
+def test_example_tasks_pass_harbors_rules(task):
+    """The hand-written examples too (examples/broken is broken on purpose): nothing a rule of
+    Harbor's linter would report, each one in a separate verifier."""
+    harbor = [f.line() for f in lint_task(task) if f.source is LintSource.HARBOR]
+    assert harbor == []
