@@ -23,7 +23,9 @@ The tests run in a separate verifier (Harbor's ``environment_mode = "separate"``
 hook, run as root in the agent's container once the agent is done (its processes frozen), copies
 the server's record (the state file and the call log, exactly what a shared verifier reads)
 into a folder it creates afresh (:data:`SNAPSHOT_DIR`), and that folder travels to the fresh
-container with the reply, where the tests read it. The fresh container's own tool server starts
+container with the reply, where the tests read it. A refusal's hook also copies the harness's
+trajectory (:data:`TRAJECTORY_PATH`, whose last message may be the reply) into that folder:
+Harbor forbids artifacts under the log folders it mounts. The fresh container's own tool server starts
 from the image's initial state with an empty log; the tests never read its record (only the
 image's ``initial.json``). A failed hook leaves no folder, so the tests fail: the record can be
 neither forged nor erased on the way.
