@@ -182,9 +182,16 @@ def test_the_refusal_hook_copies_the_trajectory_and_nothing_the_agent_points_it_
     trajectory = logs / "trajectory.json"
     copy = out / toolfamily.SNAPSHOT_TRAJECTORY
 
+    # a harness may put its busybox first on PATH (its dd has no nofollow): the image's dd runs
+    shadow = tmp_path / "bin"
+    shadow.mkdir()
+    (shadow / "dd").write_text("#!/bin/sh\nexit 1\n")
+    (shadow / "dd").chmod(0o755)
+    env = {**os.environ, "PATH": f"{shadow}:{os.environ['PATH']}"}
+
     def hook() -> subprocess.CompletedProcess:
         command = toolfamily.snapshot_hook(str(record), str(out), trajectory=str(trajectory))
-        return _sh(command, timeout=20)
+        return _sh(command, timeout=20, env=env)
 
     # none left by the harness: the snapshot holds the record only
     assert hook().returncode == 0 and not copy.exists()

@@ -83,6 +83,8 @@ TRAJECTORY_PATH = "/logs/agent/trajectory.json"
 from the snapshot: Harbor forbids artifacts under its own log folders)."""
 SNAPSHOT_TRAJECTORY = "trajectory.json"
 """The trajectory's copy in a refusal's snapshot folder."""
+IMAGE_DD = "/usr/bin/dd"
+"""The image's coreutils ``dd`` (Debian's; root's, so the agent cannot have replaced it)."""
 TRAJECTORY_LIMIT = 32 * 1024 * 1024
 """At most this many bytes of the trajectory are copied (a longer one is cut, and its JSON
 then reads as no trajectory: the reply file still counts)."""
@@ -100,8 +102,10 @@ def snapshot_hook(
     agent can write), that file is copied too, as ``folder``/:data:`SNAPSHOT_TRAJECTORY`, when
     it is there: opened without following a symlink (root must not copy what the agent could
     not read) and without blocking (a FIFO must not stall the hook), at most
-    :data:`TRAJECTORY_LIMIT` bytes. Whatever goes wrong there leaves no copy and does not fail
-    the hook: a missing trajectory only means the reply file alone is read."""
+    :data:`TRAJECTORY_LIMIT` bytes, by the image's own GNU ``dd`` (:data:`IMAGE_DD`: the
+    busybox a harness may put first on ``PATH`` has no ``nofollow``). Whatever goes wrong there
+    leaves no copy and does not fail the hook: a missing trajectory only means the reply file
+    alone is read."""
     r = shlex.quote(record)
     fill = (
         f"cp {r}/state.json {{tmp}}/state.json && "
@@ -111,7 +115,7 @@ def snapshot_hook(
     if trajectory is not None:
         copy = f"{{tmp}}/{SNAPSHOT_TRAJECTORY}"
         fill += (
-            f" && {{ dd if={shlex.quote(trajectory)} of={copy} bs=65536 "
+            f" && {{ {IMAGE_DD} if={shlex.quote(trajectory)} of={copy} bs=65536 "
             f"count={TRAJECTORY_LIMIT} iflag=nofollow,nonblock,count_bytes status=none "
             f"2>/dev/null || rm -f {copy}; }}"
         )
