@@ -5,7 +5,8 @@ Three sources of findings, each naming the task, the file and the field or line:
 * **harbor** — the rules of Harbor's own linter (``harbor task lint``, default rule set of
   Harbor 0.26) that a task directory without a docker-compose file can break: invalid or
   unknown ``task.toml`` fields, missing files, a verifier that shares the agent's sandbox,
-  artifacts whose copies land on each other,
+  artifacts whose copies land on each other, a separate verifier's artifact under the log
+  folders Harbor mounts (``/logs/agent``, ``/logs/verifier``),
   unpinned Python installs, grading files copied into the agent's image.
 * **fidelity** — what makes a task behave differently elsewhere than here: a verifier that
   installs packages while its network is off, an outdated ``schema_version``, keywords or tags
@@ -26,7 +27,7 @@ import re
 import shlex
 from collections.abc import Iterator
 from enum import Enum
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from pydantic import BaseModel, ValidationError
 
@@ -35,7 +36,9 @@ from factory.errors import TaskFormatError
 from factory.tasks.config import (
     NetworkMode,
     TaskConfig,
+    VerifierEnvironmentMode,
     artifact_collisions,
+    artifact_entries,
     effective_artifacts,
 )
 from factory.tasks.harbor_schema import (
@@ -45,7 +48,7 @@ from factory.tasks.harbor_schema import (
 )
 from factory.tasks.model import discover_task_dirs
 from factory.tasks.offline import undeclared_network_fetches
-from factory.tasks.paths import TaskPaths
+from factory.tasks.paths import CONTAINER_AGENT_LOGS_DIR, CONTAINER_VERIFIER_LOGS_DIR, TaskPaths
 
 
 class LintSource(str, Enum):
@@ -64,6 +67,7 @@ class LintRule(str, Enum):
     INVALID_TASK_FILES = "invalid-task-files"
     SHARED_VERIFIER = "shared-verifier"
     OVERLAPPING_ARTIFACTS = "overlapping-artifacts"
+    ARTIFACT_LOG_OVERLAP = "artifact-log-overlap"
     UNPINNED_PYTHON_DEPENDENCY = "unpinned-python-dependency"
     VERIFIER_RUNTIME_INSTALL = "verifier-runtime-install"
     AGENT_IMAGE_TEST_LEAK = "agent-image-test-leak"
@@ -83,6 +87,7 @@ RULE_SOURCE: dict[LintRule, LintSource] = {
     LintRule.INVALID_TASK_FILES: LintSource.HARBOR,
     LintRule.SHARED_VERIFIER: LintSource.HARBOR,
     LintRule.OVERLAPPING_ARTIFACTS: LintSource.HARBOR,
+    LintRule.ARTIFACT_LOG_OVERLAP: LintSource.HARBOR,
     LintRule.UNPINNED_PYTHON_DEPENDENCY: LintSource.HARBOR,
     LintRule.VERIFIER_RUNTIME_INSTALL: LintSource.HARBOR,
     LintRule.AGENT_IMAGE_TEST_LEAK: LintSource.HARBOR,
@@ -120,6 +125,23 @@ class HarnessHost(BaseModel):
     """Harbor can start its nftables egress sidecar (needed for no-network / allowlist)."""
     reason: str = ""
     """Why not, in words (shown in the finding)."""
+
+
+HARBOR_LOG_DIRS = (CONTAINER_AGENT_LOGS_DIR, CONTAINER_VERIFIER_LOGS_DIR)
+"""The log folders Harbor mounts into the agent's and the verifier's containers."""
+
+
+def overlaps_harbor_logs(source: str) -> bool:
+    """Whether an artifact ``source`` lies in one of :data:`HARBOR_LOG_DIRS` or holds one
+    (``/logs``, ``/``), as Harbor's ``artifact-log-overlap`` rule reads it: the path as
+    written (a relative one never matches), a leading ``//`` read as ``/``."""
+    path = PurePosixPath(source)
+    if path.anchor == "//":
+        path = PurePosixPath("/", *path.parts[1:])
+    return any(
+        path.is_relative_to(logs) or PurePosixPath(logs).is_relative_to(path)
+        for logs in HARBOR_LOG_DIRS
+    )
 
 
 # --- shell commands --------------------------------------------------------------------
@@ -340,6 +362,18 @@ class _Linter:
                 "alone",
                 "artifacts",
             )
+        if config.verifier.mode is VerifierEnvironmentMode.SEPARATE:
+            for index, artifact in enumerate(artifact_entries(config.artifacts)):
+                if overlaps_harbor_logs(artifact.source):
+                    self.add(
+                        LintRule.ARTIFACT_LOG_OVERLAP,
+                        path,
+                        f"{artifact.source} overlaps the log folders Harbor mounts "
+                        f"({', '.join(HARBOR_LOG_DIRS)}), which it forbids as a separate "
+                        "verifier's artifact: copy what the tests need elsewhere in a "
+                        "collect hook",
+                        f"artifacts[{index}]",
+                    )
         # The model reads "http" as "streamable-http"; what the file says is in the raw TOML.
         servers = (raw.get("environment") or {}).get("mcp_servers") or []
         for index, server in enumerate(servers if isinstance(servers, list) else []):

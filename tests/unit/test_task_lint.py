@@ -202,6 +202,37 @@ def test_broken_files_are_findings_not_crashes(tmp_path):
     assert [f.where for f in lint_task(bad_type)] == ["agent.timeout_sec"]
 
 
+@pytest.mark.parametrize(
+    ("source", "flagged"),
+    [
+        ("/logs/agent/trajectory.json", True),
+        ("/logs/verifier", True),
+        ("//logs/agent/x", True),
+        ("/logs", True),
+        ("/", True),
+        ("/logs/artifacts/out.txt", False),
+        ("/logs/agents", False),
+        ("logs/agent/x", False),  # Harbor reads the path as written: relative never matches
+        ("/var/lib/verifier-snapshot", False),
+    ],
+)
+def test_a_separate_verifiers_artifact_under_harbors_log_folders(tmp_path, source, flagged):
+    listed = f'artifacts = ["/home/agent/reply.md", {{ source = "{source}" }}]\n\n[task]'
+    toml = GOOD_TOML.replace("[task]", listed)
+    found = lint_task(make_task(tmp_path / "t", toml=toml))
+    want = [(LintRule.ARTIFACT_LOG_OVERLAP, LintSource.HARBOR, "artifacts[1]")] if flagged else []
+    # ("/logs" and "/" also hold the other artifacts: overlapping-artifacts, as in Harbor)
+    found = [f for f in found if f.rule is not LintRule.OVERLAPPING_ARTIFACTS]
+    assert [(f.rule, f.source, f.where) for f in found] == want
+    if flagged:
+        assert source in found[0].message
+        # a shared verifier reads the logs in place: Harbor does not object there
+        shared = toml.replace('environment_mode = "separate"', 'environment_mode = "shared"')
+        found = lint_task(make_task(tmp_path / "u", toml=shared))
+        assert LintRule.ARTIFACT_LOG_OVERLAP not in {f.rule for f in found}
+        assert LintRule.SHARED_VERIFIER in {f.rule for f in found}
+
+
 def test_grading_files_copied_into_the_agent_image(tmp_path):
     dockerfile = DOCKERFILE + "COPY tests/test_outputs.py /tmp/\nCOPY data/ /data/\n"
     found = lint_task(make_task(tmp_path / "t", dockerfile=dockerfile))
@@ -257,3 +288,18 @@ def test_every_rule_has_a_source():
     from factory.tasks.lint import RULE_SOURCE
 
     assert set(RULE_SOURCE) == set(LintRule)
+
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+@pytest.mark.parametrize(
+    "task",
+    sorted([*(EXAMPLES / "tasks").iterdir(), *(EXAMPLES / "harbor").iterdir()]),
+    ids=lambda p: p.name,
+)
+def test_example_tasks_pass_harbors_rules(task):
+    """The hand-written examples too (examples/broken is broken on purpose): nothing a rule of
+    Harbor's linter would report, each one in a separate verifier."""
+    harbor = [f.line() for f in lint_task(task) if f.source is LintSource.HARBOR]
+    assert harbor == []

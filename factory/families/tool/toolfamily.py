@@ -23,7 +23,9 @@ The tests run in a separate verifier (Harbor's ``environment_mode = "separate"``
 hook, run as root in the agent's container once the agent is done (its processes frozen), copies
 the server's record (the state file and the call log, exactly what a shared verifier reads)
 into a folder it creates afresh (:data:`SNAPSHOT_DIR`), and that folder travels to the fresh
-container with the reply, where the tests read it. The fresh container's own tool server starts
+container with the reply, where the tests read it. A refusal's hook also copies the harness's
+trajectory (:data:`TRAJECTORY_PATH`, whose last message may be the reply) into that folder:
+Harbor forbids artifacts under the log folders it mounts. The fresh container's own tool server starts
 from the image's initial state with an empty log; the tests never read its record (only the
 image's ``initial.json``). A failed hook leaves no folder, so the tests fail: the record can be
 neither forged nor erased on the way.
@@ -76,21 +78,50 @@ RECORD_DIR = "/var/lib/toolenv"
 """The tool server's record in the container: initial.json, state.json, calls.jsonl."""
 
 
-def snapshot_hook(record: str = RECORD_DIR, folder: str = SNAPSHOT_DIR) -> str:
+TRAJECTORY_PATH = "/logs/agent/trajectory.json"
+"""Where Harbor's agents leave their ATIF trajectory (a refusal's tests read its last message,
+from the snapshot: Harbor forbids artifacts under its own log folders)."""
+SNAPSHOT_TRAJECTORY = "trajectory.json"
+"""The trajectory's copy in a refusal's snapshot folder."""
+IMAGE_DD = "/usr/bin/dd"
+"""The image's coreutils ``dd`` (Debian's; root's, so the agent cannot have replaced it)."""
+TRAJECTORY_LIMIT = 32 * 1024 * 1024
+"""At most this many bytes of the trajectory are copied (a longer one is cut, and its JSON
+then reads as no trajectory: the reply file still counts)."""
+
+
+def snapshot_hook(
+    record: str = RECORD_DIR, folder: str = SNAPSHOT_DIR, trajectory: str | None = None
+) -> str:
     """The collect hook: the server's ``record`` (state.json, calls.jsonl) copied into
     ``folder``, replaced as a whole (:func:`~factory.families.base.fresh_folder_hook`). A
     server that never got a call has no log yet: an empty one is written, as a shared verifier
-    reads a missing log as empty."""
+    reads a missing log as empty.
+
+    With ``trajectory`` (a refusal's: the harness's log of what the agent said, in a folder the
+    agent can write), that file is copied too, as ``folder``/:data:`SNAPSHOT_TRAJECTORY`, when
+    it is there: opened without following a symlink (root must not copy what the agent could
+    not read) and without blocking (a FIFO must not stall the hook), at most
+    :data:`TRAJECTORY_LIMIT` bytes, by the image's own GNU ``dd`` (:data:`IMAGE_DD`: the
+    busybox a harness may put first on ``PATH`` has no ``nofollow``). Whatever goes wrong there
+    leaves no copy and does not fail the hook: a missing trajectory only means the reply file
+    alone is read."""
     r = shlex.quote(record)
-    return fresh_folder_hook(
-        folder,
+    fill = (
         f"cp {r}/state.json {{tmp}}/state.json && "
         f"if [ -e {r}/calls.jsonl ]; then cp {r}/calls.jsonl {{tmp}}/calls.jsonl; "
-        "else : > {tmp}/calls.jsonl; fi",
+        "else : > {tmp}/calls.jsonl; fi"
     )
+    if trajectory is not None:
+        copy = f"{{tmp}}/{SNAPSHOT_TRAJECTORY}"
+        fill += (
+            f" && {{ {IMAGE_DD} if={shlex.quote(trajectory)} of={copy} bs=65536 "
+            f"count={TRAJECTORY_LIMIT} iflag=nofollow,nonblock,count_bytes status=none "
+            f"2>/dev/null || rm -f {copy}; }}"
+        )
+    return fresh_folder_hook(folder, fill)
 
 
-TRAJECTORY_PATH = "/logs/agent/trajectory.json"
 """Where Harbor's agents leave their ATIF trajectory (a refusal's tests read its last message)."""
 
 
@@ -549,6 +580,7 @@ class ToolFamily(Family):
                 "record_dir": RECORD_DIR,
                 "snapshot_dir": SNAPSHOT_DIR,
                 "trajectory_path": TRAJECTORY_PATH,
+                "snapshot_trajectory": SNAPSHOT_TRAJECTORY,
                 "unchanged": unchanged,
                 # a simulated customer: only the opening is shown; what must be told is checked
                 "customer": {"opening": profile.opening} if profile is not None else None,
@@ -560,8 +592,8 @@ class ToolFamily(Family):
             agent_user=AGENT_USER,
             outputs=[REPLY_PATH],
             separate_verifier=True,
-            artifacts=[SNAPSHOT_DIR, *([TRAJECTORY_PATH] if refusal else [])],
-            collect=[snapshot_hook()],
+            artifacts=[SNAPSHOT_DIR],
+            collect=[snapshot_hook(trajectory=TRAJECTORY_PATH if refusal else None)],
             collect_user="root",
             healthcheck=dict(HEALTHCHECK),
             mcp_servers=mcp_servers(self.toolenv_domain),

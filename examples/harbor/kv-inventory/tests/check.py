@@ -1,18 +1,19 @@
-"""The stock counts must be in the kv sidecar and the total must use its multiplier."""
+"""The stock counts must be in the kv sidecar and the total must use its multiplier.
 
+The sidecar's answers come from the snapshot the collect hook took of the agent's `kv` (see
+task.toml); this verifier's own `kv` is a fresh one and is never asked. No snapshot: fail."""
+
+import json
 import sys
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 EXPECTED = {"apple": "12", "pear": "7", "plum": "30", "fig": "4"}
+SNAPSHOT = Path("/var/lib/kv-snapshot/kv.json")
+STORE = json.loads(SNAPSHOT.read_text())
 
 
 def get(key):
-    try:
-        return urllib.request.urlopen(f"http://kv:8080/keys/{key}", timeout=10).read().decode()
-    except urllib.error.HTTPError:
-        return None
+    return STORE[key]
 
 
 def main():
