@@ -25,8 +25,11 @@ for a shared verifier (its processes frozen, the toolchain restored from the ima
 background process rewrites a file while it is copied. Harbor runs the hooks with the agent's
 processes still live; an honest agent's verdict is the same either way.
 
-For a task with sidecars the fresh container joins the agent's task network (the same
-sidecars, in the state the agent left them); hooks and artifacts come from ``main``. A
+For a task with sidecars the verifier gets an environment of its own, as in Harbor 0.26
+(``Trial._separate_verifier_env`` starts the task's environment afresh, compose file and all):
+fresh sidecars on a fresh task network, never the ones the agent changed. State the tests need
+from a sidecar travels as for ``main``: a collect hook snapshots it into a file an artifact
+carries. Hooks and artifacts come from ``main``. A
 ``tests/Dockerfile`` or a ``[verifier.environment]`` naming another image are refused before
 anything runs (:func:`separate_verifier_problem`).
 """
@@ -214,11 +217,10 @@ class VerifierStart:
     isolation, the collect hooks and the artifact copies in the agent's container."""
 
     def __init__(self, task: Task, agent_box: Sandbox, spec: ContainerSpec) -> None:
-        # With sidecars it joins the agent's task network: the tests see the services the
-        # agent changed (no fresh ones), as Harbor's verifier does.
-        self.spec = replace(
-            spec, network=_network(task), services=(), join=getattr(agent_box, "network", None)
-        )
+        # With sidecars it gets fresh ones on a network of its own (Harbor restarts the whole
+        # environment for a separate verifier): a task whose tests ask the agent's sidecars
+        # would pass here and fail there.
+        self.spec = replace(spec, network=_network(task), join=None)
         self._runtime = agent_box.runtime
         self._box: Sandbox | None = None
         self._error: BaseException | None = None

@@ -1,6 +1,6 @@
 """Multi-container tasks in containers: the Harbor and Terminal-Bench 1 examples certify, the
 sidecars run limited on a network of the task's own that reaches neither the host nor
-anything else, the separate verifier sees the agent's sidecars, and nothing is left behind:
+anything else, the separate verifier gets fresh sidecars (as in Harbor), and nothing is left behind:
 not after a phase, not after Ctrl-C, and `gc` collects what kill -9 left."""
 
 from __future__ import annotations
@@ -196,24 +196,25 @@ def test_an_unhealthy_sidecar_is_named_and_removed(runtime, tmp_path):
     assert _wait_gone(runtime.api, f"{LABEL_RUN}={runtime.run_id}") == ([], [])
 
 
-SEPARATE = """
-artifacts = ["/app/total.txt"]
-
-[verifier]
-timeout_sec = 60.0
-environment_mode = "separate"
+ASKS_THE_SIDECAR = """
+import sys, urllib.request
+value = urllib.request.urlopen("http://kv:8080/keys/stock:apple", timeout=10).read().decode()
+sys.exit(0 if value.strip() == "12" else 1)
 """
 
 
-def test_the_separate_verifier_sees_the_agents_sidecars(runtime, tmp_path):
-    task_dir = tmp_path / "task"
-    shutil.copytree(HARBOR_EXAMPLE, task_dir)
-    toml = (task_dir / "task.toml").read_text().replace("[verifier]\ntimeout_sec = 60.0\n", "")
-    (task_dir / "task.toml").write_text(SEPARATE.lstrip() + toml)
+def test_the_separate_verifier_gets_fresh_sidecars_as_in_harbor(runtime, tmp_path):
+    """Harbor 0.26 starts a separate verifier's environment afresh, sidecars included: the
+    shipped example (its hook snapshots the agent's kv) is valid, and the same task whose tests
+    ask kv directly is not, since the verifier's kv never saw the agent's writes."""
+    asks = tmp_path / "asks-the-sidecar"
+    shutil.copytree(HARBOR_EXAMPLE, asks)
+    (asks / "tests" / "check.py").write_text(ASKS_THE_SIDECAR.lstrip())
     validator = Validator(runtime, tmp_path / "out", repeats=1, jobs=1)
-    (verdict,) = validator.run([task_dir]).tasks
-    assert verdict.outcome is Outcome.VALID, verdict.reason
-    assert {p.kind: p.reward for p in verdict.phases} == {PhaseKind.NOP: 0.0, PhaseKind.ORACLE: 1.0}
+    shipped, asking = validator.run([HARBOR_EXAMPLE, asks]).tasks
+    assert shipped.outcome is Outcome.VALID, shipped.reason
+    assert asking.outcome is Outcome.FAILS_WITH_SOLUTION, asking.reason
+    assert {p.kind: p.reward for p in asking.phases}[PhaseKind.ORACLE] == 0.0
     assert _wait_gone(runtime.api, f"{LABEL_RUN}={runtime.run_id}") == ([], [])
 
 
