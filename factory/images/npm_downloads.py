@@ -18,8 +18,8 @@ handles each such dependency:
 * **puppeteer**: its download is skipped (``PUPPETEER_SKIP_DOWNLOAD``, and the older
   ``PUPPETEER_SKIP_CHROMIUM_DOWNLOAD``) and ``PUPPETEER_EXECUTABLE_PATH`` points at Debian's
   Chromium;
-* **phantomjs-prebuilt** / **phantomjs**: nothing reachable carries PhantomJS (Debian removed it,
-  no registry package ships its binary), so it is named missing with the host it comes from.
+* **phantomjs-prebuilt** / **phantomjs**: Debian has no PhantomJS and the npm package only
+  downloads it, so it is named missing with the host it comes from.
 
 Each substitution is a note that says which version the package would have fetched and that
 Debian's differs; what cannot be had is returned by name (``missing``).
@@ -65,6 +65,11 @@ class Downloader:
     why_missing: str = ""
 
 
+_NO_PHANTOMJS = (
+    "Debian's archive has no phantomjs package (bookworm and trixie) and the npm package "
+    "ships no binary of its own"
+)
+
 DOWNLOADERS: tuple[Downloader, ...] = (
     Downloader(
         package="chromedriver",
@@ -90,13 +95,13 @@ DOWNLOADERS: tuple[Downloader, ...] = (
         package="phantomjs-prebuilt",
         what="PhantomJS",
         host="github.com (Medium/phantomjs releases)",
-        why_missing="Debian has no phantomjs package and no registry package carries its binary",
+        why_missing=_NO_PHANTOMJS,
     ),
     Downloader(
         package="phantomjs",
         what="PhantomJS",
         host="github.com (Medium/phantomjs releases)",
-        why_missing="Debian has no phantomjs package and no registry package carries its binary",
+        why_missing=_NO_PHANTOMJS,
     ),
 )
 

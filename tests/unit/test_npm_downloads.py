@@ -48,7 +48,7 @@ def test_phantomjs_is_named_missing_with_its_host_and_package(tmp_path: Path) ->
         "PhantomJS (npm package phantomjs-prebuilt ^2.1.14 in repo/package.json: its install "
         "script downloads it from github.com"
     )
-    assert "Debian has no phantomjs package" in missing
+    assert "Debian's archive has no phantomjs package (bookworm and trixie)" in missing
     assert "CHROMEDRIVER_FILEPATH" in out.text  # chromedriver is still provided
 
 
