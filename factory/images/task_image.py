@@ -19,9 +19,14 @@ from factory.images.build_log import missing_packages, recall_unreachable, remem
 from factory.images.builder import build_recipe
 from factory.images.dockerfile_compat import make_legacy_compatible
 from factory.images.dockerfile_errors import explain_parse_error
+from factory.images.npm_downloads import provide_npm_downloads
 from factory.images.offline_needs import test_time_downloads
 from factory.images.recipes import ImageRecipe, load_recipes
-from factory.images.toolchains import provide_toolchains, stand_in_release
+from factory.images.toolchains import (
+    provide_on_another_release,
+    provide_toolchains,
+    stand_in_release,
+)
 from factory.images.usage import record_use
 from factory.inputs import read_text
 from factory.runtime import (
@@ -222,13 +227,32 @@ class TaskImageBuilder:
             compat.text, self.aliases, self._base_available, dockerfile=dockerfile_path
         )
         toolchains = provide_toolchains(rewrite.text)
+        scripts = _scripts_text(task) if service is None else ""
+        later: list[str] = []  # the tests' downloads must be here too
+        if rewrite.substitutions and service is None:
+            later = test_time_downloads(task.paths.environment_dir, scripts)
+        # What the stand-in's release lacks, its sibling on the other release may have (jammy's
+        # openjdk-21-jdk: trixie, not bookworm); the sibling is built only when that is all.
+        elsewhere = provide_on_another_release(rewrite.text, toolchains, lambda _image: True)
+        if (
+            elsewhere is not None
+            and not later
+            and not all(self._base_available(image) for image in elsewhere[1].values())
+        ):
+            elsewhere = None
+        if elsewhere is not None:
+            toolchains, swaps = elsewhere
+            rewrite.base_images = [swaps.get(b, b) for b in rewrite.base_images]
+            rewrite.substitutions = [(o, swaps.get(n, n)) for o, n in rewrite.substitutions]
+            for old, new in swaps.items():
+                rewrite.notes = [n.replace(f"-> {old} ", f"-> {new} ") for n in rewrite.notes]
         rewrite.notes += toolchains.notes
-        missing = toolchains.missing
-        if rewrite.substitutions and service is None:  # the tests' downloads must be here too
-            missing += test_time_downloads(task.paths.environment_dir, _scripts_text(task))
+        npm = provide_npm_downloads(toolchains.text, task.paths.environment_dir, scripts)
+        rewrite.notes += npm.notes
+        missing = [*toolchains.missing, *npm.missing, *later]
         if missing:
             raise UnavailableOfflineError(missing, dockerfile_path)
-        dockerfile = _label_each_stage(toolchains.text)
+        dockerfile = _label_each_stage(npm.text)
         base_ids = [self.runtime.image_id(ref) or ref for ref in rewrite.base_images]
         extra = [dockerfile, *base_ids] + ([f"service:{service}"] if service else [])
         env_hash = hash_tree(context_dir, extra=extra)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cache
@@ -391,3 +392,45 @@ def provide_toolchains(text: str) -> ToolchainRewrite:
             lines.append(run.group(1) + " ".join(p for p in new if p))
     out.text = "\n".join(lines) + ("\n" if text.endswith("\n") else "")
     return out
+
+
+def provide_on_another_release(
+    text: str, first: ToolchainRewrite, available: Callable[[str], bool]
+) -> tuple[ToolchainRewrite, dict[str, str]] | None:
+    """When ``first`` (``provide_toolchains(text)``) misses something, try the same Dockerfile
+    with every stand-in base swapped for its sibling on the other Debian release
+    (``factory/build:bookworm`` -> ``factory/build:trixie``): an Ubuntu jammy Dockerfile that
+    installs ``openjdk-21-jdk`` cannot have it on bookworm (OpenJDK 17) but can on trixie.
+
+    Returns the rewrite on the other release and the swaps (old image -> new) when nothing is
+    missing there and every sibling is ``available`` (which may build it from its recipe: it is
+    asked only then); None otherwise."""
+    if not first.missing:
+        return None
+    for release in STAND_IN_RELEASES:
+        swaps: dict[str, str] = {}
+        lines = []
+        for line in text.splitlines():
+            match = _FROM_RE.match(line)
+            old = stand_in_release(match.group(1)) if match else None
+            if match and old is not None and old != release:
+                image = match.group(1)
+                swaps[image] = f"{image.rpartition(':')[0]}:{release}"
+                line = line[: match.start(1)] + swaps[image] + line[match.end(1) :]
+            lines.append(line)
+        if not swaps:
+            continue
+        candidate = provide_toolchains("\n".join(lines) + ("\n" if text.endswith("\n") else ""))
+        if candidate.missing or not all(available(image) for image in swaps.values()):
+            continue
+        for image, sibling in swaps.items():
+            candidate.notes.insert(
+                0,
+                f"base {image} -> {sibling}: the Dockerfile asks for what Debian "
+                f"{stand_in_release(image)} lacks ({'; '.join(first.missing)}); Debian "
+                f"{release} has it as its own build of the same version line (another update "
+                f"release than the original image's), and the rest of {release} is newer "
+                f"than {stand_in_release(image)}",
+            )
+        return candidate, swaps
+    return None

@@ -11,6 +11,7 @@ from factory.images.toolchains import (
     Request,
     Toolchain,
     choose_offer,
+    provide_on_another_release,
     provide_toolchains,
     stand_in_release,
 )
@@ -282,3 +283,45 @@ def test_a_huge_dockerfile_is_rewritten_line_by_line() -> None:
     out = provide_toolchains("FROM factory/base:bookworm\n" + body + "RUN echo done\n")
     assert len(out.notes) == 2000 and "nodesource" not in out.text
     assert out.text.endswith("RUN echo done\n")
+
+
+JAMMY_JAVA = (
+    "FROM factory/build:bookworm\n"
+    "RUN apt-get update && apt-get install -y ca-certificates-java openjdk-21-jdk\n"
+    "ENV JAVA_HOME=/usr/lib/jvm/java-21-openjdk-amd64\n"
+)
+
+
+def test_what_bookworm_lacks_is_taken_from_the_trixie_sibling() -> None:
+    """buildpack-deps:jammy's openjdk-21-jdk: bookworm has OpenJDK 17 only, trixie has 21."""
+    first = provide_toolchains(JAMMY_JAVA)
+    assert first.missing == ["Java 21 (openjdk-21-jdk; Debian bookworm has OpenJDK 17)"]
+    asked: list[str] = []
+    found = provide_on_another_release(JAMMY_JAVA, first, lambda i: asked.append(i) or True)
+    assert found is not None
+    out, swaps = found
+    assert swaps == {"factory/build:bookworm": "factory/build:trixie"}
+    assert asked == ["factory/build:trixie"]
+    assert out.missing == []
+    assert out.text.splitlines()[0] == "FROM factory/build:trixie"
+    assert "openjdk-21-jdk" in out.text
+    assert out.notes[0].startswith(
+        "base factory/build:bookworm -> factory/build:trixie: the Dockerfile asks for what "
+        "Debian bookworm lacks (Java 21 (openjdk-21-jdk; Debian bookworm has OpenJDK 17)); "
+        "Debian trixie has it as its own build of the same version line"
+    )
+
+
+def test_no_sibling_when_nothing_is_missing_the_sibling_lacks_it_too_or_is_unavailable() -> None:
+    fine = "FROM factory/build:bookworm\nRUN apt-get install -y openjdk-17-jdk\n"
+    assert provide_on_another_release(fine, provide_toolchains(fine), lambda i: True) is None
+    java11 = "FROM factory/build:bookworm\nRUN apt-get install -y openjdk-11-jdk\n"
+    asked: list[str] = []
+    first = provide_toolchains(java11)
+    assert provide_on_another_release(java11, first, lambda i: asked.append(i) or True) is None
+    assert asked == []  # trixie lacks Java 11 as well: no image is built for nothing
+    first = provide_toolchains(JAMMY_JAVA)
+    assert provide_on_another_release(JAMMY_JAVA, first, lambda i: False) is None
+    not_stand_in = "FROM eclipse-temurin:21\nRUN apt-get install -y openjdk-21-jdk\n"
+    first = provide_toolchains(not_stand_in)
+    assert provide_on_another_release(not_stand_in, first, lambda i: True) is None
