@@ -148,7 +148,7 @@ def test_hard_reference_is_what_a_person_types():
         steps.append(len(solution_steps(solve)))
         assert solve.count("\nsed -n '") == len(draft.faults)
         last = solve.rstrip("\n").rsplit("\n", 1)[1]
-        assert last.startswith("python3 -m pytest -q -o addopts= ") and "::" in last
+        assert "python3 -m pytest -q -o addopts= " in last and "::" in last
     assert sorted(steps)[len(steps) // 2] >= 8
 
 

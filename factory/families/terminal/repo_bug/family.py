@@ -399,10 +399,14 @@ class TaskBuilder:
             raise ValueError("the per-bug patches do not restore the project")
         hidden = {t for h in held.values() for t in h.hidden}
         shown = sorted({function_id(t) for m in chosen for t in m.failed} - hidden)
+        # a src layout is not installed in the image: its package is found through PYTHONPATH
+        env = f"PYTHONPATH={self.project.root} " if self.project.root else ""
         return {
             "edits": edits,
-            "suite_command": run_command(self.project).split(" && ", 1)[1],
-            "failed_again": " ".join(shlex.quote(t) for t in shown),
+            "suite_command": env + run_command(self.project).split(" && ", 1)[1],
+            "failed_again": env
+            + "python3 -m pytest -q -o addopts= "
+            + " ".join(shlex.quote(t) for t in shown),
         }
 
     def _usable(self, mutant: MutantRecord) -> bool:
