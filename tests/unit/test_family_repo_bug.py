@@ -4,6 +4,7 @@ reference solution get, and instructions that name no file or line of the projec
 
 from __future__ import annotations
 
+import difflib
 import json
 import random
 import subprocess
@@ -136,6 +137,33 @@ def test_hard_tasks_plant_bugs_in_different_places():
         for fault in draft.faults:
             near = patches_of(spec.mutations[f"unfixed-{fault}"])
             assert len(near) == 1 and near[0].count("\n@@ ") == len(patches) - 1
+
+
+def test_each_unfixed_near_miss_leaves_exactly_one_bug(tmp_path):
+    for seed in (1, 2):
+        draft, spec = render(Difficulty.HARD, seed)
+        sources = source_modules(PROJECTS[project_of(spec)])
+        mutated = {
+            p[len("environment/overlay/") :]: v.decode()
+            for p, v in spec.files.items()
+            if p.startswith("environment/overlay/") and p[len("environment/overlay/") :] in sources
+        }
+        for fault in draft.faults:
+            work = tmp_path / f"{seed}-{fault}"
+            for path, text in mutated.items():
+                (work / path).parent.mkdir(parents=True, exist_ok=True)
+                (work / path).write_text(text)
+            for patch in patches_of(spec.mutations[f"unfixed-{fault}"]):
+                subprocess.run(["patch", "-p1", "-s"], input=patch, text=True, cwd=work, check=True)
+            left = [
+                line
+                for path in mutated
+                for line in difflib.unified_diff(
+                    sources[path].splitlines(), (work / path).read_text().splitlines(), n=0
+                )
+                if line.startswith("@@")
+            ]
+            assert len(left) == 1, (fault, left)
 
 
 def test_hard_reference_is_what_a_person_types():
