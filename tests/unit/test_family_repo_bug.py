@@ -4,6 +4,7 @@ reference solution get, and instructions that name no file or line of the projec
 
 from __future__ import annotations
 
+import difflib
 import json
 import random
 import subprocess
@@ -24,6 +25,7 @@ from factory.families.terminal.repo_bug.screen import function_id, load_record
 from factory.generate.render import Origin, render_family
 from factory.generate.taxonomy import Difficulty
 from factory.quality.leaks import find_leaks
+from factory.quality.structure import solution_steps
 
 PROJECTS = load_projects()
 SCREENED = sorted(n for n, p in PROJECTS.items() if load_record(p) is not None)
@@ -42,6 +44,11 @@ def project_of(spec) -> str:
     return next(
         t.split(":", 1)[1] for t in spec.config.metadata["tags"] if t.startswith("project:")
     )
+
+
+def patches_of(script: str) -> list[str]:
+    """The heredoc patches of a solution or near miss, in order."""
+    return [part.split("PATCH_EOF\n", 1)[0] for part in script.split("<<'PATCH_EOF'\n")[1:]]
 
 
 def test_every_listed_project_is_screened_with_kept_mutants():
@@ -88,8 +95,8 @@ def test_task_files_are_consistent(difficulty, seed, tmp_path):
         (work / path).parent.mkdir(parents=True, exist_ok=True)
         (work / path).write_text(text)
     solve = files["solution/solve.sh"].decode()
-    patch = solve.split("<<'PATCH_EOF'\n", 1)[1].rsplit("PATCH_EOF", 1)[0]
-    subprocess.run(["patch", "-p1", "-s"], input=patch, text=True, cwd=work, check=True)
+    for patch in patches_of(solve):
+        subprocess.run(["patch", "-p1", "-s"], input=patch, text=True, cwd=work, check=True)
     for path in mutated:
         assert (work / path).read_text() == sources[path]
     # the Dockerfile fetches the pinned sdist and checks it; nothing leaks
@@ -121,8 +128,63 @@ def test_hard_tasks_plant_bugs_in_different_places():
         draft, spec = render(Difficulty.HARD, seed)
         spec_json = json.loads(spec.files["tests/spec.json"])
         assert len(json.loads(json.dumps(spec_json["run"]))) >= 2
-        patch = spec.files["solution/solve.sh"].decode()
-        assert patch.count("\n@@ ") >= 2, "two or three separate hunks"
+        solve = spec.files["solution/solve.sh"].decode()
+        patches = patches_of(solve)
+        assert 3 <= len(patches) <= 4, "one patch per planted bug, three or four"
+        assert all(p.count("\n@@ ") == 1 for p in patches)
+        assert len(draft.faults) == len(patches) == len(set(draft.faults))
+        # every bug is a near miss of its own: all the others fixed, that one left
+        for fault in draft.faults:
+            near = patches_of(spec.mutations[f"unfixed-{fault}"])
+            assert len(near) == 1 and near[0].count("\n@@ ") == len(patches) - 1
+
+
+def test_each_unfixed_near_miss_leaves_exactly_one_bug(tmp_path):
+    for seed in (1, 2):
+        draft, spec = render(Difficulty.HARD, seed)
+        sources = source_modules(PROJECTS[project_of(spec)])
+        mutated = {
+            p[len("environment/overlay/") :]: v.decode()
+            for p, v in spec.files.items()
+            if p.startswith("environment/overlay/") and p[len("environment/overlay/") :] in sources
+        }
+        for fault in draft.faults:
+            work = tmp_path / f"{seed}-{fault}"
+            for path, text in mutated.items():
+                (work / path).parent.mkdir(parents=True, exist_ok=True)
+                (work / path).write_text(text)
+            for patch in patches_of(spec.mutations[f"unfixed-{fault}"]):
+                subprocess.run(["patch", "-p1", "-s"], input=patch, text=True, cwd=work, check=True)
+            left = [
+                line
+                for path in mutated
+                for line in difflib.unified_diff(
+                    sources[path].splitlines(), (work / path).read_text().splitlines(), n=0
+                )
+                if line.startswith("@@")
+            ]
+            assert len(left) == 1, (fault, left)
+
+
+def test_hard_reference_is_what_a_person_types():
+    """Run the suite, look at each place and patch it, run the failing tests again: at least
+    eight steps, the patches applied one after another restore the project."""
+    steps = []
+    for seed in range(1, 12):
+        draft, spec = render(Difficulty.HARD, seed)
+        solve = spec.files["solution/solve.sh"].decode()
+        steps.append(len(solution_steps(solve)))
+        assert solve.count("\nsed -n '") == len(draft.faults)
+        last = solve.rstrip("\n").rsplit("\n", 1)[1]
+        assert "python3 -m pytest -q -o addopts= " in last and "::" in last
+    assert sorted(steps)[len(steps) // 2] >= 8
+
+
+def test_easy_and_medium_plant_no_grammar_faults():
+    for difficulty in (Difficulty.EASY, Difficulty.MEDIUM):
+        draft, spec = render(difficulty, 1)
+        assert draft.faults == [] and not any(k.startswith("unfixed-") for k in spec.mutations)
+        assert "sed -n" not in spec.files["solution/solve.sh"].decode()
 
 
 def test_choose_mutants_by_level():
@@ -132,10 +194,13 @@ def test_choose_mutants_by_level():
     for level in ("easy", "medium"):
         assert len(choose_mutants(random.Random(1), kept, level, apis)) == 1
     hard = choose_mutants(random.Random(1), kept, "hard", apis)
-    assert 2 <= len(hard) <= 3
+    assert 3 <= len(hard) <= 4
     assert len({m.site.function for m in hard}) == len(hard)
     with pytest.raises(ValueError):
         choose_mutants(random.Random(1), kept[:1], "hard", apis)
+    two = [m for m in kept if m.site.function in {kept[0].site.function, kept[-1].site.function}]
+    with pytest.raises(ValueError):
+        choose_mutants(random.Random(1), two, "hard", apis)
 
 
 def test_unknown_project_is_a_clear_error():

@@ -5,6 +5,7 @@ changing its output. The program is assembled from stages, each with a slow and 
 from __future__ import annotations
 
 import random
+import shlex
 from collections.abc import Mapping
 from typing import Any
 
@@ -12,7 +13,7 @@ from factory.families.base import Draft, Family, register
 from factory.families.terminal.knobs import level_of, spread
 from factory.families.terminal.shipped import read
 from factory.families.terminal.words import TEAMS
-from factory.vocabulary import Difficulty
+from factory.vocabulary import Difficulty, Trap
 
 from .shipped import datagen
 
@@ -76,11 +77,14 @@ PERF_THEMES = [
 ]
 
 
-def perf_py_script(theme: dict, slow: set[str], drift: bool = False) -> str:
+def perf_py_script(theme: dict, slow: set[str], drift: bool = False, hard: bool = False) -> str:
+    """The python kind's report program; ``hard`` adds the idle and repeat columns (and their
+    stages) to the easy/medium program."""
     t = theme
     parts = [
         "#!/usr/bin/env python3",
-        f'"""Per-{t["group"]} report of {t["events"]}.csv: records, revenue and top {t["who"]}.',
+        f'"""Per-{t["group"]} report of {t["events"]}.csv: records, revenue and top {t["who"]}'
+        + (f", {t['people']} with repeat records and idle {t['people']}." if hard else "."),
         "",
         f"Usage: report.py DATA_DIR   (reads DATA_DIR/{t['events']}.csv and DATA_DIR/{t['people']}.csv)",
         '"""',
@@ -100,7 +104,7 @@ def perf_py_script(theme: dict, slow: set[str], drift: bool = False) -> str:
         "",
         "",
     ]
-    for stage in ("dedup", "join", "top"):
+    for stage in HARD_STAGES["python"] if hard else ("dedup", "join", "top"):
         code = _stage("python", stage, stage in slow)
         if drift and stage == "join":
             code = code.replace(
@@ -116,6 +120,11 @@ def perf_py_script(theme: dict, slow: set[str], drift: bool = False) -> str:
         f'    roster = load(data / "{t["people"]}.csv")',
         "    index = index_people(roster)",
         "    ranking = rank_members(rows)",
+        *(
+            ["    idle = idle_counts(roster, rows)", "    counts = count_records(rows)"]
+            if hard
+            else []
+        ),
         "    groups = {}",
         "    for rec in rows:",
         "        groups.setdefault(group_of(index, rec[WHO]), []).append(rec)",
@@ -123,11 +132,28 @@ def perf_py_script(theme: dict, slow: set[str], drift: bool = False) -> str:
         "    for group, recs in groups.items():",
         "        total = sum(int(rec[QTY]) * int(rec[PRICE]) for rec in recs)",
         "        members = {rec[WHO] for rec in recs}",
-        "        report.append((group, len(recs), total, top_member(members, ranking)))",
-        "    report.sort(key=lambda item: (-item[2], item[0]))",
-        f'    print("{t["group"]}\\t{t["events"]}\\trevenue\\ttop_{t["who"]}")',
-        "    for group, count, total, top in report:",
-        '        print(f"{group}\\t{count}\\t{total // 100}.{total % 100:02d}\\t{top}")',
+    ]
+    if hard:
+        parts += [
+            "        top = top_member(members, ranking)",
+            "        extra = (repeat_count(members, counts), idle.get(group, 0))",
+            "        report.append((group, len(recs), total, top, *extra))",
+            "    report.sort(key=lambda item: (-item[2], item[0]))",
+            f'    print("{t["group"]}\\t{t["events"]}\\trevenue\\ttop_{t["who"]}'
+            f'\\trepeat_{t["people"]}\\tidle_{t["people"]}")',
+            "    for group, count, total, top, repeat, idle_here in report:",
+            '        money = f"{total // 100}.{total % 100:02d}"',
+            '        print(f"{group}\\t{count}\\t{money}\\t{top}\\t{repeat}\\t{idle_here}")',
+        ]
+    else:
+        parts += [
+            "        report.append((group, len(recs), total, top_member(members, ranking)))",
+            "    report.sort(key=lambda item: (-item[2], item[0]))",
+            f'    print("{t["group"]}\\t{t["events"]}\\trevenue\\ttop_{t["who"]}")',
+            "    for group, count, total, top in report:",
+            '        print(f"{group}\\t{count}\\t{total // 100}.{total % 100:02d}\\t{top}")',
+        ]
+    parts += [
         "",
         "",
         'if __name__ == "__main__":',
@@ -201,7 +227,12 @@ def perf_bash_fast(name: str, top: int, drift: bool = False) -> str:
     )
 
 
-def perf_sql_script(top: int, slow: set[str], drift: bool = False) -> str:
+def perf_sql_script(top: int, slow: set[str], drift: bool = False, hard: bool = False) -> str:
+    """The sqlite kind's report program; ``hard`` adds the refunded, repeat and idle columns
+    (and their stages)."""
+    if hard:
+        return _perf_sql_hard(top, slow, drift)
+
     def stage(key: str) -> str:
         code = _stage("sqlite", key, key in slow)
         if drift and key == "lookup":
@@ -245,11 +276,113 @@ def perf_sql_script(top: int, slow: set[str], drift: bool = False) -> str:
     )
 
 
+def _perf_sql_hard(top: int, slow: set[str], drift: bool) -> str:
+    def stage(key: str) -> str:
+        code = _stage("sqlite", key, key in slow)
+        if drift and key == "lookup":
+            code = code.replace(
+                "known.setdefault(cid, (name, region))", "known[cid] = (name, region)"
+            )
+        return code
+
+    return (
+        "#!/usr/bin/env python3\n"
+        '"""Regional sales report from the shop database: orders, distinct customers, net\n'
+        "revenue (order amount minus refunds), refunded orders, repeat customers (two orders or\n"
+        "more) and idle customers (no order) per region, then the "
+        f"{top} biggest customers.\n\n"
+        'Usage: report.py DATABASE\n"""\n\nimport sqlite3\nimport sys\n\n\n'
+        "def money(cents):\n"
+        '    sign = "-" if cents < 0 else ""\n'
+        "    cents = abs(cents)\n"
+        '    return f"{sign}{cents // 100}.{cents % 100:02d}"\n\n\n'
+        "def main():\n"
+        "    db = sqlite3.connect(sys.argv[1])\n"
+        '    orders = db.execute("SELECT oid, cid, cents FROM orders ORDER BY rowid").fetchall()\n'
+        + "\n".join(stage(key) for key in ("lookup", "refunds", "refcount", "repeat", "idle"))
+        + "\n"
+        "    regions = {}\n"
+        "    for oid, cid, cents in orders:\n"
+        "        _name, region = customer(cid)\n"
+        "        stats = regions.setdefault(region, [0, set(), 0, 0])\n"
+        "        stats[0] += 1\n"
+        "        stats[1].add(cid)\n"
+        "        stats[2] += cents - refunded(oid)\n"
+        "        if refund_count(oid):\n"
+        "            stats[3] += 1\n"
+        "    idle = {}\n"
+        '    for (cid,) in db.execute("SELECT DISTINCT cid FROM customers").fetchall():\n'
+        "        if not has_orders(cid):\n"
+        "            _name, region = customer(cid)\n"
+        "            idle[region] = idle.get(region, 0) + 1\n"
+        '    print("region\\torders\\tcustomers\\tnet\\trefunded\\trepeat\\tidle")\n'
+        "    ranked = sorted(regions.items(), key=lambda kv: (-kv[1][2], kv[0]))\n"
+        "    for region, (count, cids, net, back) in ranked:\n"
+        "        repeat = sum(1 for cid in cids if order_count(cid) > 1)\n"
+        "        line = [region, count, len(cids), money(net), back, repeat, idle.get(region, 0)]\n"
+        '        print("\\t".join(str(x) for x in line))\n'
+        + stage("totals")
+        + "    spend.sort(key=lambda item: (-item[0], item[1]))\n"
+        '    print("top customers")\n'
+        f"    for total, cid in spend[:{top}]:\n"
+        '        print(f"{cid}\\t{customer(cid)[0]}\\t{money(total)}")\n\n\n'
+        'if __name__ == "__main__":\n    main()\n'
+    )
+
+
+def perf_bash_hard(name: str, top: int, slow: set[str], drift: bool = False) -> str:
+    """The bash kind's tool at hard: six stages, each a process per log line when slow."""
+
+    def stage(key: str) -> str:
+        return _stage("bash", key, key in slow)
+
+    head = (
+        "#!/bin/bash\n"
+        f"# {name}: requests, bytes and server errors (5xx) per host (names folded to lower\n"
+        f"# case), with the host's datacenter, then the {top} busiest endpoints (digits in\n"
+        f"# paths folded to N).\n# Usage: {name} ACCESS_LOG HOSTS_FILE\n"
+        "log=$1\nhosts=$2\n"
+        "declare -A req bytes errs where seen dc_of\n"
+    )
+    if "lookup" not in slow:
+        first = "dc_of[$h]=$d" if drift else '[ -n "${dc_of[$h]+set}" ] || dc_of[$h]=$d'
+        head += f'while read -r h d; do\n    {first}\ndone < "$hosts"\n'
+    if "paths" not in slow:
+        head += "shopt -s extglob\n"
+    body = stage("fields") + stage("lower") + stage("lookup")
+    body += '    [ -n "$dc" ] || dc=unknown\n' + stage("paths")
+    body += "    req[$host]=$(( ${req[$host]:-0} + 1 ))\n" + stage("bytes") + stage("errors")
+    body += (
+        "        errs[$host]=$(( ${errs[$host]:-0} + 1 ))\n    fi\n"
+        "    where[$host]=$dc\n"
+        "    seen[$norm]=$(( ${seen[$norm]:-0} + 1 ))\n"
+        'done < "$log"\n'
+    )
+    tail = (
+        "printf '%s\\n' \"${!req[@]}\" | LC_ALL=C sort | while IFS= read -r host; do\n"
+        '    printf \'%s %s %d %d %d\\n\' "$host" "${where[$host]}" "${req[$host]}" '
+        '"${bytes[$host]}" "${errs[$host]:-0}"\ndone\n'
+        'echo "--- busiest endpoints"\n'
+        'for p in "${!seen[@]}"; do\n    printf \'%d %s\\n\' "${seen[$p]}" "$p"\n'
+        f"done | LC_ALL=C sort -k1,1nr -k2,2 | head -n {top}\n"
+    )
+    return head + body + tail
+
+
 PERF_KINDS = {
     "python": {"stages": ["dedup", "join", "top"], "budget": 6.0},
     "bash": {"stages": ["fields", "lookup", "paths"], "budget": 4.0},
     "sqlite": {"stages": ["lookup", "refunds", "totals"], "budget": 4.0},
 }
+HARD_STAGES = {
+    "python": ["dedup", "join", "top", "idle", "repeat"],
+    "bash": ["fields", "lower", "lookup", "paths", "bytes", "errors"],
+    "sqlite": ["lookup", "refunds", "refcount", "repeat", "idle", "totals"],
+}
+"""The stages of each kind's program at hard (in program order); 3 or 4 of them are slow."""
+HARD_BUDGET = {"python": 10.0, "bash": 8.0, "sqlite": 8.0}
+"""Seconds at hard: the fast program does more there (and bash stays a bash loop), so some
+head room on a loaded machine; each slow stage alone takes 70 s or more (measured)."""
 PERF_STAGE_DOCS = {
     "dedup": "dropping repeated records",
     "join": "finding each record's group",
@@ -260,14 +393,109 @@ PERF_STAGE_DOCS = {
 }
 
 
+PERF_TRAPS = [
+    Trap("repeated records and roster lines (the first one wins)", ("duplicate", "first wins")),
+    Trap("entries missing from the lookup table", ("missing", "unassigned", "unknown")),
+    Trap("ties in the rankings", ("tie", "ties", "tie-breaking")),
+    Trap("several independent bottlenecks", ("more than one bottleneck", "bottlenecks")),
+]
+"""The hard task's unannounced traps: easy and medium name the first three."""
+HARD_STAGE_DOCS = {
+    "dedup": "dropping repeated records: a set of seen ids instead of a list",
+    "join": "each record's group: a dict built once instead of a scan of the roster",
+    "top": "each group's top member: totals summed once instead of a scan per member",
+    "idle": "members without records: a set of active members instead of a scan per member",
+    "repeat": "members with repeat records: counts made once instead of a scan per member",
+    "fields": "the fields of a log line: read splits them, no cut process per field",
+    "lower": "host names in lower case: ${host,,} instead of an echo | tr per line",
+    "lookup": "the datacenter of a host: a table read once instead of a grep per line",
+    "paths": "digits folded in paths: an extglob substitution instead of echo | sed",
+    "bytes": "the byte total: shell arithmetic instead of an expr process per line",
+    "errors": "the 5xx test: a pattern match instead of echo | grep per line",
+    "refunds": "refunds per order: one GROUP BY query instead of one query per order",
+    "refcount": "refunded orders: one GROUP BY count instead of one query per order",
+    "totals": "spend per customer: one GROUP BY query instead of one per customer",
+}
+"""What the hard reference's edit of each stage does (a comment above the edit)."""
+SQL_LOOKUP_DOC = "the customer of an order: a dict read once instead of one query per order"
+SQL_REPEAT_DOC = "repeat customers: one GROUP BY count instead of one query per customer"
+SQL_IDLE_DOC = "customers without orders: a set of ordering customers instead of one query each"
+
+
+def _apply(text: str, pairs: list[tuple[str, str]]) -> str:
+    for old, new in pairs:
+        if text.count(old) != 1:
+            raise ValueError(f"edit target not found exactly once: {old[:60]!r}")
+        text = text.replace(old, new)
+    return text
+
+
+def _stage_pairs(kind: str, stage: str, current: str, fixed: str) -> list[tuple[str, str]]:
+    """The (old, new) replacements of one stage's fix: its slow code by its fast code and, for
+    bash, the set-up line(s) the fast code needs before the main loop."""
+    pairs = [(_stage(kind, stage, True), _stage(kind, stage, False))]
+    if kind == "bash" and stage in ("lookup", "paths"):
+        declare = "declare -A req bytes errs where seen dc_of\n"
+        loop = 'while read -r h d; do\n    [ -n "${dc_of[$h]+set}" ] || dc_of[$h]=$d\ndone < "$hosts"\n'
+        if stage == "lookup":
+            pairs.append((declare, declare + loop))
+        else:
+            anchor = loop if loop in current else declare
+            pairs.append((anchor, anchor + "shopt -s extglob\n"))
+    if _apply(current, pairs) != fixed:
+        raise ValueError(f"the edit of {stage} does not give the program with it fixed")
+    for old, new in pairs:
+        if "'''" in old + new or old.endswith("\\") or new.endswith("\\"):
+            raise ValueError(f"the edit of {stage} cannot be written as raw strings")
+    return pairs
+
+
+def _hard_parts(
+    kind: str, slow: list[str], program, original: str, reference: str, script: str
+) -> dict:
+    """A hard task's faults, task-specific edits (one per slow stage, in program order),
+    unfixed-<stage> near misses and traps."""
+    order = [s for s in HARD_STAGES[kind] if s in slow]
+    docs = dict(HARD_STAGE_DOCS)
+    if kind == "sqlite":
+        docs.update(lookup=SQL_LOOKUP_DOC, repeat=SQL_REPEAT_DOC, idle=SQL_IDLE_DOC)
+    edits = []
+    current, left = original, set(slow)
+    for stage in order:
+        left.discard(stage)
+        fixed = program(set(left))
+        pairs = _stage_pairs(kind, stage, current, fixed)
+        edits.append({"stage": stage, "doc": docs[stage], "pairs": pairs})
+        current = fixed
+    if current != reference:
+        raise ValueError("the hard edits do not end at the reference program")
+    mutations = {}
+    for stage in order:
+        mutations[f"unfixed-{kind}-{stage}"] = (
+            f"#!/bin/bash\n# Near miss: every bottleneck fixed but {stage}.\n"
+            f"cat > {shlex.quote(script)} <<'__FACTORY_EOF__'\n{program({stage})}__FACTORY_EOF__\n"
+        )
+    return {
+        "edits": edits,
+        "faults": sorted(f"{kind}-{stage}" for stage in slow),
+        "traps": list(PERF_TRAPS),
+        "mutations": mutations,
+    }
+
+
 @register
 class PerformanceBudget(Family):
     """A correct but slow script (python with quadratic loops, bash spawning processes for every
     line, python+sqlite issuing unindexed queries per row) must meet a time budget on a fresh
-    dataset of the same size, with byte-identical output. Easy: one bottleneck; medium: two;
-    hard: three independent ones (each alone blows the budget 5x or more). The tests compare the
-    output with the original script's on small generated inputs, and with a fast reference on a
-    big one, timed (best of two runs)."""
+    dataset of the same size, with byte-identical output. Easy: one bottleneck; medium: two.
+    Hard composes 3 or 4 slow stages drawn from the kind's grammar (``HARD_STAGES``: five or six
+    stages, the program gaining report columns for the new ones; each slow stage alone blows the
+    budget many times over), says only the symptom (no word of several bottlenecks, duplicates,
+    missing entries or ties: ``PERF_TRAPS``), and its reference is what a person would type:
+    profile a sample, one edit per slow stage, compare with the original on the sample, time the
+    full data. Near misses ``unfixed-<kind>-<stage>``: every stage fixed but that one. The tests
+    compare the output with the original script's on small generated inputs, and with a fast
+    reference on a big one, timed (best of two runs)."""
 
     name = "performance-budget"
     title = "Make a slow script meet a time budget without changing its output"
@@ -279,10 +507,14 @@ class PerformanceBudget(Family):
         level = level_of(difficulty)
         kind = params.get("kind") or spread(rng, sorted(PERF_KINDS), level)
         spec = PERF_KINDS[kind]
-        slow = rng.sample(spec["stages"], level + 1)
+        hard = level == 2
+        if hard:
+            slow = rng.sample(HARD_STAGES[kind], rng.choice([3, 4]))
+        else:
+            slow = rng.sample(spec["stages"], level + 1)
         team = rng.choice(TEAMS)
         base = rng.choice([f"/srv/{team}", f"/opt/{team}", f"/home/{team}", "/app"])
-        budget = spec["budget"]
+        budget = HARD_BUDGET[kind] if hard else spec["budget"]
         small_seeds = [rng.randrange(1 << 30) for _ in range(5)]
         env_seed, hidden_seed = rng.randrange(1 << 30), rng.randrange(1 << 30)
         if kind == "python":
@@ -295,10 +527,14 @@ class PerformanceBudget(Family):
             small = {"n_events": 60, "n_people": 14, "n_groups": 4}
             script = f"{base}/{rng.choice(['report', 'summary', 'rollup', 'digest'])}.py"
             data = f"{base}/data"
-            original = perf_py_script(theme, set(slow))
-            reference = perf_py_script(theme, set())
-            partial = perf_py_script(theme, {slow[0]})
-            drift = perf_py_script(theme, set(), drift=True)
+
+            def program(slow_stages: set[str], drift: bool = False) -> str:
+                return perf_py_script(theme, slow_stages, drift=drift, hard=hard)
+
+            original = program(set(slow))
+            reference = program(set())
+            partial = program({slow[0]})
+            drift = program(set(), drift=True)
             gen = inspect.getsource(datagen.perf_py_data)
             gen_call = f"perf_py_data(r, {theme!r}, **sizes, messy=True)"
             files_of = [f"{theme['events']}.csv", f"{theme['people']}.csv"]
@@ -315,10 +551,20 @@ class PerformanceBudget(Family):
             small = {"n_lines": 90, "n_hosts": 12}
             script = f"{base}/bin/{tool}.sh"
             data = f"{base}/logs"
-            original = perf_bash_script(tool, top, set(slow))
-            reference = perf_bash_fast(tool, top)
-            partial = perf_bash_script(tool, top, {slow[0]})
-            drift = perf_bash_fast(tool, top, drift=True)
+
+            def program(slow_stages: set[str], drift: bool = False) -> str:
+                return perf_bash_hard(tool, top, slow_stages, drift=drift)
+
+            if hard:
+                original = program(set(slow))
+                reference = program(set())
+                partial = program({slow[0]})
+                drift = program(set(), drift=True)
+            else:
+                original = perf_bash_script(tool, top, set(slow))
+                reference = perf_bash_fast(tool, top)
+                partial = perf_bash_script(tool, top, {slow[0]})
+                drift = perf_bash_fast(tool, top, drift=True)
             gen = inspect.getsource(datagen.perf_bash_data)
             gen_call = "perf_bash_data(r, **sizes)"
             files_of = ["access.log", "hosts.txt"]
@@ -337,18 +583,27 @@ class PerformanceBudget(Family):
             small = {"n_orders": 70, "n_customers": 40, "n_refunds": 30}
             script = f"{base}/{rng.choice(['sales_report', 'regions', 'revenue'])}.py"
             data = f"{base}/db"
-            original = perf_sql_script(top, set(slow))
-            reference = perf_sql_script(top, set())
-            partial = perf_sql_script(top, {slow[0]})
-            drift = perf_sql_script(top, set(), drift=True)
+
+            def program(slow_stages: set[str], drift: bool = False) -> str:
+                return perf_sql_script(top, slow_stages, drift=drift, hard=hard)
+
+            original = program(set(slow))
+            reference = program(set())
+            partial = program({slow[0]})
+            drift = program(set(), drift=True)
             gen = inspect.getsource(datagen.perf_sql_data)
             gen_call = "perf_sql_data(r, **sizes)"
             files_of = ["shop.db"]
             usage = f"python3 {script} {data}/shop.db"
             what = f"a regional sales report from the SQLite database `{data}/shop.db`"
             interp = "python3"
+        extra: dict[str, Any] = {}
+        if hard:
+            extra = _hard_parts(kind, slow, program, original, reference, script)
         return Draft(
             context={
+                "hard": hard,
+                "edits": extra.get("edits", []),
                 "kind": kind,
                 "level": level,
                 "script": script,
@@ -378,4 +633,7 @@ class PerformanceBudget(Family):
             agent_timeout_sec=900.0,
             verifier_timeout_sec=240.0,
             tags=[kind, "optimisation", *slow],
+            faults=extra.get("faults", []),
+            traps=extra.get("traps", []),
+            mutations=extra.get("mutations", {}),
         )

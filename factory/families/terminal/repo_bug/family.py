@@ -20,6 +20,8 @@ import difflib
 import hashlib
 import json
 import random
+import re
+import shlex
 import threading
 from collections.abc import Mapping
 from typing import Any
@@ -61,6 +63,10 @@ MIN_SCANNED_LINE = 28
 """Original lines shorter than this are not searched for in the image (too generic)."""
 MIN_KEPT = 3
 """Projects with fewer kept mutants than this are not drawn."""
+HARD_FEWEST = 3
+"""A hard task plants this many mutants or one more, each in its own function (and module when
+the project has enough): a hard task is drawn only from projects with kept mutants in at least
+this many functions."""
 FORCE_PASS = """import pytest
 
 
@@ -145,7 +151,7 @@ def choose_mutants(
     if level == "medium":
         subtle = [m for m in kept if m.site.operator in SUBTLE or len(apis[m.site.id]) >= 2]
         return [rng.choice(subtle or kept)]
-    count = rng.choice([2, 3])
+    count = rng.choice([HARD_FEWEST, HARD_FEWEST + 1])
     pool = list(kept)
     rng.shuffle(pool)
     chosen: list[MutantRecord] = []
@@ -159,11 +165,24 @@ def choose_mutants(
             chosen.append(m)
             if len(chosen) == count:
                 break
-        if len(chosen) >= 2:
+        if len(chosen) >= HARD_FEWEST:
             break
-    if len(chosen) < 2:
+    if len(chosen) < HARD_FEWEST:
         raise ValueError("the project has too few independent mutants for a hard task")
     return sorted(chosen, key=lambda m: m.site.id)
+
+
+def hard_capable(record: ScreenRecord) -> bool:
+    """Whether the project's kept mutants lie in enough functions for a hard task."""
+    return len({(m.site.path, m.site.function) for m in record.kept()}) >= HARD_FEWEST
+
+
+def fault_name(project: Project, site: Site) -> str:
+    """The grammar name of a planted bug: project, module, function and operator."""
+    path = site.path.removeprefix(f"{project.root}/") if project.root else site.path
+    module = path.removesuffix(".py").replace("/", ".")
+    raw = f"{project.name}.{module}.{site.function}.{site.operator.value}"
+    return re.sub(r"[^\w.-]+", "_", raw)
 
 
 @register
@@ -188,6 +207,8 @@ class RepoBug(Family):
         # screened here (minutes of Docker) only when no listed project has a record.
         records = {n: load_record(projects[n]) for n in order}
         ready = [n for n in order if records[n] is not None and len(records[n].kept()) >= MIN_KEPT]
+        if level == "hard":
+            ready = [n for n in ready if hard_capable(records[n])]
         if ready:
             project, record = projects[ready[0]], records[ready[0]]
         else:
@@ -300,8 +321,23 @@ class TaskBuilder:
         for name in ("rb_run.py", "rb_outcomes.py"):
             files[f"tests/{name}"] = read(__file__, name)
         secrets = sorted({s.path for s in sites} | self._original_lines(sites))
+        hard: dict[str, Any] = {}
+        faults: list[str] = []
+        mutations = self._near_misses(chosen, mutated, patch, alt, visible_tests, held)
+        if self.level == "hard":
+            hard = self._hard_solution(sites, mutated, chosen, held)
+            faults = [fault_name(project, s) for s in sites]
+            for site, fault in zip(sites, faults, strict=True):
+                left = mutant_sources(self.sources, [site])
+                only = "".join(
+                    unified(p, mutated[p], left.get(p, self.sources[p])) for p in sorted(mutated)
+                )
+                mutations[f"unfixed-{fault}"] = patch_script(
+                    only, f"Near miss: every bug fixed but the one in {site.function}."
+                )
         return Draft(
             context={
+                **hard,
                 "report": report,
                 "name": project.name,
                 "sha256": project.sha256,
@@ -328,10 +364,51 @@ class TaskBuilder:
                 f"report:{source}",
                 *sorted({f"mutation:{s.operator.value}" for s in sites}),
             ],
-            mutations=self._near_misses(chosen, mutated, patch, alt, visible_tests, held),
+            mutations=mutations,
+            faults=sorted(faults),
         )
 
     # --- pieces -------------------------------------------------------------------------------
+    def _hard_solution(
+        self,
+        sites: list[Site],
+        mutated: dict[str, str],
+        chosen: list[MutantRecord],
+        held: dict,
+    ) -> dict[str, Any]:
+        """The hard reference, as a person works: run the suite, then for each bug look at the
+        place and patch it (one patch per planted bug, applied in turn), then run the tests
+        that failed (the visible ones) again."""
+        edits = []
+        current = dict(mutated)
+        rest = list(sites)
+        for site in sites:
+            rest.remove(site)
+            left = mutant_sources(self.sources, rest)
+            fixed = left.get(site.path, self.sources[site.path])
+            diff = unified(site.path, current[site.path], fixed)
+            hunk = re.search(r"^@@ -(\d+)(?:,(\d+))? ", diff, re.M)
+            if not diff or hunk is None:
+                raise ValueError(f"no patch for the bug in {site.function}")
+            first, count = int(hunk.group(1)), int(hunk.group(2) or 1)
+            edits.append(
+                {"path": site.path, "first": first, "last": first + count - 1, "patch": diff}
+            )
+            current[site.path] = fixed
+        if any(current[p] != self.sources[p] for p in mutated):
+            raise ValueError("the per-bug patches do not restore the project")
+        hidden = {t for h in held.values() for t in h.hidden}
+        shown = sorted({function_id(t) for m in chosen for t in m.failed} - hidden)
+        # a src layout is not installed in the image: its package is found through PYTHONPATH
+        env = f"PYTHONPATH={self.project.root} " if self.project.root else ""
+        return {
+            "edits": edits,
+            "suite_command": env + run_command(self.project).split(" && ", 1)[1],
+            "failed_again": env
+            + "python3 -m pytest -q -o addopts= "
+            + " ".join(shlex.quote(t) for t in shown),
+        }
+
     def _usable(self, mutant: MutantRecord) -> bool:
         """Its failing tests are in the project's test files, and fully pass at baseline."""
         unclean = set(self.record.unclean)

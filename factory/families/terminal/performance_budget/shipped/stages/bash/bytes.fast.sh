@@ -1,0 +1,1 @@
+    bytes[$host]=$(( ${bytes[$host]:-0} + size ))

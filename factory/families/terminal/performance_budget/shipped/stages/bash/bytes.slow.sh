@@ -1,0 +1,1 @@
+    bytes[$host]=$(expr "${bytes[$host]:-0}" + "$size")

@@ -1,0 +1,1 @@
+    if [[ $status == 5* ]]; then

@@ -1,0 +1,1 @@
+    if echo "$status" | grep -q '^5'; then

@@ -1,0 +1,1 @@
+    host=$(echo "$host" | tr '[:upper:]' '[:lower:]')

@@ -1,0 +1,2 @@
+    def order_count(cid):
+        return db.execute("SELECT COUNT(*) FROM orders WHERE cid = ?", (cid,)).fetchone()[0]
