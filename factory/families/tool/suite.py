@@ -97,6 +97,24 @@ def same_people(
     return rename(app, names)
 
 
+def add_template(
+    rng: random.Random, crm: JSON, name: str, subject: str, body: str, fields: list[str]
+) -> None:
+    """A CRM email template of the suite's own (its requests send it), put at a drawn place
+    among the CRM's templates with the next id."""
+    templates = crm["templates"]
+    templates.insert(
+        rng.randrange(len(templates) + 1),
+        {
+            "template_id": f"tpl-{len(templates) + 1}",
+            "name": name,
+            "subject": subject,
+            "body": body,
+            "fields": fields,
+        },
+    )
+
+
 class SuitePlan(Plan):
     """A plan whose request parts span apps: each :meth:`piece` adds its words, its calls and
     its near misses, a near miss being the whole right chain with that piece's calls replaced

@@ -10,7 +10,7 @@ from factory.toolenv.domains.orderdesk import CONFIRMATION_TEMPLATE, DOMAIN
 from factory.families.base import register
 from factory.families.tool.crm.family import CrmRequests
 from factory.families.tool.inventory.family import InventoryRequests
-from factory.families.tool.suite import move_to
+from factory.families.tool.suite import add_template, move_to
 from factory.families.tool.toolfamily import (
     Scenario,
     Shape,
@@ -58,17 +58,14 @@ class OrderDeskRequests(ToolFamily):
         for customer, company in zip(store["customers"], crm["companies"], strict=False):
             customer["name"] = company["name"]
             customer["email"] = f"orders@{company['domain']}"
-        templates = crm["templates"]
-        templates.insert(
-            rng.randrange(len(templates) + 1),
-            {
-                "template_id": f"tpl-{len(templates) + 1}",
-                "name": CONFIRMATION_TEMPLATE,
-                "subject": "Order {order_number} confirmed",
-                "body": "Hi {first_name},\n\nThank you for order {order_number} from {company}; "
-                "we will let you know when it ships.\n\n{sender_name}",
-                "fields": ["order_number"],
-            },
+        add_template(
+            rng,
+            crm,
+            CONFIRMATION_TEMPLATE,
+            "Order {order_number} confirmed",
+            "Hi {first_name},\n\nThank you for order {order_number} from {company}; "
+            "we will let you know when it ships.\n\n{sender_name}",
+            ["order_number"],
         )
         return {"crm": crm, "store": store}
 

@@ -11,7 +11,7 @@ from factory.families.base import register
 from factory.families.tool.calendar.family import CalendarRequests
 from factory.families.tool.crm.family import CrmRequests
 from factory.families.tool.files.family import FileRequests, _set_quotas
-from factory.families.tool.suite import move_to, same_people
+from factory.families.tool.suite import add_template, move_to, same_people
 from factory.families.tool.toolfamily import (
     Scenario,
     Shape,
@@ -58,17 +58,14 @@ class WorkspaceRequests(ToolFamily):
         drive = move_to(FileRequests().seed_state(rng, difficulty), today)
         drive = same_people(rng, drive, staff, domain, new_id=lambda i: f"u-{300 + 7 * i}")
         drive["company_domain"] = domain
-        templates = crm["templates"]
-        templates.insert(
-            rng.randrange(len(templates) + 1),
-            {
-                "template_id": f"tpl-{len(templates) + 1}",
-                "name": DOC_TEMPLATE,
-                "subject": "Your document from {company}'s account team",
-                "body": "Hi {first_name},\n\nAs promised, here is the document: {document_link}"
-                "\n\nBest,\n{sender_name}",
-                "fields": ["document_link"],
-            },
+        add_template(
+            rng,
+            crm,
+            DOC_TEMPLATE,
+            "Your document from {company}'s account team",
+            "Hi {first_name},\n\nAs promised, here is the document: {document_link}"
+            "\n\nBest,\n{sender_name}",
+            ["document_link"],
         )
         add_customer_folders(drive, [c["name"] for c in crm["companies"]])
         return {"crm": crm, "calendar": calendar, "drive": drive}
