@@ -49,17 +49,9 @@ ANSWER_DIR = "data/possible_answer"
 FUNC_DOC_DIR = "data/multi_turn_func_doc"
 SOURCE_DIR = "eval_checker/multi_turn_eval/func_source_code"
 
-#: API class -> function-doc file in FUNC_DOC_DIR (BFCL's MULTI_TURN_FUNC_DOC_FILE_MAPPING).
-FUNC_DOC_FILES: dict[str, str] = {
-    "GorillaFileSystem": "gorilla_file_system.json",
-    "MathAPI": "math_api.json",
-    "MessageAPI": "message_api.json",
-    "TwitterAPI": "posting_api.json",
-    "TicketAPI": "ticket_api.json",
-    "TradingBot": "trading_bot.json",
-    "TravelAPI": "travel_booking.json",
-    "VehicleControlAPI": "vehicle_control.json",
-}
+#: API class -> function-doc file in FUNC_DOC_DIR (BFCL's MULTI_TURN_FUNC_DOC_FILE_MAPPING: each
+#: class's docs are named after its source module, :data:`bfcl_runtime.CLASS_MODULES`).
+FUNC_DOC_FILES: dict[str, str] = {name: f"{stem}.json" for name, stem in rt.CLASS_MODULES.items()}
 
 #: BFCL parameter types -> JSON Schema types (BFCL's GORILLA_TO_OPENAPI, the part in use).
 JSON_SCHEMA_TYPES: dict[str, str] = {

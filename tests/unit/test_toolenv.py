@@ -195,3 +195,64 @@ def admin_served(tmp_path, state):
         for srv in (httpd, admin):
             srv.shutdown()
             srv.server_close()
+
+
+def test_a_rule_on_some_tools_judges_only_their_calls():
+    from factory.toolenv.core import Domain
+
+    domain = Domain("t", "T", "policy")
+    seen: list[str] = []
+
+    @domain.tool("Set x.", {"x": {"type": "integer"}}, mutates=True)
+    def set_x(state, x):
+        state["x"] = x
+        return x
+
+    @domain.tool("Read x.")
+    def get_x(state):
+        return state["x"]
+
+    @domain.rule_on("set_x")
+    def small(state, tool, args):
+        seen.append(tool)
+        return f"{tool} to {args['x']}" if args["x"] > 9 else None
+
+    env = Environment(domain, {"x": 0})
+    assert env.call("get_x", {})["ok"] and seen == []
+    assert env.call("set_x", {"x": 3})["ok"] and seen == ["set_x"]
+    refused = env.call("set_x", {"x": 10})
+    assert refused["violation"] == "set_x to 10" and env.state == {"x": 3}
+    assert small({}, "get_x", {"x": 99}) == "get_x to 99"  # the function itself stays as written
+
+
+def test_lookup_and_days_between_answer_none_where_a_rule_has_nothing_to_judge():
+    from factory.toolenv.core import days_between, lookup
+
+    rows = [{"id": "a", "n": 1}, {"id": "b", "n": 2}, {"id": "b", "n": 3}]
+    assert lookup(rows, "id", "b") == {"id": "b", "n": 2}
+    assert lookup(rows, "id", "c") is None
+    assert days_between("2026-02-27", "2026-03-02") == 3
+    assert days_between("2026-03-02", "2026-02-27") == -3
+    assert days_between("yesterday", "2026-03-02") is None
+
+
+def test_every_server_entry_point_takes_the_serving_options(monkeypatch):
+    import argparse
+
+    from factory.toolenv import server
+
+    dropped: list[str] = []
+    monkeypatch.setattr(server, "drop_privileges", dropped.append)
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--domain")
+    argv = ["--domain", "crm", "--port", "9001", "--log", "/tmp/c.jsonl", "--user", "agent"]
+    args = server.parse_server_args(parser, argv)
+    assert (args.domain, args.port, str(args.log), args.state_out) == (
+        "crm",
+        9001,
+        "/tmp/c.jsonl",
+        None,
+    )
+    assert dropped == ["agent"]
+    assert server.parse_server_args(argparse.ArgumentParser(), []).port == 8000
+    assert dropped == ["agent"]  # no --user: nobody to become

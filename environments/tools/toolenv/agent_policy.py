@@ -54,23 +54,14 @@ class AgentPolicyEnvironment(Environment):
 
 
 def main(argv: list[str] | None = None) -> None:
-    from .server import DomainBackend, drop_privileges, serve
+    from .server import DomainBackend, parse_server_args, serve
 
     parser = argparse.ArgumentParser(
         description="Serve a tool domain whose tools execute forbidden calls (policy in the agent)."
     )
     parser.add_argument("--domain", required=True, help="domain module")
     parser.add_argument("--state", type=Path, required=True, help="initial state, JSON")
-    parser.add_argument("--port", type=int, default=8000)
-    parser.add_argument("--log", type=Path, help="append every call here (JSONL)")
-    parser.add_argument("--state-out", type=Path, help="write the current state here")
-    parser.add_argument(
-        "--admin-socket", type=Path, help="serve /state and /reset on this unix socket only"
-    )
-    parser.add_argument("--user", help="started as root: run as this user from the start")
-    args = parser.parse_args(argv)
-    if args.user:
-        drop_privileges(args.user)
+    args = parse_server_args(parser, argv)
     state = json.loads(args.state.read_text(encoding="utf-8"))
     backend = DomainBackend(AgentPolicyEnvironment(load_domain(args.domain), state))
     serve(backend, args.port, args.log, args.state_out, args.admin_socket)

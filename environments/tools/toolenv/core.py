@@ -16,6 +16,7 @@ Everything here is deterministic: no clocks, no randomness. "Today" is part of t
 from __future__ import annotations
 
 import copy
+import datetime
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -138,6 +139,20 @@ class Domain:
         """Register a policy rule."""
         self.rules.append(fn)
         return fn
+
+    def rule_on(self, *tools: str) -> Callable[[Rule], Rule]:
+        """Register a policy rule that judges only calls of ``tools`` (any other call passes
+        without asking it)."""
+        names = frozenset(tools)
+
+        def wrap(fn: Rule) -> Rule:
+            def check(state: JSON, tool: str, args: JSON) -> str | None:
+                return fn(state, tool, args) if tool in names else None
+
+            self.rules.append(check)
+            return fn
+
+        return wrap
 
 
 def check_arguments(tool: Tool, arguments: Any) -> None:
@@ -340,6 +355,21 @@ def require(condition: bool, message: str) -> None:
     """Raise :class:`ToolError` with ``message`` unless ``condition``."""
     if not condition:
         raise ToolError(message)
+
+
+def lookup(rows: list[JSON], key: str, value: Any) -> JSON | None:
+    """The first row whose ``key`` equals ``value``, or None (for rules, which judge calls whose
+    records may not exist: the tool itself then says so)."""
+    return next((row for row in rows if row.get(key) == value), None)
+
+
+def days_between(earlier: str, later: str) -> int | None:
+    """Whole days from the ISO date ``earlier`` to ``later``; None when either is no ISO date
+    (a rule has nothing to judge then)."""
+    try:
+        return (datetime.date.fromisoformat(later) - datetime.date.fromisoformat(earlier)).days
+    except ValueError:
+        return None
 
 
 def find(rows: list[JSON], key: str, value: Any, what: str) -> JSON:

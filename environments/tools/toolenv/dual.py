@@ -388,20 +388,13 @@ def main(argv: list[str] | None = None) -> None:
         return
     if args[:1] == ["say"]:  # the agent: python3 -m toolenv.dual say MESSAGE
         sys.exit(say(" ".join(args[1:])))
-    from .server import DomainBackend, drop_privileges
+    from .server import DomainBackend, parse_server_args
 
     parser = argparse.ArgumentParser(description="Serve a tool domain with dual control.")
     parser.add_argument("--domain", required=True, help="domain module")
     parser.add_argument("--state", type=Path, required=True, help="initial state, JSON")
     parser.add_argument("--customer", type=Path, help="the scripted customer's profile, JSON")
-    parser.add_argument("--port", type=int, default=8000)
-    parser.add_argument("--log", type=Path, help="append every call here (JSONL)")
-    parser.add_argument("--state-out", type=Path, help="write the current state here")
-    parser.add_argument("--admin-socket", type=Path, help="state, reset, customer calls (root)")
-    parser.add_argument("--user", help="started as root: run as this user from the start")
-    options = parser.parse_args(args)
-    if options.user:
-        drop_privileges(options.user)
+    options = parse_server_args(parser, args, "state, reset, customer calls (root)")
     state = json.loads(options.state.read_text(encoding="utf-8"))
     profile = options.customer and json.loads(options.customer.read_text(encoding="utf-8"))
     customer = ScriptedCustomer(profile) if profile else None

@@ -608,22 +608,32 @@ def drop_privileges(user: str) -> None:
     os.environ["HOME"] = entry.pw_dir
 
 
+def parse_server_args(
+    parser: argparse.ArgumentParser,
+    argv: list[str] | None,
+    admin_help: str = "serve /state and /reset on this unix socket only",
+) -> argparse.Namespace:
+    """``parser`` (which holds a server's own options) with the options every server takes
+    (--port, --log, --state-out, --admin-socket, --user), applied to ``argv``; with ``--user``,
+    the process has become that user before this returns (before any file is read)."""
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--log", type=Path, help="append every call here (JSONL)")
+    parser.add_argument("--state-out", type=Path, help="write the current state here")
+    parser.add_argument("--admin-socket", type=Path, help=admin_help)
+    parser.add_argument("--user", help="started as root: run as this user from the start")
+    args = parser.parse_args(argv)
+    if args.user:
+        drop_privileges(args.user)
+    return args
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="Serve a tool domain over HTTP and MCP.")
     parser.add_argument("--backend", default="domain", choices=("domain", "bfcl"))
     parser.add_argument("--domain", help="domain module (--backend domain)")
     parser.add_argument("--state", type=Path, help="initial state, JSON (--backend domain)")
     parser.add_argument("--config", type=Path, help="task file (--backend bfcl)")
-    parser.add_argument("--port", type=int, default=8000)
-    parser.add_argument("--log", type=Path, help="append every call here (JSONL)")
-    parser.add_argument("--state-out", type=Path, help="write the current state here")
-    parser.add_argument(
-        "--admin-socket", type=Path, help="serve /state and /reset on this unix socket only"
-    )
-    parser.add_argument("--user", help="started as root: run as this user from the start")
-    args = parser.parse_args(argv)
-    if args.user:
-        drop_privileges(args.user)
+    args = parse_server_args(parser, argv)
     backend = make_backend(args.backend, domain=args.domain, state=args.state, config=args.config)
     serve(backend, args.port, args.log, args.state_out, args.admin_socket)
 

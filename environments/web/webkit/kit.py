@@ -31,10 +31,11 @@ import secrets
 import shutil
 import sqlite3
 import sys
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from flask import Flask, abort, g, redirect, request, session
+from flask import Flask, abort, g, make_response, redirect, request, session
 
 DB_PATH = Path(os.environ.get("WEBAPP_DB", "/srv/app/data/app.db"))
 PORT = int(os.environ.get("WEBAPP_PORT", "8000"))
@@ -71,6 +72,20 @@ def check_password(password: str, stored: str) -> bool:
 def esc(value: Any) -> str:
     """HTML-escape anything (None -> '')."""
     return html.escape("" if value is None else str(value))
+
+
+def error_lines(errors: Iterable[str]) -> str:
+    """A form's errors, one error paragraph each (what a page shows above the form)."""
+    return "".join(f'<p class="flash error">{esc(e)}</p>' for e in errors)
+
+
+def text_inputs(form: Mapping[str, str], fields: Iterable[tuple[str, str]]) -> str:
+    """A labelled text input for each (name, label) of ``fields``, filled in from ``form``."""
+    return "".join(
+        f'<label for="{f}">{label}</label> <input id="{f}" name="{f}" '
+        f'value="{esc(form.get(f, ""))}"><br>'
+        for f, label in fields
+    )
 
 
 class WebApp:
@@ -124,6 +139,14 @@ class WebApp:
 
     def one(self, sql: str, args: tuple = ()) -> sqlite3.Row | None:
         return self.db().execute(sql, args).fetchone()
+
+    def one_or_404(self, sql: str, args: tuple, what: str) -> sqlite3.Row:
+        """The row ``sql`` selects; when there is none, the request ends here with the 404 page
+        "No such ``what``."."""
+        row = self.one(sql, args)
+        if row is None:
+            abort(make_response(self.page("Not found", f"<p>No such {what}.</p>", status=404)))
+        return row
 
     def change(self, action: str, sql_statements: list[tuple[str, tuple]], **data: Any) -> None:
         """Run statements in one transaction and record them in the audit trail."""

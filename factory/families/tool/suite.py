@@ -13,10 +13,23 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from factory.families.tool.toolfamily import Call, Plan, Scenario
+from factory.families.tool.toolfamily import (
+    Call,
+    Piece,
+    Plan,
+    Scenario,
+    Shape,
+    add_shape_parts,
+    refuse_all,
+)
 from factory.toolenv.core import JSON
+from factory.vocabulary import Difficulty
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+PARTS = {Difficulty.EASY: 1, Difficulty.MEDIUM: 2, Difficulty.HARD: 3}
+"""Cross-app parts per request (each spans apps); the traps and handovers come on top
+(:func:`add_shape_parts`)."""
 
 
 def shift_dates(value: Any, days: int) -> Any:
@@ -84,6 +97,24 @@ def same_people(
     return rename(app, names)
 
 
+def add_template(
+    rng: random.Random, crm: JSON, name: str, subject: str, body: str, fields: list[str]
+) -> None:
+    """A CRM email template of the suite's own (its requests send it), put at a drawn place
+    among the CRM's templates with the next id."""
+    templates = crm["templates"]
+    templates.insert(
+        rng.randrange(len(templates) + 1),
+        {
+            "template_id": f"tpl-{len(templates) + 1}",
+            "name": name,
+            "subject": subject,
+            "body": body,
+            "fields": fields,
+        },
+    )
+
+
 class SuitePlan(Plan):
     """A plan whose request parts span apps: each :meth:`piece` adds its words, its calls and
     its near misses, a near miss being the whole right chain with that piece's calls replaced
@@ -120,6 +151,33 @@ class SuitePlan(Plan):
         for name, start, end, wrong in self.spans:
             scenario.near_misses[name] = [*self.calls[:start], *wrong, *self.calls[end:]]
         return scenario
+
+    def trap_pieces(self) -> list[Piece]:
+        raise NotImplementedError
+
+    def handover_pieces(self) -> list[Piece]:
+        raise NotImplementedError
+
+    def draw(self, shape: Shape, difficulty: Difficulty, parts: list[Callable[[], None]]) -> None:
+        """The request's pieces: a request to refuse as a whole (:func:`refuse_all`), or
+        :data:`PARTS` of the cross-app ``parts``; then the shape's part for a human and the
+        traps (:func:`add_shape_parts`)."""
+        if shape is Shape.REFUSAL:
+            refuse_all(self, self.trap_pieces(), difficulty)
+        else:
+            for make in self.rng.sample(parts, PARTS[difficulty]):
+                make()
+        add_shape_parts(self, shape, difficulty, self.trap_pieces(), self.handover_pieces())
+
+    def request_scenario(self, domain: Any, introduction: str) -> Scenario:
+        """The scenario of the drawn pieces, in the words of someone who greets with "Hi, NAME
+        here.", ``introduction`` (with ``{me}`` for the name) or "Hi! This is NAME."."""
+        me = self.me["name"]
+        hello = self.rng.choice(
+            [f"Hi, {me} here.", introduction.format(me=me), f"Hi! This is {me}."]
+        )
+        bye = self.rng.choice(["Thanks!", "Thank you.", "Cheers"])
+        return self.scenario(domain, request(hello, self.parts, bye), "multi-app")
 
 
 def request(hello: str, parts: list[str], bye: str) -> str:

@@ -241,6 +241,16 @@ class Part:
     secrets: list[str] = field(default_factory=list)
 
 
+def near_swap(
+    text: str, head: list[Call], call: Call, key: str, wrong: Any, miss: str, secrets: list[str]
+) -> Part:
+    """A part whose calls are ``head`` then ``call``, and whose near miss ``miss`` makes the same
+    calls with ``call``'s argument ``key`` set to ``wrong`` (a namesake, a sibling record, the
+    other role): right in every place but one."""
+    wrong_call = Call(call.name, {**call.arguments, key: wrong})
+    return Part(text, [*head, call], (miss, [*head, wrong_call]), secrets)
+
+
 def compose(
     rng: random.Random,
     parts: list[Part],

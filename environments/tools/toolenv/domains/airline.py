@@ -557,10 +557,8 @@ def passenger_limit(state: JSON, tool: str, args: JSON) -> str | None:
     return None
 
 
-@DOMAIN.rule
+@DOMAIN.rule_on("update_reservation_flights")
 def flight_changes(state: JSON, tool: str, args: JSON) -> str | None:
-    if tool != "update_reservation_flights":
-        return None
     reservation = _lookup(state, args["reservation_id"])
     if reservation is None:
         return None
@@ -589,10 +587,8 @@ def flight_changes(state: JSON, tool: str, args: JSON) -> str | None:
     return None
 
 
-@DOMAIN.rule
+@DOMAIN.rule_on("update_reservation_passengers")
 def passenger_count(state: JSON, tool: str, args: JSON) -> str | None:
-    if tool != "update_reservation_passengers":
-        return None
     reservation = _lookup(state, args["reservation_id"])
     if reservation and len(args["passengers"]) != len(reservation["passengers"]):
         return (
@@ -602,10 +598,8 @@ def passenger_count(state: JSON, tool: str, args: JSON) -> str | None:
     return None
 
 
-@DOMAIN.rule
+@DOMAIN.rule_on("update_reservation_baggages")
 def bags_only_added(state: JSON, tool: str, args: JSON) -> str | None:
-    if tool != "update_reservation_baggages":
-        return None
     reservation = _lookup(state, args["reservation_id"])
     if reservation and args["total_baggages"] < reservation["total_baggages"]:
         return (
@@ -624,10 +618,8 @@ def _hours_since(state: JSON, stamp: str) -> float:
     return (now - then).total_seconds() / 3600
 
 
-@DOMAIN.rule
+@DOMAIN.rule_on("cancel_reservation")
 def cancellation(state: JSON, tool: str, args: JSON) -> str | None:
-    if tool != "cancel_reservation":
-        return None
     reservation = _lookup(state, args["reservation_id"])
     if reservation is None or reservation["status"] != "active":
         return None
@@ -652,10 +644,8 @@ def cancellation(state: JSON, tool: str, args: JSON) -> str | None:
     )
 
 
-@DOMAIN.rule
+@DOMAIN.rule_on("send_certificate")
 def compensation(state: JSON, tool: str, args: JSON) -> str | None:
-    if tool != "send_certificate":
-        return None
     reservation = _lookup(state, args["reservation_id"])
     user = next((u for u in state["users"] if u["user_id"] == args["user_id"]), None)
     if reservation is None or user is None:

@@ -3,10 +3,9 @@ verification, transfers, payments, card freezes and disputes."""
 
 from __future__ import annotations
 
-import datetime
 import hashlib
 
-from ..core import JSON, Domain, ToolError, find, require
+from ..core import JSON, Domain, ToolError, days_between, find, lookup, require
 
 NEW_PAYEE_CAP = 500
 DISPUTE_WINDOW_DAYS = 60
@@ -61,18 +60,10 @@ def _account(state: JSON, account_id: str) -> JSON:
     return find(state["accounts"], "account_id", account_id, "account")
 
 
-def _get(rows: list[JSON], key: str, value: object) -> JSON | None:
-    return next((row for row in rows if row.get(key) == value), None)
-
-
 def _amount(amount: float) -> float:
     require(amount > 0, "the amount must be positive")
     require(round(amount, 2) == round(amount, 6), "amounts have at most two decimals")
     return round(float(amount), 2)
-
-
-def _days_between(earlier: str, later: str) -> int:
-    return (datetime.date.fromisoformat(later) - datetime.date.fromisoformat(earlier)).days
 
 
 def _post(
@@ -355,17 +346,17 @@ def _owner(state: JSON, tool: str, args: JSON) -> str | None:
     if "customer_id" in args:
         return args["customer_id"]
     if "from_account_id" in args:
-        account = _get(state["accounts"], "account_id", args["from_account_id"])
+        account = lookup(state["accounts"], "account_id", args["from_account_id"])
         return account and account["customer_id"]
     if "payee_id" in args:
-        payee = _get(state["payees"], "payee_id", args["payee_id"])
+        payee = lookup(state["payees"], "payee_id", args["payee_id"])
         return payee and payee["customer_id"]
     if "card_id" in args:
-        card = _get(state["cards"], "card_id", args["card_id"])
+        card = lookup(state["cards"], "card_id", args["card_id"])
         return card and card["customer_id"]
     if "transaction_id" in args:
-        transaction = _get(state["transactions"], "transaction_id", args["transaction_id"])
-        account = transaction and _get(state["accounts"], "account_id", transaction["account_id"])
+        transaction = lookup(state["transactions"], "transaction_id", args["transaction_id"])
+        account = transaction and lookup(state["accounts"], "account_id", transaction["account_id"])
         return account and account["customer_id"]
     return None
 
@@ -380,28 +371,26 @@ def identity_verified(state: JSON, tool: str, args: JSON) -> str | None:
     return None
 
 
-@DOMAIN.rule
+@DOMAIN.rule_on("transfer_between_accounts", "pay_payee")
 def account_status(state: JSON, tool: str, args: JSON) -> str | None:
-    if tool not in ("transfer_between_accounts", "pay_payee"):
-        return None
-    source = _get(state["accounts"], "account_id", args["from_account_id"])
+    source = lookup(state["accounts"], "account_id", args["from_account_id"])
     if source and source["status"] != "open":
         return f"{tool} out of {source['status']} account {source['account_id']}"
-    target = _get(state["accounts"], "account_id", args.get("to_account_id"))
+    target = lookup(state["accounts"], "account_id", args.get("to_account_id"))
     if target and target["status"] == "closed":
         return f"{tool} into closed account {target['account_id']}"
     return None
 
 
-@DOMAIN.rule
+@DOMAIN.rule_on("pay_payee")
 def payment_limits(state: JSON, tool: str, args: JSON) -> str | None:
-    if tool != "pay_payee" or not isinstance(args["amount"], (int, float)):
+    if not isinstance(args["amount"], (int, float)):
         return None
-    source = _get(state["accounts"], "account_id", args["from_account_id"])
-    payee = _get(state["payees"], "payee_id", args["payee_id"])
+    source = lookup(state["accounts"], "account_id", args["from_account_id"])
+    payee = lookup(state["payees"], "payee_id", args["payee_id"])
     if source is None or payee is None:
         return None
-    customer = _get(state["customers"], "customer_id", source["customer_id"])
+    customer = lookup(state["customers"], "customer_id", source["customer_id"])
     used = paid_today(state, source["customer_id"])
     if customer and used + args["amount"] > customer["daily_limit"] + 1e-9:
         return (
@@ -422,30 +411,23 @@ def payment_limits(state: JSON, tool: str, args: JSON) -> str | None:
     return None
 
 
-@DOMAIN.rule
+@DOMAIN.rule_on("unfreeze_card")
 def fraud_freeze(state: JSON, tool: str, args: JSON) -> str | None:
-    if tool != "unfreeze_card":
-        return None
-    card = _get(state["cards"], "card_id", args["card_id"])
+    card = lookup(state["cards"], "card_id", args["card_id"])
     if card and card["status"] == "frozen" and card["frozen_reason"] == "fraud":
         return f"unfreezing card {card['card_id']}, frozen by the fraud team"
     return None
 
 
-@DOMAIN.rule
+@DOMAIN.rule_on("dispute_transaction")
 def dispute_window(state: JSON, tool: str, args: JSON) -> str | None:
-    if tool != "dispute_transaction":
-        return None
-    transaction = _get(state["transactions"], "transaction_id", args["transaction_id"])
+    transaction = lookup(state["transactions"], "transaction_id", args["transaction_id"])
     if transaction is None:
         return None
     if transaction["amount"] >= 0:
         return f"disputing {transaction['transaction_id']}, which is not a debit"
-    try:
-        age = _days_between(transaction["date"], state["today"])
-    except ValueError:
-        return None
-    if age > DISPUTE_WINDOW_DAYS:
+    age = days_between(transaction["date"], state["today"])
+    if age is not None and age > DISPUTE_WINDOW_DAYS:
         return (
             f"disputing {transaction['transaction_id']} from {transaction['date']}, "
             f"{age} days ago (limit {DISPUTE_WINDOW_DAYS})"

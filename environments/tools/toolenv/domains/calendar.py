@@ -204,10 +204,8 @@ def only_own_events(state: JSON, tool: str, args: JSON) -> str | None:
     return None
 
 
-@DOMAIN.rule
+@DOMAIN.rule_on("create_event", "move_event")
 def business_hours(state: JSON, tool: str, args: JSON) -> str | None:
-    if tool not in ("create_event", "move_event"):
-        return None
     date, start, end = args["date"], args["start"], args["end"]
     try:
         day = weekday(date)

@@ -3,7 +3,7 @@ manager approvals for discounts, email templates and an outbox, worked by one sa
 
 from __future__ import annotations
 
-from ..core import JSON, Domain, ToolError, find, require
+from ..core import JSON, Domain, ToolError, find, lookup, require
 
 POLICY = """\
 # Sales policy
@@ -51,12 +51,8 @@ def _deal(state: JSON, deal_id: str) -> JSON:
     return find(state["deals"], "deal_id", deal_id, "deal")
 
 
-def _get(rows: list[JSON], key: str, value: object) -> JSON | None:
-    return next((r for r in rows if r.get(key) == value), None)
-
-
 def _contact_row(state: JSON, contact: JSON) -> JSON:
-    company = _get(state["companies"], "company_id", contact["company_id"]) or {}
+    company = lookup(state["companies"], "company_id", contact["company_id"]) or {}
     return {
         "contact_id": contact["contact_id"],
         "name": contact["name"],
@@ -69,7 +65,7 @@ def _contact_row(state: JSON, contact: JSON) -> JSON:
 
 
 def _deal_row(state: JSON, deal: JSON) -> JSON:
-    company = _get(state["companies"], "company_id", deal["company_id"]) or {}
+    company = lookup(state["companies"], "company_id", deal["company_id"]) or {}
     return {
         "deal_id": deal["deal_id"],
         "name": deal["name"],
@@ -201,7 +197,7 @@ def update_contact(
     if email:
         email = email.strip().lower()
         require("@" in email and "." in email.rsplit("@", 1)[1], f'"{email}" is not an email')
-        other = _get(state["contacts"], "email", email)
+        other = lookup(state["contacts"], "email", email)
         require(other is None or other is contact, f"{email} belongs to {other and other['name']}")
         contact["email"] = email
     if title:
@@ -264,7 +260,7 @@ def update_deal(
         "give a new amount, discount_pct or signed",
     )
     if approval_token:
-        approval = _get(state["approvals"], "token", approval_token)
+        approval = lookup(state["approvals"], "token", approval_token)
         require(
             approval is not None and approval["deal_id"] == deal_id,
             f"no approval {approval_token!r} for {deal_id}",
@@ -376,7 +372,7 @@ def send_email(state: JSON, contact_id: str, template_id: str, fields: JSON) -> 
     for key, value in fields.items():
         require(isinstance(value, str) and value.strip() != "", f"field {key} must be a text")
     me = find(state["users"], "user_id", state["acting_user"], "user")
-    company = _get(state["companies"], "company_id", contact["company_id"]) or {}
+    company = lookup(state["companies"], "company_id", contact["company_id"]) or {}
     values = {
         "first_name": contact["name"].split()[0],
         "company": company.get("name", ""),
@@ -398,31 +394,25 @@ def send_email(state: JSON, contact_id: str, template_id: str, fields: JSON) -> 
 
 
 # --- policy ---------------------------------------------------------------------------------------
-@DOMAIN.rule
+@DOMAIN.rule_on("update_deal", "update_deal_stage")
 def own_deals(state: JSON, tool: str, args: JSON) -> str | None:
-    if tool not in ("update_deal", "update_deal_stage"):
-        return None
-    deal = _get(state["deals"], "deal_id", args.get("deal_id"))
+    deal = lookup(state["deals"], "deal_id", args.get("deal_id"))
     if deal and deal["owner"] != state["acting_user"]:
         return f"{tool} on {deal['deal_id']} ({deal['name']}), which {deal['owner']} owns"
     return None
 
 
-@DOMAIN.rule
+@DOMAIN.rule_on("send_email")
 def no_email_to_opted_out(state: JSON, tool: str, args: JSON) -> str | None:
-    if tool != "send_email":
-        return None
-    contact = _get(state["contacts"], "contact_id", args.get("contact_id"))
+    contact = lookup(state["contacts"], "contact_id", args.get("contact_id"))
     if contact and contact["unsubscribed"]:
         return f"email to {contact['name']} ({contact['contact_id']}), who unsubscribed"
     return None
 
 
-@DOMAIN.rule
+@DOMAIN.rule_on("update_deal_stage")
 def one_stage_at_a_time(state: JSON, tool: str, args: JSON) -> str | None:
-    if tool != "update_deal_stage":
-        return None
-    deal = _get(state["deals"], "deal_id", args.get("deal_id"))
+    deal = lookup(state["deals"], "deal_id", args.get("deal_id"))
     stage = args.get("stage")
     if deal is None or stage not in STAGES or deal["stage"] not in OPEN or stage == deal["stage"]:
         return None  # the tool explains these
@@ -433,26 +423,24 @@ def one_stage_at_a_time(state: JSON, tool: str, args: JSON) -> str | None:
     return None
 
 
-@DOMAIN.rule
+@DOMAIN.rule_on("update_deal_stage")
 def closed_won_needs_signature(state: JSON, tool: str, args: JSON) -> str | None:
-    if tool != "update_deal_stage" or args.get("stage") != "closed-won":
+    if args.get("stage") != "closed-won":
         return None
-    deal = _get(state["deals"], "deal_id", args.get("deal_id"))
+    deal = lookup(state["deals"], "deal_id", args.get("deal_id"))
     if deal and (not deal["signed"] or not deal["amount"] or deal["amount"] <= 0):
         missing = "a signature" if not deal["signed"] else "an amount"
         return f"closing {deal['deal_id']} as won without {missing}"
     return None
 
 
-@DOMAIN.rule
+@DOMAIN.rule_on("update_deal")
 def discount_approval(state: JSON, tool: str, args: JSON) -> str | None:
-    if tool != "update_deal":
-        return None
     pct = args.get("discount_pct")
     if not isinstance(pct, (int, float)) or isinstance(pct, bool) or pct <= 20:
         return None
     token = args.get("approval_token", "")
-    approval = _get(state["approvals"], "token", token) if token else None
+    approval = lookup(state["approvals"], "token", token) if token else None
     if approval is None or approval["deal_id"] != args.get("deal_id"):
         return f"a {pct}% discount on {args.get('deal_id')} without a manager's approval"
     if pct > approval["max_discount_pct"]:

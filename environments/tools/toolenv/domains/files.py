@@ -498,10 +498,8 @@ _OWNER_ONLY = ("delete_file", "restore_file", "share_file", "revoke_share", "cre
 _EDITOR = ("rename_file", "move_file", "restore_version", "tag_file", "untag_file")
 
 
-@DOMAIN.rule
+@DOMAIN.rule_on(*_OWNER_ONLY)
 def owner_only(state: JSON, tool: str, args: JSON) -> str | None:
-    if tool not in _OWNER_ONLY:
-        return None
     file = _lookup(state, args.get("file_id", ""))
     if file and file["owner"] != state["acting_user"]:
         owner = _user_name(state, file["owner"])
@@ -509,20 +507,16 @@ def owner_only(state: JSON, tool: str, args: JSON) -> str | None:
     return None
 
 
-@DOMAIN.rule
+@DOMAIN.rule_on(*_EDITOR)
 def editor_access(state: JSON, tool: str, args: JSON) -> str | None:
-    if tool not in _EDITOR:
-        return None
     file = _lookup(state, args.get("file_id", ""))
     if file and _role(state, file) == "viewer":
         return f"{tool} on {file['file_id']} ({file['name']}), which you may only view"
     return None
 
 
-@DOMAIN.rule
+@DOMAIN.rule_on("share_file")
 def company_only(state: JSON, tool: str, args: JSON) -> str | None:
-    if tool != "share_file":
-        return None
     email = str(args.get("email", "")).strip().lower()
     if "@" in email and _domain_of(email) != state["company_domain"].lower():
         return f"share_file with {email}, outside {state['company_domain']}"

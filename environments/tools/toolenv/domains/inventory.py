@@ -3,9 +3,7 @@ status, and returns."""
 
 from __future__ import annotations
 
-import datetime
-
-from ..core import JSON, Domain, find, require
+from ..core import JSON, Domain, days_between, find, lookup, require
 
 RETURN_WINDOW_DAYS = 30
 DISCOUNT_CAP = {"standard": 10, "vip": 15}
@@ -65,10 +63,6 @@ def _product(state: JSON, sku: str) -> JSON:
     return find(state["products"], "sku", sku, "product")
 
 
-def _get(rows: list[JSON], key: str, value: object) -> JSON | None:
-    return next((row for row in rows if row.get(key) == value), None)
-
-
 def _lines(lines: list[JSON], what: str) -> list[JSON]:
     """Validate {sku, quantity} items and merge repeated SKUs (sorted by SKU)."""
     require(lines, f"give at least one {what} line")
@@ -120,10 +114,6 @@ def returned(state: JSON, order_id: str, sku: str) -> int:
         for line in r["lines"]
         if line["sku"] == sku
     )
-
-
-def _days_between(earlier: str, later: str) -> int:
-    return (datetime.date.fromisoformat(later) - datetime.date.fromisoformat(earlier)).days
 
 
 # --- read-only tools -----------------------------------------------------------------------
@@ -235,7 +225,7 @@ def add_line(state: JSON, order_id: str, sku: str, quantity: int) -> JSON:
     require(quantity >= 1, "quantity must be at least 1")
     product = _product(state, sku)
     _take(state, sku, order["warehouse_id"], quantity)
-    line = _get(order["lines"], "sku", sku)
+    line = lookup(order["lines"], "sku", sku)
     if line:
         line["quantity"] += quantity
     else:
@@ -254,7 +244,7 @@ def update_quantity(state: JSON, order_id: str, sku: str, quantity: int) -> JSON
     order = _order(state, order_id)
     _pending(order)
     require(quantity >= 1, "quantity must be at least 1 (use remove_line to drop a line)")
-    line = _get(order["lines"], "sku", sku)
+    line = lookup(order["lines"], "sku", sku)
     require(line is not None, f"order {order_id} has no line for {sku}")
     require(quantity != line["quantity"], f"the line already has {quantity}")
     if quantity > line["quantity"]:
@@ -274,7 +264,7 @@ def update_quantity(state: JSON, order_id: str, sku: str, quantity: int) -> JSON
 def remove_line(state: JSON, order_id: str, sku: str) -> JSON:
     order = _order(state, order_id)
     _pending(order)
-    line = _get(order["lines"], "sku", sku)
+    line = lookup(order["lines"], "sku", sku)
     require(line is not None, f"order {order_id} has no line for {sku}")
     require(len(order["lines"]) > 1, "an order keeps at least one line; cancel it instead")
     _give(state, sku, order["warehouse_id"], line["quantity"])
@@ -347,7 +337,7 @@ def create_return(state: JSON, order_id: str, lines: list[JSON], reason: str) ->
     items = _lines(lines, "return")
     refund = 0.0
     for item in items:
-        line = _get(order["lines"], "sku", item["sku"])
+        line = lookup(order["lines"], "sku", item["sku"])
         require(line is not None, f"order {order_id} has no line for {item['sku']}")
         left = line["quantity"] - returned(state, order_id, item["sku"])
         require(item["quantity"] <= left, f"only {left} of {item['sku']} can still be returned")
@@ -370,7 +360,7 @@ def create_return(state: JSON, order_id: str, lines: list[JSON], reason: str) ->
 
 
 def _stock(state: JSON, sku: str, warehouse: str) -> int | None:
-    product = _get(state["products"], "sku", sku)
+    product = lookup(state["products"], "sku", sku)
     return None if product is None else product["stock"].get(warehouse, 0)
 
 
@@ -384,11 +374,11 @@ def never_oversell(state: JSON, tool: str, args: JSON) -> str | None:
             if isinstance(item, dict)
         ]
     elif tool in ("add_line", "update_quantity"):
-        order = _get(state["orders"], "order_id", args["order_id"])
+        order = lookup(state["orders"], "order_id", args["order_id"])
         if order is None or order["status"] != "pending":
             return None
         extra = args["quantity"]
-        line = _get(order["lines"], "sku", args["sku"])
+        line = lookup(order["lines"], "sku", args["sku"])
         if tool == "update_quantity":
             extra = args["quantity"] - (line["quantity"] if line else 0)
         wanted = [(order["warehouse_id"], args["sku"], extra)]
@@ -403,11 +393,9 @@ def never_oversell(state: JSON, tool: str, args: JSON) -> str | None:
     return None
 
 
-@DOMAIN.rule
+@DOMAIN.rule_on("create_order")
 def home_warehouse(state: JSON, tool: str, args: JSON) -> str | None:
-    if tool != "create_order":
-        return None
-    customer = _get(state["customers"], "customer_id", args["customer_id"])
+    customer = lookup(state["customers"], "customer_id", args["customer_id"])
     if customer and args["warehouse_id"] != customer["home_warehouse"]:
         return (
             f"an order for {customer['customer_id']} from {args['warehouse_id']}, not their "
@@ -416,35 +404,23 @@ def home_warehouse(state: JSON, tool: str, args: JSON) -> str | None:
     return None
 
 
-@DOMAIN.rule
+@DOMAIN.rule_on(
+    "add_line", "update_quantity", "remove_line", "apply_discount", "cancel_order", "ship_order"
+)
 def only_pending_changes(state: JSON, tool: str, args: JSON) -> str | None:
-    if tool not in (
-        "add_line",
-        "update_quantity",
-        "remove_line",
-        "apply_discount",
-        "cancel_order",
-        "ship_order",
-    ):
-        return None
-    order = _get(state["orders"], "order_id", args["order_id"])
+    order = lookup(state["orders"], "order_id", args["order_id"])
     if order and order["status"] in ("shipped", "delivered"):
         return f"{tool} on order {order['order_id']}, which is already {order['status']}"
     return None
 
 
-@DOMAIN.rule
+@DOMAIN.rule_on("create_return")
 def return_window(state: JSON, tool: str, args: JSON) -> str | None:
-    if tool != "create_return":
-        return None
-    order = _get(state["orders"], "order_id", args["order_id"])
+    order = lookup(state["orders"], "order_id", args["order_id"])
     if not order or order["status"] not in ("shipped", "delivered") or not order["shipped_on"]:
         return None
-    try:
-        age = _days_between(order["shipped_on"], state["today"])
-    except ValueError:
-        return None
-    if age > RETURN_WINDOW_DAYS:
+    age = days_between(order["shipped_on"], state["today"])
+    if age is not None and age > RETURN_WINDOW_DAYS:
         return (
             f"a return on order {order['order_id']}, shipped {order['shipped_on']} ({age} days "
             f"ago; the window is {RETURN_WINDOW_DAYS} days)"
@@ -452,12 +428,10 @@ def return_window(state: JSON, tool: str, args: JSON) -> str | None:
     return None
 
 
-@DOMAIN.rule
+@DOMAIN.rule_on("apply_discount")
 def discount_cap(state: JSON, tool: str, args: JSON) -> str | None:
-    if tool != "apply_discount":
-        return None
-    order = _get(state["orders"], "order_id", args["order_id"])
-    customer = order and _get(state["customers"], "customer_id", order["customer_id"])
+    order = lookup(state["orders"], "order_id", args["order_id"])
+    customer = order and lookup(state["customers"], "customer_id", order["customer_id"])
     if customer and args["percent"] > DISCOUNT_CAP[customer["tier"]]:
         return (
             f"{args['percent']}% off order {order['order_id']} for a {customer['tier']} "

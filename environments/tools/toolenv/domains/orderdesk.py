@@ -60,10 +60,8 @@ def account_of(state: JSON, customer_id: str) -> JSON | None:
     return next((c for c in state["crm"]["companies"] if c["name"] == customer["name"]), None)
 
 
-@DOMAIN.rule
+@DOMAIN.rule_on(*ORDER_CHANGES)
 def own_accounts(state: JSON, tool: str, args: JSON) -> str | None:
-    if tool not in ORDER_CHANGES:
-        return None
     customer_id = args.get("customer_id")
     if customer_id is None:
         order_id = args.get("order_id")

@@ -56,9 +56,9 @@ def signed_contract(state: JSON, deal_id: str) -> JSON | None:
     return None
 
 
-@DOMAIN.rule
+@DOMAIN.rule_on("crm_update_deal")
 def signed_needs_contract(state: JSON, tool: str, args: JSON) -> str | None:
-    if tool != "crm_update_deal" or args.get("signed") is not True:
+    if args.get("signed") is not True:
         return None
     deal_id = str(args.get("deal_id", ""))
     deal = next((d for d in state["crm"]["deals"] if d["deal_id"] == deal_id), None)

@@ -4,7 +4,7 @@ account status (active / suspended)."""
 import re
 
 from flask import redirect, request
-from kit import WebApp, esc
+from kit import WebApp, error_lines, esc, text_inputs
 
 SCHEMA = """
 CREATE TABLE accounts (
@@ -172,18 +172,17 @@ def new_account():
                 )
             web.flash(f"Account {username} created.")
             return redirect(f"/accounts/{cursor.lastrowid}")
-    fields = "".join(
-        f'<label for="{f}">{label}</label> <input id="{f}" name="{f}" '
-        f'value="{esc(form.get(f, ""))}"><br>'
-        for f, label in (
+    fields = text_inputs(
+        form,
+        (
             ("username", "Username"),
             ("email", "Email"),
             ("full_name", "Full name"),
             ("department", "Department"),
-        )
+        ),
     )
     body = (
-        "".join(f'<p class="flash error">{esc(e)}</p>' for e in errors)
+        error_lines(errors)
         + f'<form method="post" action="/accounts/new">{web.csrf_field()}{fields}'
         f"<p>Groups:</p>{group_boxes(checked)}"
         '<button type="submit">Create account</button></form>'
@@ -194,9 +193,7 @@ def new_account():
 @app.route("/accounts/<int:account_id>")
 @web.login_required
 def account(account_id: int):
-    row = web.one("SELECT * FROM accounts WHERE id = ?", (account_id,))
-    if row is None:
-        return web.page("Not found", "<p>No such account.</p>", status=404)
+    row = web.one_or_404("SELECT * FROM accounts WHERE id = ?", (account_id,), "account")
     groups = web.query(
         "SELECT g.* FROM groups g JOIN memberships m ON m.group_id = g.id "
         "WHERE m.account_id = ? ORDER BY g.name",
@@ -281,9 +278,7 @@ def groups():
 @app.route("/groups/<int:group_id>")
 @web.login_required
 def group(group_id: int):
-    row = web.one("SELECT * FROM groups WHERE id = ?", (group_id,))
-    if row is None:
-        return web.page("Not found", "<p>No such group.</p>", status=404)
+    row = web.one_or_404("SELECT * FROM groups WHERE id = ?", (group_id,), "group")
     have = {r["code"] for r in web.query("SELECT code FROM grants WHERE group_id = ?", (group_id,))}
     perms = web.query("SELECT * FROM permissions ORDER BY code")
     members = web.query(

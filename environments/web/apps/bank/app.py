@@ -6,7 +6,7 @@ import re
 import secrets
 
 from flask import redirect, request
-from kit import WebApp, esc
+from kit import WebApp, error_lines, esc, text_inputs
 
 SCHEMA = """
 CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -91,9 +91,9 @@ def accounts():
 @web.login_required
 def account(account_id: int):
     user = web.current_user()
-    acc = web.one("SELECT * FROM accounts WHERE id = ? AND user_id = ?", (account_id, user["id"]))
-    if acc is None:
-        return web.page("Not found", "<p>No such account.</p>", status=404)
+    acc = web.one_or_404(
+        "SELECT * FROM accounts WHERE id = ? AND user_id = ?", (account_id, user["id"]), "account"
+    )
     rows, pager = web.paginate(
         "SELECT * FROM transfers WHERE from_account_id = ? OR to_number = ? ORDER BY id DESC",
         (account_id, acc["number"]),
@@ -148,17 +148,15 @@ def payees():
             return redirect("/payees")
     rows = web.query("SELECT * FROM payees WHERE user_id = ? ORDER BY name", (user["id"],))
     body = (
-        "".join(f'<p class="flash error">{esc(e)}</p>' for e in errors)
+        error_lines(errors)
         + "<table><tr><th>Payee</th><th>Account number</th></tr>"
         + "".join(
             f"<tr><td>{esc(p['name'])}</td><td>{esc(p['account_number'])}</td></tr>" for p in rows
         )
         + "</table><h2>Add a payee</h2>"
         f'<form method="post" action="/payees">{web.csrf_field()}'
-        f'<label for="name">Name</label> <input id="name" name="name" value="{esc(form.get("name", ""))}"><br>'
-        '<label for="account_number">Account number</label> <input id="account_number" '
-        f'name="account_number" value="{esc(form.get("account_number", ""))}"><br>'
-        '<button type="submit">Add payee</button></form>'
+        + text_inputs(form, (("name", "Name"), ("account_number", "Account number")))
+        + '<button type="submit">Add payee</button></form>'
     )
     return web.page("Payees", body, status=400 if errors else 200)
 
@@ -236,8 +234,7 @@ def transfer():
             )
             return web.page("Confirm transfer", body)
     body = (
-        "".join(f'<p class="flash error">{esc(e)}</p>' for e in errors)
-        + f'<form method="post" action="/transfer">{web.csrf_field()}'
+        error_lines(errors) + f'<form method="post" action="/transfer">{web.csrf_field()}'
         '<label for="from">From account</label> <select id="from" name="from">'
         + "".join(
             f'<option value="{a["id"]}"{" selected" if str(a["id"]) == form.get("from") else ""}>'

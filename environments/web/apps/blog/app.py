@@ -4,7 +4,7 @@ paginated comment moderation queue."""
 import re
 
 from flask import abort, redirect, request
-from kit import WebApp, esc
+from kit import WebApp, error_lines, esc
 
 SCHEMA = """
 CREATE TABLE posts (
@@ -178,7 +178,7 @@ def edit(post_id: int):
         for t in tags
     )
     body = (
-        "".join(f'<p class="flash error">{esc(e)}</p>' for e in errors)
+        error_lines(errors)
         + f"<p>Status: {esc(row['status'])}"
         + (f" for {esc(row['publish_at'])}" if row["status"] == "scheduled" else "")
         + "</p>"

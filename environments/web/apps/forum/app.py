@@ -4,7 +4,7 @@ lock, pin and move threads."""
 import datetime
 
 from flask import redirect, request
-from kit import WebApp, esc
+from kit import WebApp, error_lines, esc
 
 SCHEMA = """
 CREATE TABLE boards (id INTEGER PRIMARY KEY, name TEXT UNIQUE NOT NULL, description TEXT NOT NULL);
@@ -48,7 +48,8 @@ def forbidden(what: str):
 
 
 def get_thread(thread_id: int):
-    return web.one(THREAD_SQL + " WHERE t.id = ?", (thread_id,))
+    """The thread (the 404 page when there is none)."""
+    return web.one_or_404(THREAD_SQL + " WHERE t.id = ?", (thread_id,), "thread")
 
 
 def status_of(row) -> str:
@@ -90,9 +91,7 @@ def home():
 
 @app.route("/boards/<int:board_id>")
 def board(board_id: int):
-    row = web.one("SELECT * FROM boards WHERE id = ?", (board_id,))
-    if row is None:
-        return web.page("Not found", "<p>No such board.</p>", status=404)
+    row = web.one_or_404("SELECT * FROM boards WHERE id = ?", (board_id,), "board")
     rows, pager = web.paginate(
         f"SELECT * FROM ({THREAD_SQL}) WHERE board_id = ? "
         "ORDER BY pinned DESC, last_post DESC, id DESC",
@@ -132,8 +131,6 @@ def search():
 @app.route("/threads/<int:thread_id>")
 def thread(thread_id: int):
     row = get_thread(thread_id)
-    if row is None:
-        return web.page("Not found", "<p>No such thread.</p>", status=404)
     user = web.current_user()
     board_row = web.one("SELECT * FROM boards WHERE id = ?", (row["board_id"],))
     posts, pager = web.paginate(
@@ -199,9 +196,7 @@ def thread(thread_id: int):
 
 
 def _flag(thread_id: int, column: str, action: str, words: tuple[str, str]):
-    row = get_thread(thread_id)
-    if row is None:
-        return web.page("Not found", "<p>No such thread.</p>", status=404)
+    get_thread(thread_id)  # the 404 page when there is none
     if not is_moderator():
         return forbidden(f"{words[1]} threads")
     value = 1 if request.form.get(column, "1") == "1" else 0
@@ -231,8 +226,6 @@ def pin(thread_id: int):
 @web.login_required
 def move(thread_id: int):
     row = get_thread(thread_id)
-    if row is None:
-        return web.page("Not found", "<p>No such thread.</p>", status=404)
     if not is_moderator():
         return forbidden("move threads")
     try:
@@ -260,8 +253,6 @@ def move(thread_id: int):
 @web.login_required
 def reply(thread_id: int):
     row = get_thread(thread_id)
-    if row is None:
-        return web.page("Not found", "<p>No such thread.</p>", status=404)
     if row["locked"]:
         web.flash("This thread is locked.", "error")
         return redirect(f"/threads/{thread_id}")
@@ -300,7 +291,7 @@ def reply(thread_id: int):
             web.flash("Reply posted.")
             return redirect(f"/threads/{thread_id}?page=9999")
     body = (
-        (f'<p class="flash error">{esc(error)}</p>' if error else "")
+        error_lines([error] if error else [])
         + f'<p>Replying in <a href="/threads/{thread_id}">{esc(row["title"])}</a></p>'
         + (
             f"<blockquote>Quoting post #{quoted['id']} by {esc(quoted['display_name'])}: "
@@ -319,9 +310,7 @@ def reply(thread_id: int):
 @app.route("/posts/<int:post_id>/edit", methods=["GET", "POST"])
 @web.login_required
 def edit_post(post_id: int):
-    post = web.one("SELECT * FROM posts WHERE id = ?", (post_id,))
-    if post is None:
-        return web.page("Not found", "<p>No such post.</p>", status=404)
+    post = web.one_or_404("SELECT * FROM posts WHERE id = ?", (post_id,), "post")
     user = web.current_user()
     if post["author_id"] != user["id"] and user["role"] not in MODERATORS:
         return forbidden("edit other people's posts")
@@ -346,7 +335,7 @@ def edit_post(post_id: int):
             web.flash(f"Post #{post_id} updated.")
             return redirect(f"/threads/{post['thread_id']}")
     body = (
-        (f'<p class="flash error">{esc(error)}</p>' if error else "")
+        error_lines([error] if error else [])
         + f'<form method="post" action="/posts/{post_id}/edit">{web.csrf_field()}'
         f'<label for="body">Post text</label><br><textarea id="body" name="body" rows="6" '
         f'cols="70">{esc(text)}</textarea><br><button type="submit">Save post</button></form>'

@@ -1,7 +1,7 @@
 """Shop: a product catalogue with search and pages, a cart, coupons, checkout and orders."""
 
 from flask import redirect, request
-from kit import WebApp, esc
+from kit import WebApp, error_lines, esc, text_inputs
 
 SCHEMA = """
 CREATE TABLE products (
@@ -107,9 +107,7 @@ def products():
 
 @app.route("/products/<int:product_id>")
 def product(product_id: int):
-    row = web.one("SELECT * FROM products WHERE id = ?", (product_id,))
-    if row is None:
-        return web.page("Not found", "<p>No such product.</p>", status=404)
+    row = web.one_or_404("SELECT * FROM products WHERE id = ?", (product_id,), "product")
     body = (
         f"<p>SKU {esc(row['sku'])} - {esc(row['category'])}</p><p>Price: {money(row['price_cents'])}"
         f"</p><p>In stock: {row['stock']}</p>"
@@ -334,18 +332,17 @@ def checkout():
             web.flash(f"Order #{order_id} placed.")
             return redirect(f"/orders/{order_id}")
     subtotal, discount, code = totals(user["id"])
-    fields = "".join(
-        f'<label for="{f}">{label}</label> <input id="{f}" name="{f}" '
-        f'value="{esc(form.get(f, ""))}"><br>'
-        for f, label in (
+    fields = text_inputs(
+        form,
+        (
             ("name", "Full name"),
             ("street", "Street"),
             ("city", "City"),
             ("zip", "ZIP code"),
-        )
+        ),
     )
     body = (
-        "".join(f'<p class="flash error">{esc(e)}</p>' for e in errors)
+        error_lines(errors)
         + f"<p>{len(lines)} product(s), total {money(subtotal - discount)}"
         + (f" with coupon {esc(code)}" if code else "")
         + "</p>"
@@ -378,9 +375,9 @@ def orders():
 @web.login_required
 def order(order_id: int):
     user = web.current_user()
-    row = web.one("SELECT * FROM orders WHERE id = ? AND user_id = ?", (order_id, user["id"]))
-    if row is None:
-        return web.page("Not found", "<p>No such order.</p>", status=404)
+    row = web.one_or_404(
+        "SELECT * FROM orders WHERE id = ? AND user_id = ?", (order_id, user["id"]), "order"
+    )
     items = web.query(
         "SELECT p.name, i.qty, i.price_cents FROM order_items i JOIN products p "
         "ON p.id = i.product_id WHERE i.order_id = ?",

@@ -2,7 +2,7 @@
 with pages, issue creation with validation, and updates that need a comment to close."""
 
 from flask import abort, redirect, request
-from kit import WebApp, esc
+from kit import WebApp, error_lines, esc
 
 SCHEMA = """
 CREATE TABLE projects (id INTEGER PRIMARY KEY, key TEXT UNIQUE NOT NULL, name TEXT NOT NULL);
@@ -344,8 +344,7 @@ def new_issue():
         for n in labels
     )
     body = (
-        "".join(f'<p class="flash error">{esc(e)}</p>' for e in errors)
-        + f'<form method="post" action="/issues/new">{web.csrf_field()}'
+        error_lines(errors) + f'<form method="post" action="/issues/new">{web.csrf_field()}'
         f'<label for="project">Project</label> <select id="project" name="project">'
         f"{options(projects, f.get('project', ''), 'Choose...')}</select><br>"
         f'<label for="title">Title</label> <input id="title" name="title" '

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from factory.toolenv.core import JSON
 
-from factory.families.tool.toolfamily import Call, Part
+from factory.families.tool.toolfamily import Call, Part, near_swap
 
 from .book import Book, possessive
 from .data import LABELS, PAIRS, STAGES, SUMMARIES, TASK_TITLES, TITLES
@@ -30,13 +30,13 @@ def unsubscribe_part(b: Book) -> Part:
         ]
     )
     head = [Call("search_contacts", {"query": target["name"]})]
-    return Part(
+    return near_swap(
         text,
-        [*head, Call("unsubscribe", {"contact_id": target["contact_id"]})],
-        (
-            "unsubscribes-the-namesake",
-            [*head, Call("unsubscribe", {"contact_id": twin["contact_id"]})],
-        ),
+        head,
+        Call("unsubscribe", {"contact_id": target["contact_id"]}),
+        "contact_id",
+        twin["contact_id"],
+        "unsubscribes-the-namesake",
         [target["contact_id"]],
     )
 
@@ -72,13 +72,13 @@ def contact_update_part(b: Book) -> Part:
             ]
         )
     head = [Call("search_contacts", {"query": target["name"]})]
-    return Part(
+    return near_swap(
         text,
-        [*head, Call("update_contact", {"contact_id": target["contact_id"], **change})],
-        (
-            "updates-the-namesake",
-            [*head, Call("update_contact", {"contact_id": twin["contact_id"], **change})],
-        ),
+        head,
+        Call("update_contact", {"contact_id": target["contact_id"], **change}),
+        "contact_id",
+        twin["contact_id"],
+        "updates-the-namesake",
         [target["contact_id"]],
     )
 
@@ -108,13 +108,13 @@ def log_part(b: Book) -> Part:
         )
     head = [Call("search_contacts", {"query": target["name"]})]
     log = {"kind": kind, "summary": summary}
-    return Part(
+    return near_swap(
         text,
-        [*head, Call("log_activity", {"contact_id": target["contact_id"], **log})],
-        (
-            "logs-on-the-namesake",
-            [*head, Call("log_activity", {"contact_id": twin["contact_id"], **log})],
-        ),
+        head,
+        Call("log_activity", {"contact_id": target["contact_id"], **log}),
+        "contact_id",
+        twin["contact_id"],
+        "logs-on-the-namesake",
         [target["contact_id"]],
     )
 
@@ -160,13 +160,13 @@ def email_part(b: Book) -> Part:
     )
     head = [Call("search_contacts", {"query": target["name"]}), Call("list_templates", {})]
     send = {"contact_id": target["contact_id"], "fields": {key: value}}
-    return Part(
+    return near_swap(
         text,
-        [*head, Call("send_email", {**send, "template_id": template["template_id"]})],
-        (
-            "sends-the-wrong-template",
-            [*head, Call("send_email", {**send, "template_id": other["template_id"]})],
-        ),
+        head,
+        Call("send_email", {**send, "template_id": template["template_id"]}),
+        "template_id",
+        other["template_id"],
+        "sends-the-wrong-template",
         [target["contact_id"]],
     )
 
@@ -199,13 +199,13 @@ def stage_part(b: Book) -> Part:
         ]
     )
     head = _deal_head(company)
-    return Part(
+    return near_swap(
         text,
-        [*head, Call("update_deal_stage", {"deal_id": deal["deal_id"], "stage": new})],
-        (
-            "moves-the-wrong-deal",
-            [*head, Call("update_deal_stage", {"deal_id": sibling["deal_id"], "stage": new})],
-        ),
+        head,
+        Call("update_deal_stage", {"deal_id": deal["deal_id"], "stage": new}),
+        "deal_id",
+        sibling["deal_id"],
+        "moves-the-wrong-deal",
         [deal["deal_id"]],
     )
 

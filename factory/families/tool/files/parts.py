@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from factory.toolenv.core import JSON
 
-from factory.families.tool.toolfamily import Call, Part
+from factory.families.tool.toolfamily import Call, Part, near_swap
 
 from .data import DEPTS, KINDS, NEW_FOLDERS, TEMPLATES
 from .drive import Drive, extension, name_stem, pretty_date, variant
@@ -29,13 +29,13 @@ def rename_part(d: Drive) -> Part:
         ]
     )
     find = Call("search_files", {"query": name})
-    return Part(
+    return near_swap(
         text,
-        [find, Call("rename_file", {"file_id": target["file_id"], "new_name": new})],
-        (
-            "renames-the-other-copy",
-            [find, Call("rename_file", {"file_id": twin["file_id"], "new_name": new})],
-        ),
+        [find],
+        Call("rename_file", {"file_id": target["file_id"], "new_name": new}),
+        "file_id",
+        twin["file_id"],
+        "renames-the-other-copy",
         [target["file_id"]],
     )
 
@@ -64,10 +64,13 @@ def share_part(d: Drive) -> Part:
     head = [Call("search_files", {"query": name}), Call("find_user", {"query": who})]
     share = {"file_id": target["file_id"], "email": person["email"]}
     wrong = "editor" if role == "viewer" else "viewer"
-    return Part(
+    return near_swap(
         text,
-        [*head, Call("share_file", {**share, "role": role})],
-        ("shares-with-the-wrong-role", [*head, Call("share_file", {**share, "role": wrong})]),
+        head,
+        Call("share_file", {**share, "role": role}),
+        "role",
+        wrong,
+        "shares-with-the-wrong-role",
         [target["file_id"]],
     )
 
@@ -125,13 +128,13 @@ def move_part(d: Drive) -> Part:
     )
     head = [Call("search_files", {"query": name}), Call("find_folder", {"query": leaf})]
     move = {"file_id": target["file_id"]}
-    return Part(
+    return near_swap(
         text,
-        [*head, Call("move_file", {**move, "folder_id": dest["folder_id"]})],
-        (
-            "moves-into-the-wrong-folder",
-            [*head, Call("move_file", {**move, "folder_id": decoy["folder_id"]})],
-        ),
+        head,
+        Call("move_file", {**move, "folder_id": dest["folder_id"]}),
+        "folder_id",
+        decoy["folder_id"],
+        "moves-into-the-wrong-folder",
         [target["file_id"], dest["folder_id"]],
     )
 
@@ -158,10 +161,13 @@ def untrash_part(d: Drive) -> Part:
         ]
     )
     head = [Call("list_trash", {})]
-    return Part(
+    return near_swap(
         text,
-        [*head, Call("restore_file", {"file_id": target["file_id"]})],
-        ("restores-the-wrong-file", [*head, Call("restore_file", {"file_id": twin["file_id"]})]),
+        head,
+        Call("restore_file", {"file_id": target["file_id"]}),
+        "file_id",
+        twin["file_id"],
+        "restores-the-wrong-file",
         [target["file_id"]],
     )
 
@@ -187,13 +193,13 @@ def rollback_part(d: Drive) -> Part:
     )
     head = [Call("search_files", {"query": name}), Call("get_file", {"file_id": target["file_id"]})]
     restore = {"file_id": target["file_id"]}
-    return Part(
+    return near_swap(
         text,
-        [*head, Call("restore_version", {**restore, "version": version})],
-        (
-            "restores-the-latest-previous-version",
-            [*head, Call("restore_version", {**restore, "version": count - 1})],
-        ),
+        head,
+        Call("restore_version", {**restore, "version": version}),
+        "version",
+        count - 1,
+        "restores-the-latest-previous-version",
         [target["file_id"]],
     )
 
@@ -248,13 +254,13 @@ def link_part(d: Drive) -> Part:
         ]
     )
     head = [Call("search_files", {"query": name})]
-    return Part(
+    return near_swap(
         text,
-        [*head, Call("create_share_link", {"file_id": target["file_id"], "access": "view"})],
-        (
-            "links-the-other-copy",
-            [*head, Call("create_share_link", {"file_id": twin["file_id"], "access": "view"})],
-        ),
+        head,
+        Call("create_share_link", {"file_id": target["file_id"], "access": "view"}),
+        "file_id",
+        twin["file_id"],
+        "links-the-other-copy",
         [target["file_id"]],
     )
 
@@ -273,13 +279,13 @@ def tag_part(d: Drive) -> Part:
         ]
     )
     head = [Call("search_files", {"query": name})]
-    return Part(
+    return near_swap(
         text,
-        [*head, Call("tag_file", {"file_id": target["file_id"], "tag": tag})],
-        (
-            "tags-the-other-copy",
-            [*head, Call("tag_file", {"file_id": twin["file_id"], "tag": tag})],
-        ),
+        head,
+        Call("tag_file", {"file_id": target["file_id"], "tag": tag}),
+        "file_id",
+        twin["file_id"],
+        "tags-the-other-copy",
         [target["file_id"]],
     )
 
@@ -298,10 +304,13 @@ def trash_part(d: Drive) -> Part:
         ]
     )
     head = [Call("search_files", {"query": name})]
-    return Part(
+    return near_swap(
         text,
-        [*head, Call("delete_file", {"file_id": drop["file_id"]})],
-        ("deletes-the-wrong-copy", [*head, Call("delete_file", {"file_id": keep["file_id"]})]),
+        head,
+        Call("delete_file", {"file_id": drop["file_id"]}),
+        "file_id",
+        keep["file_id"],
+        "deletes-the-wrong-copy",
         [drop["file_id"]],
     )
 

@@ -10,22 +10,16 @@ from factory.toolenv.domains.orderdesk import CONFIRMATION_TEMPLATE, DOMAIN
 from factory.families.base import register
 from factory.families.tool.crm.family import CrmRequests
 from factory.families.tool.inventory.family import InventoryRequests
-from factory.families.tool.suite import move_to, request
+from factory.families.tool.suite import add_template, move_to
 from factory.families.tool.toolfamily import (
     Scenario,
     Shape,
     ToolFamily,
-    add_shape_parts,
-    refuse_all,
 )
 from factory.tasks.user_profile import RequiredFact
 from factory.vocabulary import Difficulty
 
 from .plan import OrderDeskPlan
-
-PARTS = {Difficulty.EASY: 1, Difficulty.MEDIUM: 2, Difficulty.HARD: 3}
-"""Cross-app parts per request (each spans both apps); the traps and handovers come on top
-(:func:`add_shape_parts`)."""
 
 
 @register
@@ -64,17 +58,14 @@ class OrderDeskRequests(ToolFamily):
         for customer, company in zip(store["customers"], crm["companies"], strict=False):
             customer["name"] = company["name"]
             customer["email"] = f"orders@{company['domain']}"
-        templates = crm["templates"]
-        templates.insert(
-            rng.randrange(len(templates) + 1),
-            {
-                "template_id": f"tpl-{len(templates) + 1}",
-                "name": CONFIRMATION_TEMPLATE,
-                "subject": "Order {order_number} confirmed",
-                "body": "Hi {first_name},\n\nThank you for order {order_number} from {company}; "
-                "we will let you know when it ships.\n\n{sender_name}",
-                "fields": ["order_number"],
-            },
+        add_template(
+            rng,
+            crm,
+            CONFIRMATION_TEMPLATE,
+            "Order {order_number} confirmed",
+            "Hi {first_name},\n\nThank you for order {order_number} from {company}; "
+            "we will let you know when it ships.\n\n{sender_name}",
+            ["order_number"],
         )
         return {"crm": crm, "store": store}
 
@@ -91,21 +82,6 @@ class OrderDeskRequests(ToolFamily):
         self, rng: random.Random, state: JSON, difficulty: Difficulty, shape: Shape = Shape.TASK
     ) -> Scenario:
         plan = OrderDeskPlan(rng, state)
-        if shape is Shape.REFUSAL:
-            refuse_all(plan, plan.trap_pieces(), difficulty)
-        else:
-            parts = [
-                plan.won_deal_order,
-                plan.invoice_reminder,
-                plan.ship_and_log,
-                plan.deal_amount,
-            ]
-            for make in rng.sample(parts, PARTS[difficulty]):
-                make()
-        add_shape_parts(plan, shape, difficulty, plan.trap_pieces(), plan.handover_pieces())
-        me = plan.me["name"]
-        hello = rng.choice(
-            [f"Hi, {me} here.", f"Hello - {me} from account management.", f"Hi! This is {me}."]
-        )
-        bye = rng.choice(["Thanks!", "Thank you.", "Cheers"])
-        return plan.scenario(DOMAIN, request(hello, plan.parts, bye), "multi-app")
+        parts = [plan.won_deal_order, plan.invoice_reminder, plan.ship_and_log, plan.deal_amount]
+        plan.draw(shape, difficulty, parts)
+        return plan.request_scenario(DOMAIN, "Hello - {me} from account management.")

@@ -11,22 +11,17 @@ from factory.families.base import register
 from factory.families.tool.calendar.family import CalendarRequests
 from factory.families.tool.crm.family import CrmRequests
 from factory.families.tool.files.family import FileRequests, _set_quotas
-from factory.families.tool.suite import move_to, request, same_people
+from factory.families.tool.suite import add_template, move_to, same_people
 from factory.families.tool.toolfamily import (
     Scenario,
     Shape,
     ToolFamily,
-    add_shape_parts,
-    refuse_all,
 )
 from factory.tasks.user_profile import RequiredFact
 from factory.vocabulary import Difficulty
 
 from .plan import CUSTOMERS_FOLDER, INBOX_FOLDER, WorkspacePlan
 
-PARTS = {Difficulty.EASY: 1, Difficulty.MEDIUM: 2, Difficulty.HARD: 3}
-"""Cross-app parts per request (each spans two apps, a lookup in one feeding a change in the
-other); the traps and handovers come on top (:func:`add_shape_parts`)."""
 AGENDA_GUESTS = {Difficulty.EASY: 2, Difficulty.MEDIUM: 2, Difficulty.HARD: 3}
 
 
@@ -63,17 +58,14 @@ class WorkspaceRequests(ToolFamily):
         drive = move_to(FileRequests().seed_state(rng, difficulty), today)
         drive = same_people(rng, drive, staff, domain, new_id=lambda i: f"u-{300 + 7 * i}")
         drive["company_domain"] = domain
-        templates = crm["templates"]
-        templates.insert(
-            rng.randrange(len(templates) + 1),
-            {
-                "template_id": f"tpl-{len(templates) + 1}",
-                "name": DOC_TEMPLATE,
-                "subject": "Your document from {company}'s account team",
-                "body": "Hi {first_name},\n\nAs promised, here is the document: {document_link}"
-                "\n\nBest,\n{sender_name}",
-                "fields": ["document_link"],
-            },
+        add_template(
+            rng,
+            crm,
+            DOC_TEMPLATE,
+            "Your document from {company}'s account team",
+            "Hi {first_name},\n\nAs promised, here is the document: {document_link}"
+            "\n\nBest,\n{sender_name}",
+            ["document_link"],
         )
         add_customer_folders(drive, [c["name"] for c in crm["companies"]])
         return {"crm": crm, "calendar": calendar, "drive": drive}
@@ -96,28 +88,18 @@ class WorkspaceRequests(ToolFamily):
         self, rng: random.Random, state: JSON, difficulty: Difficulty, shape: Shape = Shape.TASK
     ) -> Scenario:
         plan = WorkspacePlan(rng, state)
-        if shape is Shape.REFUSAL:
-            refuse_all(plan, plan.trap_pieces(), difficulty)
-        else:
-            parts = [
-                plan.send_document,
-                plan.signed_contract,
-                plan.log_meeting,
-                lambda: plan.share_agenda(AGENDA_GUESTS[difficulty]),
-                plan.block_task_time,
-            ]
-            if difficulty is not Difficulty.EASY:  # three apps in one part
-                parts.append(plan.kickoff)
-            for make in rng.sample(parts, PARTS[difficulty]):
-                make()
-        add_shape_parts(plan, shape, difficulty, plan.trap_pieces(), plan.handover_pieces())
+        parts = [
+            plan.send_document,
+            plan.signed_contract,
+            plan.log_meeting,
+            lambda: plan.share_agenda(AGENDA_GUESTS[difficulty]),
+            plan.block_task_time,
+        ]
+        if difficulty is not Difficulty.EASY:  # three apps in one part
+            parts.append(plan.kickoff)
+        plan.draw(shape, difficulty, parts)
         _set_quotas(plan.drive)
-        me = plan.me["name"]
-        hello = rng.choice(
-            [f"Hi, {me} here.", f"Hey - it's {me} from sales.", f"Hi! This is {me}."]
-        )
-        bye = rng.choice(["Thanks!", "Thank you.", "Cheers"])
-        return plan.scenario(DOMAIN, request(hello, plan.parts, bye), "multi-app")
+        return plan.request_scenario(DOMAIN, "Hey - it's {me} from sales.")
 
 
 def add_customer_folders(drive: JSON, companies: list[str]) -> None:
