@@ -24,16 +24,9 @@ from typing import Any
 from pydantic import BaseModel, Field, field_validator
 
 from factory.families.base import SNAPSHOT_DIR as WEB_SNAPSHOT_DIR
+from factory.families.tool.scenario import REPLY_PATH, Call, solve_script
 from factory.families.tool.toolfamily import KIT_FILES as TOOL_KIT_FILES
-from factory.families.tool.toolfamily import (
-    RECORD_DIR,
-    REPLY_PATH,
-    SNAPSHOT_DIR,
-    TOOLENV_DIR,
-    Call,
-    snapshot_hook,
-    solve_script,
-)
+from factory.families.tool.toolfamily import RECORD_DIR, SNAPSHOT_DIR, TOOLENV_DIR, snapshot_hook
 from factory.families.web.webfamily import APP_DB, SNAPSHOT_DB, WEB_PORT, web_environment_files
 from factory.families.web.webfamily import HEALTHCHECK as WEB_HEALTHCHECK
 from factory.families.web.webfamily import snapshot_hook as web_snapshot_hook

@@ -11,7 +11,7 @@ import pytest
 from factory.toolenv.core import Environment, load_domain
 
 from factory.families import registry
-from factory.families.tool.toolfamily import script_calls
+from factory.families.tool.scenario import script_calls
 from factory.vocabulary import Difficulty
 
 FAMILY = registry.get("tool-airline")

@@ -18,7 +18,8 @@ from fixtures.family_tasks import Carried
 from factory.families import registry
 from factory.families.base import Family
 from factory.families.tool import toolfamily
-from factory.families.tool.toolfamily import Shape, ToolFamily
+from factory.families.tool.scenario import Shape
+from factory.families.tool.toolfamily import ToolFamily
 from factory.families.web import webfamily
 from factory.families.web.webfamily import WebFamily
 from factory.generate.render import Origin, render_family

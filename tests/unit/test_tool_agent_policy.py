@@ -16,7 +16,7 @@ from factory.agent.backends import InProcessEpisodes
 from factory.agent.harness import HarnessConfig
 from factory.agent.suite import load_suite_tasks
 from factory.families.base import registry
-from factory.families.tool.toolfamily import run_chain, script_calls
+from factory.families.tool.scenario import run_chain, script_calls
 from factory.generate.taxonomy import Difficulty
 from factory.generate.trial import render_trial
 

@@ -18,7 +18,7 @@ from factory.agent.harness import HarnessConfig
 from factory.agent.suite import load_suite_tasks
 from factory.agent.user_sim import LlmUser, ScriptedUser, Utterance
 from factory.families.base import registry
-from factory.families.tool.toolfamily import SAY_CALL
+from factory.families.tool.scenario import SAY_CALL
 from factory.generate.taxonomy import Difficulty
 from factory.generate.trial import render_trial
 from factory.quality.leaks import find_leaks

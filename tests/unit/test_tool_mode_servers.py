@@ -23,7 +23,7 @@ from factory.toolenv.core import load_domain
 from factory.toolenv.dual import customer_call_over_socket, hang_up_over_socket
 
 from factory.families.base import registry
-from factory.families.tool.toolfamily import run_chain
+from factory.families.tool.scenario import run_chain
 from factory.generate.taxonomy import Difficulty
 
 ROOT = Path(__file__).resolve().parents[2]

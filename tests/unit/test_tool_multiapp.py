@@ -24,7 +24,8 @@ from factory.toolenv.domains import crm, files
 from factory.toolenv.suite import App, compose
 
 from factory.families import registry
-from factory.families.tool.toolfamily import KIT_FILES, script_calls
+from factory.families.tool.scenario import script_calls
+from factory.families.tool.toolfamily import KIT_FILES
 from factory.generate.taxonomy import Difficulty
 
 FAMILIES = {"tool-workspace": ("crm", "calendar", "drive"), "tool-orderdesk": ("crm", "store")}

@@ -11,7 +11,7 @@ import pytest
 from factory.toolenv.core import HANDOVER_TOOL, Domain, Environment, load_domain
 
 from factory.families import registry
-from factory.families.tool.toolfamily import Shape, script_calls
+from factory.families.tool.scenario import Shape, script_calls
 from factory.vocabulary import AGENT_USER, Difficulty
 
 SHAPED = ["tool-airline", "tool-banking", "tool-inventory"]

@@ -13,15 +13,8 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from factory.families.tool.toolfamily import (
-    Call,
-    Piece,
-    Plan,
-    Scenario,
-    Shape,
-    add_shape_parts,
-    refuse_all,
-)
+from factory.families.tool.scenario import Call, Scenario, Shape
+from factory.families.tool.toolfamily import Piece, Plan, add_shape_parts, refuse_all
 from factory.toolenv.core import JSON
 from factory.vocabulary import Difficulty
 

@@ -15,13 +15,8 @@ from factory.toolenv.domains.airline import (
 from factory.families.base import register
 from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
-from factory.families.tool.toolfamily import (
-    Scenario,
-    Shape,
-    ToolFamily,
-    add_shape_parts,
-    refuse_all,
-)
+from factory.families.tool.scenario import Scenario, Shape
+from factory.families.tool.toolfamily import ToolFamily, add_shape_parts, refuse_all
 from factory.tasks.user_profile import RequiredFact
 from factory.vocabulary import Difficulty
 

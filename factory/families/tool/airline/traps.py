@@ -3,7 +3,7 @@ must trip a rule of the domain)."""
 
 from __future__ import annotations
 
-from factory.families.tool.toolfamily import Call
+from factory.families.tool.scenario import Call
 
 from .data import dob_words, pretty_date
 from .plan import AirlinePlan

@@ -13,16 +13,8 @@ from factory.toolenv.domains.banking import DOMAIN
 from factory.families.base import register
 from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
-from factory.families.tool.toolfamily import (
-    SAY_CALL,
-    Call,
-    Scenario,
-    Shape,
-    ToolFamily,
-    add_shape_parts,
-    refuse_all,
-    shift_date,
-)
+from factory.families.tool.scenario import SAY_CALL, Call, Scenario, Shape
+from factory.families.tool.toolfamily import ToolFamily, add_shape_parts, refuse_all, shift_date
 from factory.tasks.user_profile import ScriptRule
 from factory.vocabulary import Difficulty
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 from factory.toolenv.domains.banking import DOMAIN
 
 from factory.families.names import FIRST_NAMES as FIRST
-from factory.families.tool.toolfamily import Call, handover_part
+from factory.families.tool.scenario import Call
+from factory.families.tool.toolfamily import handover_part
 
 from .data import money_text
 from .plan import BankingPlan

@@ -11,7 +11,8 @@ from factory.toolenv.domains.banking import NEW_PAYEE_CAP, get_transfer_limit
 
 from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
-from factory.families.tool.toolfamily import Call, Plan, shift_date
+from factory.families.tool.scenario import Call
+from factory.families.tool.toolfamily import Plan, shift_date
 
 from .data import BANKS, COMPANIES, MERCHANTS, money_text, pretty_date
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from factory.toolenv.domains.banking import NEW_PAYEE_CAP
 
 from factory.families.names import FIRST_NAMES as FIRST
-from factory.families.tool.toolfamily import Call
+from factory.families.tool.scenario import Call
 
 from .data import BANKS, MERCHANTS, money_text, pretty_date
 from .plan import (

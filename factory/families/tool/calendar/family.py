@@ -12,7 +12,8 @@ from factory.families.base import register
 from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
 from factory.families.slots import CapWord, Slots, text
-from factory.families.tool.toolfamily import Call, Scenario, Shape, ToolFamily, draw_today
+from factory.families.tool.scenario import Call, Scenario, Shape
+from factory.families.tool.toolfamily import ToolFamily, draw_today
 from factory.vocabulary import Difficulty
 
 ROOMS = ["Aurora", "Basalt", "Cedar", "Delta", "Ember", "Fjord", "Granite", "Harbor", "Iris"]

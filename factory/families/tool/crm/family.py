@@ -10,7 +10,8 @@ from factory.toolenv.core import JSON
 from factory.families.base import register
 from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
-from factory.families.tool.toolfamily import Call, Scenario, Shape, ToolFamily, compose, draw_today
+from factory.families.tool.scenario import Call, Scenario, Shape
+from factory.families.tool.toolfamily import ToolFamily, compose, draw_today
 from factory.vocabulary import Difficulty
 
 from .book import Book

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from factory.toolenv.core import JSON
 
-from factory.families.tool.toolfamily import Call, Part, near_swap
+from factory.families.tool.scenario import Call, Part, near_swap
 
 from .book import Book, possessive
 from .data import LABELS, PAIRS, STAGES, SUMMARIES, TASK_TITLES, TITLES

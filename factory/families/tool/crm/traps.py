@@ -3,7 +3,7 @@ rule of the domain)."""
 
 from __future__ import annotations
 
-from factory.families.tool.toolfamily import Call
+from factory.families.tool.scenario import Call
 
 from .book import Book, possessive
 from .data import LABELS, PAIRS, STAGES

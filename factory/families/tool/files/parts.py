@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from factory.toolenv.core import JSON
 
-from factory.families.tool.toolfamily import Call, Part, near_swap
+from factory.families.tool.scenario import Call, Part, near_swap
 
 from .data import DEPTS, KINDS, NEW_FOLDERS, TEMPLATES
 from .drive import Drive, extension, name_stem, pretty_date, variant

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
-from factory.families.tool.toolfamily import Call
+from factory.families.tool.scenario import Call
 
 from .data import BIG, PARTNERS, TAGS
 from .drive import Drive

@@ -12,13 +12,8 @@ from factory.toolenv.domains.inventory import DOMAIN
 from factory.families.base import register
 from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
-from factory.families.tool.toolfamily import (
-    Scenario,
-    Shape,
-    ToolFamily,
-    add_shape_parts,
-    refuse_all,
-)
+from factory.families.tool.scenario import Scenario, Shape
+from factory.families.tool.toolfamily import ToolFamily, add_shape_parts, refuse_all
 from factory.vocabulary import Difficulty
 
 from .data import ITEMS, WAREHOUSES

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from factory.toolenv.domains.inventory import DOMAIN
 
-from factory.families.tool.toolfamily import Call, handover_part
+from factory.families.tool.scenario import Call
+from factory.families.tool.toolfamily import handover_part
 
 from .plan import InventoryPlan
 

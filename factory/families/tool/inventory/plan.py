@@ -8,7 +8,8 @@ import random
 from factory.toolenv.core import JSON
 from factory.toolenv.domains.inventory import DISCOUNT_CAP
 
-from factory.families.tool.toolfamily import Call, Plan, shift_date
+from factory.families.tool.scenario import Call
+from factory.families.tool.toolfamily import Plan, shift_date
 
 from .data import units_text
 

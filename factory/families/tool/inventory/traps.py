@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from factory.toolenv.domains.inventory import DISCOUNT_CAP
 
-from factory.families.tool.toolfamily import Call
+from factory.families.tool.scenario import Call
 
 from .data import units_text
 from .plan import InventoryPlan

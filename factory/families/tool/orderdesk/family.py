@@ -10,12 +10,9 @@ from factory.toolenv.domains.orderdesk import CONFIRMATION_TEMPLATE, DOMAIN
 from factory.families.base import register
 from factory.families.tool.crm.family import CrmRequests
 from factory.families.tool.inventory.family import InventoryRequests
+from factory.families.tool.scenario import Scenario, Shape
 from factory.families.tool.suite import add_template, move_to
-from factory.families.tool.toolfamily import (
-    Scenario,
-    Shape,
-    ToolFamily,
-)
+from factory.families.tool.toolfamily import ToolFamily
 from factory.tasks.user_profile import RequiredFact
 from factory.vocabulary import Difficulty
 

@@ -14,8 +14,9 @@ from factory.families.tool.crm import traps as crm_traps
 from factory.families.tool.crm.book import Book, possessive
 from factory.families.tool.inventory.data import units_text
 from factory.families.tool.inventory.plan import InventoryPlan, add_order
+from factory.families.tool.scenario import Call
 from factory.families.tool.suite import SuitePlan, prefixed
-from factory.families.tool.toolfamily import Call, handover_part
+from factory.families.tool.toolfamily import handover_part
 
 INVOICE_TEMPLATE = "Invoice reminder"
 

@@ -11,12 +11,9 @@ from factory.families.base import register
 from factory.families.tool.calendar.family import CalendarRequests
 from factory.families.tool.crm.family import CrmRequests
 from factory.families.tool.files.family import FileRequests, _set_quotas
+from factory.families.tool.scenario import Scenario, Shape
 from factory.families.tool.suite import add_template, move_to, same_people
-from factory.families.tool.toolfamily import (
-    Scenario,
-    Shape,
-    ToolFamily,
-)
+from factory.families.tool.toolfamily import ToolFamily
 from factory.tasks.user_profile import RequiredFact
 from factory.vocabulary import Difficulty
 

@@ -16,8 +16,9 @@ from factory.families.tool.crm.book import Book
 from factory.families.tool.crm.data import TASK_TITLES
 from factory.families.tool.files import traps as drive_traps
 from factory.families.tool.files.drive import Drive
+from factory.families.tool.scenario import Call
 from factory.families.tool.suite import SuitePlan, prefixed
-from factory.families.tool.toolfamily import Call, handover_part
+from factory.families.tool.toolfamily import handover_part
 
 CUSTOMERS_FOLDER = "Customers"
 INBOX_FOLDER = "Inbox"
