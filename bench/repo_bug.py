@@ -56,6 +56,16 @@ def screening() -> int:
 
 HEADER = re.compile(r"^# exit=\S+ timed_out=\S+ seconds=([0-9.]+)")
 PROBE_KINDS = ("nop", "oracle", "cheat", "mutation", "independent")
+PYTEST_SESSION = re.compile(r"^=*\s*(?:\d+ \w+(?:, )?)+ in ([0-9.]+)s\b", re.M)
+
+
+def pytest_seconds(path: Path) -> float:
+    """pytest's own session time (collection and the tests) in a verifier run's test.log."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return 0.0
+    return sum(float(m.group(1)) for m in PYTEST_SESSION.finditer(text))
 
 
 def logged_seconds(path: Path) -> float:
@@ -98,10 +108,12 @@ def build_steps(log: Path) -> tuple[int, bool, bool]:
 
 def profile_candidate(logs: Path, timings: dict[str, float]) -> dict[str, float]:
     """One candidate's seconds: total, build, solve (probe scripts), verify (test.sh in the
-    verifier's container), runs (solution/probe runs, each two containers), other."""
+    verifier's container; pytest: pytest's session inside it), runs (solution and probe runs,
+    each two containers), other."""
     runs = [d for d in sorted(logs.iterdir()) if d.is_dir() and d.name.startswith(PROBE_KINDS)]
     solve = sum(logged_seconds(d / "solve.log") for d in runs)
     verify = sum(logged_seconds(d / "test.log") for d in runs)
+    session = sum(pytest_seconds(d / "test.log") for d in runs)
     build = build_seconds(logs / "build.log")
     total = timings.get("total", 0.0)
     steps, prefix_cached, reused = build_steps(logs / "build.log")
@@ -111,6 +123,7 @@ def profile_candidate(logs: Path, timings: dict[str, float]) -> dict[str, float]
         "build": build if build is not None else float("nan"),
         "solve": solve,
         "verify": verify,
+        "pytest": session,
         "other": total - timings.get("generate", 0.0) - (build or 0.0) - solve - verify,
         "runs": float(len(runs)),
         "steps": float(steps),
@@ -132,7 +145,7 @@ def profile(suite: Path) -> int:
     if not rows:
         print(f"{suite}: no certified candidates with logs yet")
         return 1
-    columns = ("total", "generate", "build", "solve", "verify", "other")
+    columns = ("total", "generate", "build", "solve", "verify", "pytest", "other")
     print(f"{'candidate':<28} {'level':<6} {'outcome':<13} " + " ".join(f"{c:>8}" for c in columns)
           + "   runs  build")  # fmt: skip
     for name, level, outcome, row in rows:
@@ -150,7 +163,8 @@ def profile(suite: Path) -> int:
         values = [r[column] for *_, r in rows if not math.isnan(r[column])]
         if values:
             value = statistics.median(values)
-            print(f"  {column:<9}{value:8.1f}  ({value / max(median_total, 1e-9):4.0%})")
+            note = "  of verify: pytest's session" if column == "pytest" else ""
+            print(f"  {column:<9}{value:8.1f}  ({value / max(median_total, 1e-9):4.0%}){note}")
     runs = statistics.median(r["runs"] for *_, r in rows)
     print(
         f"  runs     {runs:8.0f}  (solution and probe runs, each an agent and a verifier container)"

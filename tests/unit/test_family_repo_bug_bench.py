@@ -41,7 +41,10 @@ def candidate(root: Path, apt: str) -> Path:
         (logs / name).mkdir()
         if solve is not None:
             (logs / name / "solve.log").write_text(f"# exit=0 timed_out=False seconds={solve}\n")
-        (logs / name / "test.log").write_text(f"# exit=1 timed_out=False seconds={test}\nout\n")
+        session = f"1 failed, 11 passed in {test / 2}s\n" if solve != 1.0 else "FAIL: edited\n"
+        (logs / name / "test.log").write_text(
+            f"# exit=1 timed_out=False seconds={test}\n....\n{session}\n"
+        )
     (logs / "ignored").mkdir()
     return logs
 
@@ -51,6 +54,7 @@ def test_profile_splits_a_candidate_into_build_probes_verifier_and_the_rest(tmp_
     logs = candidate(tmp_path, " ---> Using cache")
     row = bench.profile_candidate(logs, {"generate": 1.0, "total": 30.0})
     assert row["runs"] == 3 and row["solve"] == 1.5 and row["verify"] == 9.5
+    assert row["pytest"] == 2.75  # the cheat's run stopped before pytest
     assert row["prefix_cached"] == 1.0 and row["steps"] == 6 and row["reused_image"] == 0.0
     build = 0.0 if math.isnan(row["build"]) else row["build"]
     assert math.isclose(row["other"], 30.0 - 1.0 - build - 1.5 - 9.5)
