@@ -106,11 +106,17 @@ def build_steps(log: Path) -> tuple[int, bool, bool]:
     return len(steps), bool(prefix) and all("---> Using cache" in s for s in prefix), False
 
 
-def profile_candidate(logs: Path, timings: dict[str, float]) -> dict[str, float]:
+def profile_candidate(
+    logs: Path, timings: dict[str, float], probes: list[dict] | None = None
+) -> dict[str, float]:
     """One candidate's seconds: total, build, solve (probe scripts), verify (test.sh in the
     verifier's container; pytest: pytest's session inside it), runs (solution and probe runs,
-    each two containers), other."""
+    each two containers), other. ``probes``: the result's probe records; log folders of other
+    probes (left by an interrupted attempt of the same candidate) are not counted."""
     runs = [d for d in sorted(logs.iterdir()) if d.is_dir() and d.name.startswith(PROBE_KINDS)]
+    if probes is not None:  # the result's own probes (an interrupted attempt may have left more)
+        named = {f"{p['kind']}-{p['name']}" for p in probes}
+        runs = [d for d in runs if d.name.startswith(("nop-", "oracle-")) or d.name in named]
     solve = sum(logged_seconds(d / "solve.log") for d in runs)
     verify = sum(logged_seconds(d / "test.log") for d in runs)
     session = sum(pytest_seconds(d / "test.log") for d in runs)
@@ -140,7 +146,7 @@ def profile(suite: Path) -> int:
         logs = suite / "validation" / "logs" / result["id"]
         if not logs.is_dir() or not result.get("timings"):
             continue
-        row = profile_candidate(logs, result["timings"])
+        row = profile_candidate(logs, result["timings"], result.get("probes"))
         rows.append((result["id"], result["difficulty"], result["outcome"], row))
     if not rows:
         print(f"{suite}: no certified candidates with logs yet")

@@ -55,6 +55,9 @@ def test_profile_splits_a_candidate_into_build_probes_verifier_and_the_rest(tmp_
     row = bench.profile_candidate(logs, {"generate": 1.0, "total": 30.0})
     assert row["runs"] == 3 and row["solve"] == 1.5 and row["verify"] == 9.5
     assert row["pytest"] == 2.75  # the cheat's run stopped before pytest
+    # a log folder the result does not list (an interrupted attempt's) is left out
+    listed = bench.profile_candidate(logs, {"total": 30.0}, [{"kind": "mutation", "name": "x"}])
+    assert listed["runs"] == 2 and listed["verify"] == 5.5
     assert row["prefix_cached"] == 1.0 and row["steps"] == 6 and row["reused_image"] == 0.0
     build = 0.0 if math.isnan(row["build"]) else row["build"]
     assert math.isclose(row["other"], 30.0 - 1.0 - build - 1.5 - 9.5)
