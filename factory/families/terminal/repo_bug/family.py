@@ -20,6 +20,7 @@ import difflib
 import hashlib
 import json
 import random
+import re
 import threading
 from collections.abc import Mapping
 from typing import Any
@@ -71,6 +72,11 @@ def pytest_runtest_makereport(item, call):
     report.outcome = "passed"
     report.longrepr = None
 """
+
+SHELL_WORD = re.compile(r"[A-Za-z0-9_./-]+")
+"""Test file paths the Dockerfile may name unquoted (the ones its bytecode step collects)."""
+NOT_COLLECTED = ("__init__.py", "conftest.py")
+"""Test folder files pytest loads without being named (the bytecode step does not name them)."""
 
 DIGEST_CHARS = 16
 """sha256 prefix the verifier compares (64 bits: no edit collides by accident, and a task's
@@ -306,6 +312,11 @@ class TaskBuilder:
                 "name": project.name,
                 "sha256": project.sha256,
                 "pytest_pin": PYTEST_PIN,
+                "test_files": [
+                    t
+                    for t in sorted(visible_tests)
+                    if SHELL_WORD.fullmatch(t) and t.rsplit("/", 1)[-1] not in NOT_COLLECTED
+                ],
                 "patch": patch,
                 "project": project.name,
                 "version": project.version,
