@@ -248,6 +248,32 @@ def test_runner_records_outcomes_and_the_functions_each_test_runs(tmp_path):
     assert "m.py::f" not in data["covered"]["test_m.py::test_b"]
 
 
+def test_line_tracebacks_record_the_same_outcomes_and_messages(tmp_path):
+    (tmp_path / "m.py").write_text("def f(x):\n    return x[0]\n")
+    (tmp_path / "test_m.py").write_text(
+        "import pytest\nfrom m import f\n\n\ndef test_a():\n    assert f([1]) == 2\n\n\n"
+        "def test_b():\n    f([])\n\n\n@pytest.fixture\ndef broken():\n    raise OSError('x')\n\n\n"
+        "def test_c(broken):\n    pass\n\n\ndef test_d():\n    assert f([3]) == 3\n"
+    )
+    records = {}
+    for style in ([], ["--tb", "line"]):
+        out = tmp_path / f"o{len(style)}.json"
+        run = subprocess.run(
+            [sys.executable, "-I", "-B", str(SHIPPED / "rb_run.py"), "--root", str(tmp_path),
+             "--out", str(out), *style, "--", "test_m.py"],
+            capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        assert run.returncode == 1, run.stdout + run.stderr
+        results = json.loads(out.read_text())["results"]
+        records[len(style)] = {k: (r["outcome"], r.get("message")) for k, r in results.items()}
+        if style:
+            assert "def test_b" not in run.stdout  # no source in the report
+    assert records[0] == records[2]
+    assert records[2]["test_m.py::test_a"] == ("failed", "assert 1 == 2\n +  where 1 = f([1])")
+    assert records[2]["test_m.py::test_d"][0] == "passed"
+    assert records[2]["test_m.py::test_b"][1].startswith("IndexError")
+
+
 def cached_pyc(source: str, runs: str) -> bytes:
     """Checked-hash bytecode that runs ``runs`` and claims to be compiled from ``source``:
     shows whether Python took the cached bytecode or compiled the source."""

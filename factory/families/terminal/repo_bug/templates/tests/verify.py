@@ -121,7 +121,7 @@ def main():
     ]
     for entry in spec["pythonpath"]:
         command += ["--pythonpath", entry]
-    command += ["--", *spec["run"]]
+    command += ["--tb", "line", "--", *spec["run"]]  # the verdict needs each crash line only
     env = {
         "PATH": "/usr/local/bin:/usr/bin:/bin",
         "HOME": work,
