@@ -122,6 +122,8 @@ def profile_candidate(
     session = sum(pytest_seconds(d / "test.log") for d in runs)
     build = build_seconds(logs / "build.log")
     total = timings.get("total", 0.0)
+    if build is not None and build > timings.get("validate", total):
+        build = None  # the log of an earlier, interrupted attempt, rewritten: its birth is older
     steps, prefix_cached, reused = build_steps(logs / "build.log")
     return {
         "total": total,

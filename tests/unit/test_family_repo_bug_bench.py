@@ -6,6 +6,8 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
+import os
+import time
 from pathlib import Path
 
 SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "repo_bug.py"
@@ -61,6 +63,10 @@ def test_profile_splits_a_candidate_into_build_probes_verifier_and_the_rest(tmp_
     assert row["prefix_cached"] == 1.0 and row["steps"] == 6 and row["reused_image"] == 0.0
     build = 0.0 if math.isnan(row["build"]) else row["build"]
     assert math.isclose(row["other"], 30.0 - 1.0 - build - 1.5 - 9.5)
+    # a build log older than the candidate's own certification is not its build
+    os.utime(logs / "build.log", (time.time() + 3600, time.time() + 3600))
+    stale = bench.profile_candidate(logs, {"validate": 20.0, "total": 30.0})
+    assert math.isnan(stale["build"]) or stale["build"] <= 20.0
 
 
 def test_a_prefix_step_that_ran_counts_as_built(tmp_path):
