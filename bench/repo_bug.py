@@ -3,17 +3,24 @@ issue 17 asks for (instructions that name no file or line of the project).
 
     .venv/bin/python bench/repo_bug.py SUITE_DIR
     .venv/bin/python bench/repo_bug.py --screening
+    .venv/bin/python bench/repo_bug.py --profile SUITE_DIR
 
 SUITE_DIR is the output of ``factory generate examples/taxonomy-repo-bug.yaml --out SUITE_DIR``.
 Reads suite.json, results/ and the accepted tasks; runs nothing. ``--screening`` summarises the
 screening records the family uses (the cached ones where they exist, else the bundled ones).
+``--profile`` splits each candidate's certification time (results/*.json timings and the
+validation logs) into the image build, the probe scripts, the verifier runs and the rest
+(containers started, stopped and copied between: the validator's own work).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
+import re
 import statistics
+import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
@@ -47,15 +54,149 @@ def screening() -> int:
     return 0
 
 
+HEADER = re.compile(r"^# exit=\S+ timed_out=\S+ seconds=([0-9.]+)")
+PROBE_KINDS = ("nop", "oracle", "cheat", "mutation", "independent")
+PYTEST_SESSION = re.compile(r"^=*\s*(?:\d+ \w+(?:, )?)+ in ([0-9.]+)s\b", re.M)
+
+
+def pytest_seconds(path: Path) -> float:
+    """pytest's own session time (collection and the tests) in a verifier run's test.log."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return 0.0
+    return sum(float(m.group(1)) for m in PYTEST_SESSION.finditer(text))
+
+
+def logged_seconds(path: Path) -> float:
+    """The ``seconds=`` of a validation log's first line (solve.log, test.log); 0 if none."""
+    try:
+        with path.open(encoding="utf-8", errors="replace") as handle:
+            match = HEADER.match(handle.readline())
+    except OSError:
+        return 0.0
+    return float(match.group(1)) if match else 0.0
+
+
+def build_seconds(log: Path) -> float | None:
+    """How long the build that wrote ``log`` took: the file's birth to its last write (GNU
+    stat's %W; None where the file system does not record a birth time)."""
+    try:
+        out = subprocess.run(
+            ["stat", "-c", "%W %.9Y", str(log)], capture_output=True, text=True, check=True
+        ).stdout.split()
+        born, written = float(out[0]), float(out[1])
+    except (OSError, subprocess.CalledProcessError, ValueError, IndexError):
+        return None
+    return written - born if born > 0 else None
+
+
+def build_steps(log: Path) -> tuple[int, bool, bool]:
+    """(steps the build ran, every step before the task's own files came from the builder's
+    cache, the image was reused whole)."""
+    try:
+        text = log.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return 0, False, False
+    if text.startswith("# cached image"):
+        return 0, True, True
+    steps = re.split(r"^Step \d+/\d+ : ", text, flags=re.M)[1:]
+    own = next((i for i, step in enumerate(steps) if "overlay/" in step.splitlines()[0]), None)
+    prefix = steps[1:own] if own is not None else []  # after FROM, before the task's files
+    return len(steps), bool(prefix) and all("---> Using cache" in s for s in prefix), False
+
+
+def profile_candidate(
+    logs: Path, timings: dict[str, float], probes: list[dict] | None = None
+) -> dict[str, float]:
+    """One candidate's seconds: total, build, solve (probe scripts), verify (test.sh in the
+    verifier's container; pytest: pytest's session inside it), runs (solution and probe runs,
+    each two containers), other. ``probes``: the result's probe records; log folders of other
+    probes (left by an interrupted attempt of the same candidate) are not counted."""
+    runs = [d for d in sorted(logs.iterdir()) if d.is_dir() and d.name.startswith(PROBE_KINDS)]
+    if probes is not None:  # the result's own probes (an interrupted attempt may have left more)
+        named = {f"{p['kind']}-{p['name']}" for p in probes}
+        runs = [d for d in runs if d.name.startswith(("nop-", "oracle-")) or d.name in named]
+    solve = sum(logged_seconds(d / "solve.log") for d in runs)
+    verify = sum(logged_seconds(d / "test.log") for d in runs)
+    session = sum(pytest_seconds(d / "test.log") for d in runs)
+    build = build_seconds(logs / "build.log")
+    total = timings.get("total", 0.0)
+    if build is not None and build > timings.get("validate", total):
+        build = None  # the log of an earlier, interrupted attempt, rewritten: its birth is older
+    steps, prefix_cached, reused = build_steps(logs / "build.log")
+    return {
+        "total": total,
+        "generate": timings.get("generate", 0.0),
+        "build": build if build is not None else float("nan"),
+        "solve": solve,
+        "verify": verify,
+        "pytest": session,
+        "other": total - timings.get("generate", 0.0) - (build or 0.0) - solve - verify,
+        "runs": float(len(runs)),
+        "steps": float(steps),
+        "prefix_cached": float(prefix_cached),
+        "reused_image": float(reused),
+    }
+
+
+def profile(suite: Path) -> int:
+    """Where each candidate's certification time went, and the medians."""
+    rows = []
+    for path in sorted((suite / "results").glob("*.json")):
+        result = json.loads(path.read_text())
+        logs = suite / "validation" / "logs" / result["id"]
+        if not logs.is_dir() or not result.get("timings"):
+            continue
+        row = profile_candidate(logs, result["timings"], result.get("probes"))
+        rows.append((result["id"], result["difficulty"], result["outcome"], row))
+    if not rows:
+        print(f"{suite}: no certified candidates with logs yet")
+        return 1
+    columns = ("total", "generate", "build", "solve", "verify", "pytest", "other")
+    print(f"{'candidate':<28} {'level':<6} {'outcome':<13} " + " ".join(f"{c:>8}" for c in columns)
+          + "   runs  build")  # fmt: skip
+    for name, level, outcome, row in rows:
+        build = (
+            "image reused"
+            if row["reused_image"]
+            else f"{row['steps']:.0f} steps, prefix {'cached' if row['prefix_cached'] else 'built'}"
+        )
+        print(f"{name:<28} {level:<6} {outcome:<13} "
+              + " ".join(f"{row[c]:8.1f}" for c in columns)
+              + f"   {row['runs']:4.0f}  {build}")  # fmt: skip
+    median_total = statistics.median(r["total"] for *_, r in rows)
+    print(f"median over {len(rows)} candidates, seconds (share of the median total):")
+    for column in columns:
+        values = [r[column] for *_, r in rows if not math.isnan(r[column])]
+        if values:
+            value = statistics.median(values)
+            note = "  of verify: pytest's session" if column == "pytest" else ""
+            print(f"  {column:<9}{value:8.1f}  ({value / max(median_total, 1e-9):4.0%}){note}")
+    runs = statistics.median(r["runs"] for *_, r in rows)
+    print(
+        f"  runs     {runs:8.0f}  (solution and probe runs, each an agent and a verifier container)"
+    )
+    cached = sum(1 for *_, r in rows if r["prefix_cached"])
+    print(
+        f"builds that took the shared steps (pytest, Debian packages) from the builder's cache "
+        f"or reused the image: {cached} of {len(rows)}"
+    )
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("suite", type=Path, nargs="?")
     parser.add_argument("--screening", action="store_true", help="summarise the screening")
+    parser.add_argument("--profile", action="store_true", help="where certification time went")
     args = parser.parse_args()
     if args.screening:
         return screening()
     if args.suite is None:
         parser.error("give SUITE_DIR or --screening")
+    if args.profile:
+        return profile(args.suite)
     results = [json.loads(p.read_text()) for p in sorted((args.suite / "results").glob("*.json"))]
     if not results:
         print(f"{args.suite}: no finished candidates yet")

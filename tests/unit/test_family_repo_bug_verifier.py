@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -245,3 +246,95 @@ def test_runner_records_outcomes_and_the_functions_each_test_runs(tmp_path):
     assert failed["outcome"] == "failed" and "assert 1 == 2" in failed["message"]
     assert {"m.py::f", "m.py::g"} <= set(data["covered"]["test_m.py::test_a"])
     assert "m.py::f" not in data["covered"]["test_m.py::test_b"]
+
+
+def test_line_tracebacks_record_the_same_outcomes_and_messages(tmp_path):
+    (tmp_path / "m.py").write_text("def f(x):\n    return x[0]\n")
+    (tmp_path / "test_m.py").write_text(
+        "import pytest\nfrom m import f\n\n\ndef test_a():\n    assert f([1]) == 2\n\n\n"
+        "def test_b():\n    f([])\n\n\n@pytest.fixture\ndef broken():\n    raise OSError('x')\n\n\n"
+        "def test_c(broken):\n    pass\n\n\ndef test_d():\n    assert f([3]) == 3\n"
+    )
+    records = {}
+    for style in ([], ["--tb", "line"]):
+        out = tmp_path / f"o{len(style)}.json"
+        run = subprocess.run(
+            [sys.executable, "-I", "-B", str(SHIPPED / "rb_run.py"), "--root", str(tmp_path),
+             "--out", str(out), *style, "--", "test_m.py"],
+            capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        assert run.returncode == 1, run.stdout + run.stderr
+        results = json.loads(out.read_text())["results"]
+        records[len(style)] = {k: (r["outcome"], r.get("message")) for k, r in results.items()}
+        if style:
+            assert "def test_b" not in run.stdout  # no source in the report
+    assert records[0] == records[2]
+    assert records[2]["test_m.py::test_a"] == ("failed", "assert 1 == 2\n +  where 1 = f([1])")
+    assert records[2]["test_m.py::test_d"][0] == "passed"
+    assert records[2]["test_m.py::test_b"][1].startswith("IndexError")
+
+
+def cached_pyc(source: str, runs: str) -> bytes:
+    """Checked-hash bytecode that runs ``runs`` and claims to be compiled from ``source``:
+    shows whether Python took the cached bytecode or compiled the source."""
+    import importlib.util as util
+    import marshal
+
+    code = compile(runs, "mod.py", "exec")
+    flags = (0b11).to_bytes(4, "little")  # hash-based, checked against the source
+    return util.MAGIC_NUMBER + flags + util.source_hash(source.encode()) + marshal.dumps(code)
+
+
+def test_the_image_bytecode_is_used_while_each_source_is_unchanged(tmp_path):
+    verify = load_verify()
+    verify.BYTECODE, verify.WORK = str(tmp_path / "bytecode"), str(tmp_path / "work")
+    tag = sys.implementation.cache_tag
+    cache = tmp_path / "bytecode" / "pkg" / "__pycache__"
+    cache.mkdir(parents=True)
+    (cache / f"mod.{tag}.pyc").write_bytes(cached_pyc("X = 1\n", "X = 'cached'\n"))
+    (tmp_path / "bytecode" / "gone" / "__pycache__").mkdir(parents=True)
+    (tmp_path / "bytecode" / "link" / "__pycache__").mkdir(parents=True)
+    (tmp_path / "bytecode" / "link" / "__pycache__" / "x.pyc").write_bytes(b"x")
+
+    assert verify.workdir() == verify.WORK  # the image has bytecode, nothing is there yet
+    assert verify.workdir() != verify.WORK  # the place is taken: a fresh temporary folder
+    app = Path(verify.WORK) / "app"
+    (app / "pkg").mkdir(parents=True)
+    (app / "pkg" / "__init__.py").write_text("")
+    (app / "pkg" / "mod.py").write_text("X = 1\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (app / "link").symlink_to(elsewhere)
+    verify.add_bytecode(str(app))
+    assert list(elsewhere.iterdir()) == []  # never written through a link
+    assert not (app / "gone").exists()
+
+    def value() -> str:
+        read = "import sys; sys.path.insert(0, '.'); import pkg.mod; print(pkg.mod.X)"
+        run = subprocess.run([sys.executable, "-I", "-B", "-c", read], cwd=app, text=True,
+                             capture_output=True, check=True)  # fmt: skip
+        return run.stdout.strip()
+
+    assert value() == "cached"
+    (app / "pkg" / "mod.py").write_text("X = 2\n")  # the agent's fix: compiled afresh
+    assert value() == "2"
+
+
+def test_the_dockerfile_compiles_the_visible_tests_only(tmp_path):
+    from factory.generate.render import Origin, render_family
+    from factory.generate.taxonomy import Difficulty
+
+    family = RepoBug()
+    draft = family.draft(random.Random(5), Difficulty.HARD, family.default_params)
+    origin = Origin("t", "terminal/real-code/repo-bug", family.category, 5, family.name)
+    spec = render_family(family, draft, task_id="rb", difficulty=Difficulty.HARD, origin=origin)
+    dockerfile = spec.files["environment/Dockerfile"].decode()
+    step = dockerfile.split("/opt/rb-bytecode", 1)[1].split("WORKDIR /app", 1)[0]
+    named = set(step.split("--confcutdir /tmp/rb-verify/app", 1)[1].split(">/dev/null")[0].split())
+    visible = {p for p in spec.files if p.startswith("environment/overlay/")}
+    assert named and all(not n.endswith(("__init__.py", "conftest.py")) for n in named)
+    # the held-out tests' files are named as the agent sees them (the overlay), never restored
+    restore = json.loads(spec.files["tests/spec.json"])["restore"]
+    assert restore and set(restore) <= named
+    assert {f"environment/overlay/{p}" for p in restore} <= visible
+    assert dockerfile.index("rm -rf /tmp/rb-verify") > dockerfile.index("cp -a --parents")

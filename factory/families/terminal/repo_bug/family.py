@@ -78,6 +78,11 @@ def pytest_runtest_makereport(item, call):
     report.longrepr = None
 """
 
+SHELL_WORD = re.compile(r"[A-Za-z0-9_./-]+")
+"""Test file paths the Dockerfile may name unquoted (the ones its bytecode step collects)."""
+NOT_COLLECTED = ("__init__.py", "conftest.py")
+"""Test folder files pytest loads without being named (the bytecode step does not name them)."""
+
 DIGEST_CHARS = 16
 """sha256 prefix the verifier compares (64 bits: no edit collides by accident, and a task's
 tests/ stays small, which keeps tasks of one project apart in the suite's near-duplicate check)."""
@@ -342,6 +347,11 @@ class TaskBuilder:
                 "name": project.name,
                 "sha256": project.sha256,
                 "pytest_pin": PYTEST_PIN,
+                "test_files": [
+                    t
+                    for t in sorted(visible_tests)
+                    if SHELL_WORD.fullmatch(t) and t.rsplit("/", 1)[-1] not in NOT_COLLECTED
+                ],
                 "patch": patch,
                 "project": project.name,
                 "version": project.version,

@@ -3,7 +3,10 @@ container). Meant to be started as ``python3 -I -B rb_run.py ...``: isolated mod
 from the environment or the current directory is imported, only ``--pythonpath`` entries.
 
     python3 -I -B rb_run.py --root /app --pythonpath src --out /tmp/o.json [--trace]
-        [--maxfail N] -- tests/test_x.py::test_y ...
+        [--maxfail N] [--tb STYLE] -- tests/test_x.py::test_y ...
+
+``--tb line``: each failure's report is its crash line (pytest's default reads and parses the
+source of every traceback entry); the recorded outcomes and messages are the same.
 
 Standalone: imports nothing from factory.
 """
@@ -22,6 +25,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", required=True)
     parser.add_argument("--trace", action="store_true")
     parser.add_argument("--maxfail", type=int, default=0)
+    parser.add_argument("--tb", choices=["auto", "long", "short", "line", "native", "no"])
     parser.add_argument("ids", nargs="*")
     args = parser.parse_args(argv)
     root = os.path.realpath(args.root)
@@ -41,6 +45,8 @@ def main(argv: list[str] | None = None) -> int:
     ]  # fmt: skip
     if args.maxfail:
         options += ["--maxfail", str(args.maxfail)]
+    if args.tb:
+        options += ["--tb", args.tb]
     return int(pytest.main(options + list(args.ids), plugins=[plugin]))
 
 
