@@ -6,11 +6,8 @@ fails one of them."""
 
 from __future__ import annotations
 
-import io
 import os
-import re
 import subprocess
-import tarfile
 from pathlib import Path
 
 import pytest
@@ -18,9 +15,12 @@ from fixtures.family_grammar import (
     HARD,
     check_hard_instructions,
     drafter,
+    failing_tests,
     median_steps,
     needs_tools,
     render_hard,
+    rooted,
+    unpack_below,
 )
 
 from factory.families import registry
@@ -95,11 +95,7 @@ def _install(d, root: str) -> None:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(data)
     if "environment/seed.tar.gz" in d.files:
-        with tarfile.open(fileobj=io.BytesIO(d.files["environment/seed.tar.gz"])) as tf:
-            for member in tf.getmembers():
-                if member.issym() and member.linkname.startswith("/"):
-                    member.linkname = root + member.linkname
-            tf.extractall(root, filter="fully_trusted")
+        unpack_below(d.files["environment/seed.tar.gz"], root)
     Path(root + "/tmp").mkdir(exist_ok=True)
 
 
@@ -109,8 +105,7 @@ def _rooted(d, text: str, root: str) -> str:
     paths = {ctx["workdir"], ctx["target"], "/tmp/", *ctx["landings"]} | (
         {ctx["old"]} if ctx["old"] else set()
     )
-    pattern = "|".join(re.escape(p) for p in sorted(paths, key=len, reverse=True))
-    return re.sub(pattern, lambda m: root + m.group(0), text)
+    return rooted(text, paths, root)
 
 
 def _outcome(d, script: str, root: str) -> list[str]:
@@ -142,16 +137,7 @@ def _outcome(d, script: str, root: str) -> list[str]:
         out = subprocess.run(["sh", "-c", command], capture_output=True, check=False).stdout
         (state / name).write_bytes(out)
     tests = render_hard(FAMILY, d, 1, "t/archives").files["tests/test_outputs.py"].decode()
-    module: dict = {"__name__": "rendered"}
-    exec(_rooted(d, tests, root).replace(ctx["state_dir"], str(state)), module)  # noqa: S102
-    failed = []
-    for name, test in module.items():
-        if name.startswith("test_"):
-            try:
-                test()
-            except AssertionError:
-                failed.append(name)
-    return failed
+    return failing_tests(_rooted(d, tests, root).replace(ctx["state_dir"], str(state)))
 
 
 @needs_tools("tar", "xz", "bzip2")

@@ -6,11 +6,8 @@ rounded to KiB, hidden files skipped) fails one of them."""
 
 from __future__ import annotations
 
-import io
 import os
-import re
 import subprocess
-import tarfile
 from pathlib import Path
 
 import pytest
@@ -18,9 +15,12 @@ from fixtures.family_grammar import (
     HARD,
     check_hard_instructions,
     drafter,
+    failing_tests,
     median_steps,
     needs_tools,
     render_hard,
+    rooted,
+    unpack_below,
 )
 
 from factory.families import registry
@@ -93,8 +93,7 @@ def _paths(d) -> list[str]:
 
 
 def _rooted(d, text: str, root: str) -> str:
-    pattern = "|".join(re.escape(p) for p in sorted(_paths(d), key=len, reverse=True))
-    return re.sub(pattern, lambda m: root + m.group(0), text)
+    return rooted(text, _paths(d), root)
 
 
 def _outcome(d, script: str, root: str) -> list[str]:
@@ -102,11 +101,7 @@ def _outcome(d, script: str, root: str) -> list[str]:
     machine has none of the task's), snapshot it as the collect hook does, run the rendered
     tests on that: the names of the failing tests."""
     ctx = d.context
-    with tarfile.open(fileobj=io.BytesIO(d.files["environment/seed.tar.gz"])) as tf:
-        for member in tf.getmembers():
-            if member.issym() and member.linkname.startswith("/"):
-                member.linkname = root + member.linkname
-        tf.extractall(root, filter="fully_trusted", numeric_owner=True)
+    unpack_below(d.files["environment/seed.tar.gz"], root, numeric_owner=True)
     Path(root + "/root").mkdir(exist_ok=True)
     uids = dict(ctx["users"])
     script = _rooted(d, script, root)
@@ -118,17 +113,7 @@ def _outcome(d, script: str, root: str) -> list[str]:
     hook = snapshot_hook(root + ctx["root"], root + ctx["dest"], rels, snap, everything=True)
     subprocess.run(["sh", "-c", hook], check=True)
     tests = render_hard(FAMILY, d, 1, "t/file-search").files["tests/test_outputs.py"].decode()
-    tests = _rooted(d, tests, root).replace(repr(SNAPSHOT), repr(snap))
-    module: dict = {"__name__": "rendered"}
-    exec(tests, module)  # noqa: S102
-    failed = []
-    for name, test in module.items():
-        if name.startswith("test_"):
-            try:
-                test()
-            except AssertionError:
-                failed.append(name)
-    return failed
+    return failing_tests(_rooted(d, tests, root).replace(repr(SNAPSHOT), repr(snap)))
 
 
 @needs_tools("find", "xargs")
