@@ -24,7 +24,7 @@ from fixtures.family_grammar import (
 )
 
 from factory.families import registry
-from factory.families.terminal.archives.family import (
+from factory.families.terminal.archives.hard import (
     AR_EXCLUSIVE,
     AR_FAULTS,
     AR_TRAPS,
