@@ -162,6 +162,24 @@ def perf_py_script(theme: dict, slow: set[str], drift: bool = False, hard: bool 
     return "\n".join(parts) + "\n"
 
 
+def _bash_loop_end_and_report(top: int) -> str:
+    """The end of the bash tool's per-line loop (a 5xx counted, the host's datacenter and the
+    folded path kept) and its report: per host, then the ``top`` busiest endpoints. The same at
+    every difficulty."""
+    return (
+        "        errs[$host]=$(( ${errs[$host]:-0} + 1 ))\n    fi\n"
+        "    where[$host]=$dc\n"
+        "    seen[$norm]=$(( ${seen[$norm]:-0} + 1 ))\n"
+        'done < "$log"\n'
+        "printf '%s\\n' \"${!req[@]}\" | LC_ALL=C sort | while IFS= read -r host; do\n"
+        '    printf \'%s %s %d %d %d\\n\' "$host" "${where[$host]}" "${req[$host]}" '
+        '"${bytes[$host]}" "${errs[$host]:-0}"\ndone\n'
+        'echo "--- busiest endpoints"\n'
+        'for p in "${!seen[@]}"; do\n    printf \'%d %s\\n\' "${seen[$p]}" "$p"\n'
+        f"done | LC_ALL=C sort -k1,1nr -k2,2 | head -n {top}\n"
+    )
+
+
 def perf_bash_script(name: str, top: int, slow: set[str]) -> str:
     def stage(key: str) -> str:
         return _stage("bash", key, key in slow)
@@ -186,20 +204,8 @@ def perf_bash_script(name: str, top: int, slow: set[str]) -> str:
         "    req[$host]=$(( ${req[$host]:-0} + 1 ))\n"
         "    bytes[$host]=$(( ${bytes[$host]:-0} + size ))\n"
         '    if [ "$status" -ge 500 ]; then\n'
-        "        errs[$host]=$(( ${errs[$host]:-0} + 1 ))\n    fi\n"
-        "    where[$host]=$dc\n"
-        "    seen[$norm]=$(( ${seen[$norm]:-0} + 1 ))\n"
-        'done < "$log"\n'
     )
-    tail = (
-        "printf '%s\\n' \"${!req[@]}\" | LC_ALL=C sort | while IFS= read -r host; do\n"
-        '    printf \'%s %s %d %d %d\\n\' "$host" "${where[$host]}" "${req[$host]}" '
-        '"${bytes[$host]}" "${errs[$host]:-0}"\ndone\n'
-        'echo "--- busiest endpoints"\n'
-        'for p in "${!seen[@]}"; do\n    printf \'%d %s\\n\' "${seen[$p]}" "$p"\n'
-        f"done | LC_ALL=C sort -k1,1nr -k2,2 | head -n {top}\n"
-    )
-    return head + body + tail
+    return head + body + _bash_loop_end_and_report(top)
 
 
 def perf_bash_fast(name: str, top: int, drift: bool = False) -> str:
@@ -352,21 +358,7 @@ def perf_bash_hard(name: str, top: int, slow: set[str], drift: bool = False) -> 
     body = stage("fields") + stage("lower") + stage("lookup")
     body += '    [ -n "$dc" ] || dc=unknown\n' + stage("paths")
     body += "    req[$host]=$(( ${req[$host]:-0} + 1 ))\n" + stage("bytes") + stage("errors")
-    body += (
-        "        errs[$host]=$(( ${errs[$host]:-0} + 1 ))\n    fi\n"
-        "    where[$host]=$dc\n"
-        "    seen[$norm]=$(( ${seen[$norm]:-0} + 1 ))\n"
-        'done < "$log"\n'
-    )
-    tail = (
-        "printf '%s\\n' \"${!req[@]}\" | LC_ALL=C sort | while IFS= read -r host; do\n"
-        '    printf \'%s %s %d %d %d\\n\' "$host" "${where[$host]}" "${req[$host]}" '
-        '"${bytes[$host]}" "${errs[$host]:-0}"\ndone\n'
-        'echo "--- busiest endpoints"\n'
-        'for p in "${!seen[@]}"; do\n    printf \'%d %s\\n\' "${seen[$p]}" "$p"\n'
-        f"done | LC_ALL=C sort -k1,1nr -k2,2 | head -n {top}\n"
-    )
-    return head + body + tail
+    return head + body + _bash_loop_end_and_report(top)
 
 
 PERF_KINDS = {
