@@ -45,7 +45,7 @@ from factory.tasks.model import discover_task_dirs, load_task  # noqa: E402
 from factory.validate.outcome import Outcome  # noqa: E402
 from factory.validate.validator import Validator  # noqa: E402
 
-RUNNER_IMAGE = "factory/harbor-runner:0.26.0"
+RUNNER_IMAGE = "factory/harbor-runner:0.26.0-compose2.40"
 RUNNER_CONTEXT = REPO / "bench" / "harbor"
 HARBOR_ENV = "no_network_docker:NoNetworkDockerEnvironment"
 

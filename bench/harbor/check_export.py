@@ -1,7 +1,7 @@
 """Inside the Harbor runner: load a `factory export --format harbor` folder with Harbor's own
 models (its registry.json as DatasetSpec entries, every task with harbor's Task loader).
 
-    docker run --rm -v DIR:DIR factory/harbor-runner:0.26.0 python3 /opt/bench/check_export.py DIR
+    docker run --rm -v DIR:DIR factory/harbor-runner:0.26.0-compose2.40 python3 /opt/bench/check_export.py DIR
 """
 
 import sys

@@ -40,7 +40,6 @@ from factory.tasks.config import (
     FactoryProvenance,
     NetworkMode,
     TaskConfig,
-    TaskSection,
     VerifierConfig,
     parse_size_mb,
 )
@@ -470,7 +469,8 @@ def convert_tb1(src: Path, dest: Path) -> Task:
         environment = _compose_environment(client, paths.compose, notes)
         config = TaskConfig(
             schema_version=CURRENT_SCHEMA_VERSION,
-            task=TaskSection(name=src.name),
+            # no [task].name: Harbor wants 'org/name' and Terminal-Bench 1 has no org; without
+            # it the task's id is its directory's name in both harnesses
             metadata={
                 k: v
                 for k, v in {

@@ -7,7 +7,8 @@ Three sources of findings, each naming the task, the file and the field or line:
   unknown ``task.toml`` fields, missing files, a verifier that shares the agent's sandbox,
   artifacts whose copies land on each other, a separate verifier's artifact under the log
   folders Harbor mounts (``/logs/agent``, ``/logs/verifier``),
-  unpinned Python installs, grading files copied into the agent's image.
+  unpinned Python installs, a separate verifier that installs pytest or downloads from the
+  internet at trial time, grading files copied into the agent's image.
 * **fidelity** — what makes a task behave differently elsewhere than here: a verifier that
   installs packages while its network is off, an outdated ``schema_version``, keywords or tags
   listed twice, the legacy MCP transport name ``"http"``.
@@ -49,6 +50,7 @@ from factory.tasks.harbor_schema import (
 from factory.tasks.model import discover_task_dirs
 from factory.tasks.offline import undeclared_network_fetches
 from factory.tasks.paths import CONTAINER_AGENT_LOGS_DIR, CONTAINER_VERIFIER_LOGS_DIR, TaskPaths
+from factory.tasks.shell_commands import command_chain, downloads
 
 
 class LintSource(str, Enum):
@@ -70,6 +72,7 @@ class LintRule(str, Enum):
     ARTIFACT_LOG_OVERLAP = "artifact-log-overlap"
     UNPINNED_PYTHON_DEPENDENCY = "unpinned-python-dependency"
     VERIFIER_RUNTIME_INSTALL = "verifier-runtime-install"
+    VERIFIER_NETWORK_DOWNLOAD = "verifier-network-download"
     AGENT_IMAGE_TEST_LEAK = "agent-image-test-leak"
     # factory's
     OFFLINE_VERIFIER_INSTALL = "offline-verifier-install"
@@ -90,6 +93,7 @@ RULE_SOURCE: dict[LintRule, LintSource] = {
     LintRule.ARTIFACT_LOG_OVERLAP: LintSource.HARBOR,
     LintRule.UNPINNED_PYTHON_DEPENDENCY: LintSource.HARBOR,
     LintRule.VERIFIER_RUNTIME_INSTALL: LintSource.HARBOR,
+    LintRule.VERIFIER_NETWORK_DOWNLOAD: LintSource.HARBOR,
     LintRule.AGENT_IMAGE_TEST_LEAK: LintSource.HARBOR,
     LintRule.OFFLINE_VERIFIER_INSTALL: LintSource.FIDELITY,
     LintRule.UNDECLARED_NETWORK_INSTALL: LintSource.FIDELITY,
@@ -183,18 +187,7 @@ def _shell_lines(text: str) -> Iterator[tuple[int, str]]:
 
 
 def _commands(line: str) -> list[list[str]]:
-    lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|")
-    lexer.whitespace_split = True
-    out: list[list[str]] = [[]]
-    try:
-        for token in lexer:
-            if token in {";", "&&", "||", "&", "|", "|&"}:
-                out.append([])
-            else:
-                out[-1].append(token)
-    except ValueError:
-        return []
-    return [words for words in out if words]
+    return [words for words, _ in command_chain(line)]
 
 
 def installed_packages(words: list[str]) -> tuple[list[str], bool]:
@@ -444,13 +437,23 @@ class _Linter:
     def _scripts(self, config: TaskConfig) -> None:
         self._undeclared_network(config)
         offline = _declared_network(config) is NetworkMode.NO_NETWORK
-        separate = (config.verifier.model_extra or {}).get("environment_mode") == "separate"
+        separate = config.verifier.mode is VerifierEnvironmentMode.SEPARATE
         for script, verifier in ((self.paths.test_script, True), (self.paths.solve_script, False)):
             if not script.is_file():
                 continue
             text = script.read_text(encoding="utf-8", errors="replace")
             for number, line in _shell_lines(text):
-                for words in _commands(line):
+                chain = command_chain(line)
+                for index, (words, operator) in enumerate(chain):
+                    piped_into = chain[index + 1][0] if operator == "|" else None
+                    if verifier and separate and downloads(words, piped_into):
+                        self.add(
+                            LintRule.VERIFIER_NETWORK_DOWNLOAD,
+                            script,
+                            "downloads from the internet at trial time; do it in the "
+                            "verifier's image build",
+                            f"line {number}",
+                        )
                     specs, constrained = installed_packages(words)
                     self._pins(specs, constrained, script, number)
                     if not (verifier and specs):

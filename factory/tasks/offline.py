@@ -45,6 +45,12 @@ _SOURCE_CLONES = {
 }
 """Git repositories that test scripts clone and that Debian ships as source packages:
 package -> (the clone command, where the package puts the sources, what the note calls them)."""
+_UV_FETCH_RE = re.compile(
+    r"((?:^|[;&|(])\s*(?:(?:then|do|else|exec|time|sudo|\w+=\S*)\s+)*)"
+    r"((?:\S*/)?uvx|(?:\S*/)?uv(?=\s+(?:run|add|pip|tool|sync)\b))(?=\s)",
+    re.M,
+)
+"""uv or uvx in command position, where it may fetch packages: made ``--offline``."""
 _APT_RE = re.compile(r"^\s*(sudo\s+)?(apt-get|apt)\s+(-\S+\s+)*(update|install)\b")
 _SEGMENT_SPLIT = re.compile(r"\s*(?:&&|;|\|\|)\s*")
 _PIP_OPTS_WITH_VALUE = {
@@ -271,6 +277,13 @@ def scan_test_script(text: str, *, name: str, requirement_root: Path | None = No
                     )
                 continue
             _scan_segment(words, scan, requirement_root)
+        if "--offline" not in line:
+            offline = _UV_FETCH_RE.sub(r"\1\2 --offline", line)
+            if offline != line:
+                note = f"{name}: uv runs `--offline` (from its build-time cache)"
+                if note not in scan.notes:
+                    scan.notes.append(note)
+                line = offline
         if apt_segment and all(_APT_RE.match(s) or not s for s in segments):
             out.append(f": # factory: moved to the image build: {stripped}")
             scan.notes.append(f"{name}: moved `{stripped[:80]}` to the image build")

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from fixtures.task_dirs import TB2_STYLE
 
 from factory.compat import tomllib
 from factory.importers.layouts import import_task
@@ -22,10 +23,11 @@ EXPECTED = tomllib.loads((EXAMPLES / "broken" / "EXPECTED.toml").read_text())
 
 
 def test_bundled_examples_are_valid(runtime, tmp_path):
-    # The Harbor examples fetch their test tools at test time (as Terminal-Bench 2 tasks do)
-    # and declare no network: offline, they are validated as `factory import` makes them.
+    # The Harbor examples, and the fixtures that fetch their test tools at test time (as
+    # Terminal-Bench 2 tasks do) and declare no network: offline, they are validated as
+    # `factory import` makes them.
     imported = tmp_path / "imported"
-    for src in discover_task_dirs([EXAMPLES / "harbor"]):
+    for src in discover_task_dirs([EXAMPLES / "harbor", TB2_STYLE]):
         import_task(src, imported)
     dirs = discover_task_dirs([EXAMPLES / "tasks", EXAMPLES / "tb1", imported])
     assert len(dirs) >= 9

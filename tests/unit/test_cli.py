@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 from fixtures.fresh_import import loaded_after_import
+from fixtures.task_dirs import TB2_STYLE_TASK
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -47,7 +48,7 @@ def test_import_tb1_refuses_harbor_dirs(tmp_path):
     result = factory(
         "tasks",
         "import-tb1",
-        str(EXAMPLES / "harbor" / "json-config-merge"),
+        str(TB2_STYLE_TASK),
         "--out",
         str(tmp_path),
     )

@@ -13,6 +13,7 @@ from pathlib import Path
 import click
 import pytest
 import typer
+from fixtures.task_dirs import TB2_STYLE
 from publish_suite import make_suite
 from typer.testing import CliRunner
 
@@ -94,7 +95,7 @@ def test_import_takes_public_layouts_and_reports_each_failure(tmp_path):
     shutil.copytree(EXAMPLES / "tb1" / "csv-column-sum", broken)
     (broken / "task.yaml").write_text(": : :\n")
     data = document(
-        "import", EXAMPLES / "tb1", EXAMPLES / "harbor", broken, "--out", tmp_path / "out",
+        "import", EXAMPLES / "tb1", TB2_STYLE, broken, "--out", tmp_path / "out",
         code=1,
     )  # fmt: skip
     by_source = {Path(t["source"]).name: t for t in data["tasks"]}

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from fixtures.task_dirs import TB2_STYLE_TASK
 
 from factory.errors import TaskFormatError
 from factory.importers.tb1 import convert_tb1
@@ -286,7 +287,7 @@ def test_sidecar_specs_are_limited_below_the_task(monkeypatch, tmp_path):
 
 
 def test_a_task_without_sidecars_starts_one_container(tmp_path):
-    task = load_task(EXAMPLES / "harbor" / "json-config-merge")
+    task = load_task(TB2_STYLE_TASK)
     assert task.compose is None
     assert phases.container_spec(task, "img").services == ()
 

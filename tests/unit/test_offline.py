@@ -33,8 +33,29 @@ def test_tb1_script_is_scanned_and_neutralised():
     lines = scan.text.splitlines()
     assert lines[1].startswith(": # factory: moved to the image build: apt-get update")
     assert lines[3].startswith(": # factory: removed")
-    assert "uv run pytest $TEST_DIR/test_outputs.py -rA" in lines
-    assert len(scan.notes) == 4
+    assert "uv --offline add pytest==8.4.1 requests==2.32.3" in lines
+    assert "uv --offline run pytest $TEST_DIR/test_outputs.py -rA" in lines
+    assert "uv init" in lines  # makes a project, fetches nothing
+    assert len(scan.notes) == 5
+
+
+def test_uv_that_may_fetch_runs_offline_where_it_is_a_command():
+    """`--offline` after uv/uvx in command position (so Harbor's linter sees no trial-time
+    install), never inside an argument, and once per command."""
+    text = (
+        "if true; then uv run pytest; fi\n"
+        "A=1 $HOME/.local/bin/uvx -w pytest==8.4.1 pytest\n"
+        "echo uvx is not run here; uv --version\n"
+        "uv --offline pip install pytest==8.4.1\n"
+    )
+    scan = scan_test_script(text, name="t.sh")
+    assert scan.text.splitlines() == [
+        "if true; then uv --offline run pytest; fi",
+        "A=1 $HOME/.local/bin/uvx --offline -w pytest==8.4.1 pytest",
+        "echo uvx is not run here; uv --version",
+        "uv --offline pip install pytest==8.4.1",
+    ]
+    assert scan.notes.count("t.sh: uv runs `--offline` (from its build-time cache)") == 1
 
 
 def test_uvx_continuation_lines():

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from fixtures.family_tasks import render_every_difficulty
 from fixtures.files import write_files
+from fixtures.task_dirs import TB2_STYLE_TASK
 
 from factory.errors import TaskFormatError
 from factory.families import registry
@@ -21,6 +22,7 @@ from factory.tasks.lint import (
     lint_task,
     local_harbor_docker_host,
 )
+from factory.tasks.shell_commands import command_chain, downloads
 
 GOOD_TOML = """\
 schema_version = "1.4"
@@ -303,3 +305,79 @@ def test_example_tasks_pass_harbors_rules(task):
     Harbor's linter would report, each one in a separate verifier."""
     harbor = [f.line() for f in lint_task(task) if f.source is LintSource.HARBOR]
     assert harbor == []
+
+
+@pytest.mark.parametrize(
+    ("line", "fetches"),
+    [
+        ("curl -LsSf https://astral.sh/uv/0.9.5/install.sh | sh", True),
+        ("curl -fsSL https://example.org/setup.sh | bash -s", True),
+        ("wget https://example.org/data.tar.gz", True),
+        ("curl -o /tmp/data.json https://example.org/data.json", True),
+        ("curl -O https://example.org/data.json", True),
+        ("curl --output=/tmp/x https://example.org/x", True),
+        ("git clone https://github.com/org/repo /src", True),
+        ("git clone git@github.com:org/repo.git", True),
+        # probes and local services are not downloads
+        ("curl -sf https://example.org/health", False),
+        ("curl -s -o /dev/null -w '%{http_code}' https://example.org", False),
+        ("wget -qO- https://example.org/health", False),
+        ("wget --spider https://example.org", False),
+        ("curl -sf http://kv:8080/items -o /tmp/items.json", False),
+        ("curl http://127.0.0.1:8000/x -o out", False),
+        ("wget http://api.localhost/x", False),
+        ("git fetch https://github.com/org/repo", False),
+        ("echo https://example.org | sh", False),
+    ],
+)
+def test_downloads(line, fetches):
+    chain = command_chain(line)
+    words, operator = chain[0]
+    assert downloads(words, chain[1][0] if operator == "|" else None) is fetches
+
+
+def test_a_separate_verifier_that_installs_pytest_or_downloads_at_trial_time(tmp_path):
+    """Harbor's `verifier-runtime-install` and `verifier-network-download`, at the script's line;
+    a shared verifier (or the solution) may do both without these findings."""
+    test_sh = (
+        "#!/bin/bash\n"
+        "curl -LsSf https://astral.sh/uv/0.9.5/install.sh | sh\n"
+        "pip install pytest==8.4.2 \\\n    pytest-json-ctrf==0.3.5\n"
+        "curl -sf http://localhost:8000/health\n"
+        "python3 -m pytest /tests\n"
+    )
+    findings = lint_task(make_task(tmp_path / "sep", test_sh=test_sh))
+    harbor = [(f.rule.value, f.where) for f in findings if f.source is LintSource.HARBOR]
+    assert harbor == [
+        ("verifier-network-download", "line 2"),
+        ("verifier-runtime-install", "line 3"),
+    ]
+    shared = GOOD_TOML.replace('environment_mode = "separate"', 'environment_mode = "shared"')
+    findings = lint_task(make_task(tmp_path / "shared", toml=shared, test_sh=test_sh))
+    assert "verifier-network-download" not in rules(findings)
+    assert "verifier-runtime-install" not in rules(findings)
+
+
+def test_a_terminal_bench_2_style_task_gets_what_harbors_linter_reports():
+    """The fixture that installs uv from the internet and pytest through uvx in a separate
+    verifier: `harbor lint` 0.26 (default rules) reports exactly these two findings, at
+    tests/test.sh:6 and :10."""
+    harbor = [
+        (f.rule.value, f.path, f.where)
+        for f in lint_task(TB2_STYLE_TASK)
+        if f.source is LintSource.HARBOR
+    ]
+    assert harbor == [
+        ("verifier-network-download", "tests/test.sh", "line 6"),
+        ("verifier-runtime-install", "tests/test.sh", "line 10"),
+    ]
+
+
+def test_what_the_importer_makes_of_it_passes_harbors_rules(tmp_path):
+    """`factory import` bakes the installs into the image and runs uv `--offline`: nothing left
+    for Harbor's rules (Terminal-Bench 1 imports keep their shared verifier: only that)."""
+    from factory.importers.layouts import import_task
+
+    result = import_task(TB2_STYLE_TASK, tmp_path / "out")
+    assert result.error is None
+    assert [f.line() for f in lint_task(result.dest) if f.source is LintSource.HARBOR] == []

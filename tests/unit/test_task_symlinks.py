@@ -13,6 +13,7 @@ import tarfile
 from pathlib import Path, PurePosixPath
 
 import pytest
+from fixtures.task_dirs import TB2_STYLE_TASK
 from task_copies import one_line
 
 from factory.archive import tar_directory
@@ -91,7 +92,7 @@ def test_tasks_check_names_the_link(task_copy):
 
 def test_import_refuses_a_requirements_file_linked_to_a_host_file(tmp_path):
     src = tmp_path / "harbor-task"
-    shutil.copytree(EXAMPLES / "harbor" / "json-config-merge", src)
+    shutil.copytree(TB2_STYLE_TASK, src)
     secret = tmp_path / "host-only.txt"
     secret.write_text("host-secret-package==6.6.6\n")
     (src / "tests" / "requirements.txt").symlink_to(secret)
@@ -122,7 +123,7 @@ def test_requirements_are_never_read_through_a_link_out_of_the_tests(tmp_path):
 
 
 def test_import_states_the_network_policy_it_kept(tmp_path):
-    result = import_task(EXAMPLES / "harbor" / "json-config-merge", tmp_path / "out")
+    result = import_task(TB2_STYLE_TASK, tmp_path / "out")
     assert result.error is None
     assert any(note.startswith("network policy kept from the source") for note in result.notes)
 

@@ -4,6 +4,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from fixtures.task_dirs import TB2_STYLE_TASK
 
 from factory.errors import TaskFormatError
 from factory.importers.layouts import import_task, load_any_task
@@ -27,7 +28,7 @@ def test_convert_count_error_lines(tmp_path):
     # tests/: original tests, rewritten run-tests.sh, generated test.sh
     assert (root / "tests" / "test_outputs.py").is_file()
     run_tests = (root / "tests" / "run-tests.sh").read_text()
-    assert ": # factory: removed" in run_tests and "uv run pytest $TEST_DIR" in run_tests
+    assert ": # factory: removed" in run_tests and "uv --offline run pytest $TEST_DIR" in run_tests
     test_sh = (root / "tests" / "test.sh").read_text()
     assert "TEST_DIR=/tests" in test_sh and "/logs/verifier/reward.txt" in test_sh
     assert (root / "solution" / "solve.sh").read_text().startswith("#!/bin/bash")
@@ -145,7 +146,7 @@ def test_import_batch_keeps_going(tmp_path):
 
 
 def test_import_harbor_task_makes_network_explicit(tmp_path):
-    src = Path(__file__).resolve().parents[2] / "examples" / "harbor" / "json-config-merge"
+    src = TB2_STYLE_TASK
     result = import_task(src, tmp_path / "out")
     assert result.error is None and result.layout == "harbor"
     task = load_task(result.dest)
