@@ -503,6 +503,12 @@ def dedup_scaling(sizes: list[int], threshold: float, probes: int = 50, real: in
         )
 
 
+def _endpoint_options(args: argparse.Namespace, **extra) -> LlmOptions:
+    """The LLM options of the endpoint named by ``--llm-base-url`` and ``--llm-model`` (no API
+    key, no response cache), with ``extra`` settings."""
+    return LlmOptions(args.llm_base_url, args.llm_model, "not-needed", cache_dir=None, **extra)
+
+
 def main() -> None:
     sigterm_as_ctrl_c()  # a killed run still removes its containers
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -557,13 +563,7 @@ def main() -> None:
     if args.hybrid_dry_run:
         if not (args.llm_base_url and args.llm_model):
             parser.error("--hybrid-dry-run needs --llm-base-url and --llm-model")
-        options = LlmOptions(
-            args.llm_base_url,
-            args.llm_model,
-            "not-needed",
-            cache_dir=None,
-            parse_repairs=args.repair_rounds,
-        )
+        options = _endpoint_options(args, parse_repairs=args.repair_rounds)
         hybrid_dry_run(args.hybrid_dry_run, options, args.seed)
         return
     if args.hybrid_report:
@@ -578,7 +578,7 @@ def main() -> None:
     if args.hybrid:
         if not (args.llm_base_url and args.llm_model):
             parser.error("--hybrid needs --llm-base-url and --llm-model")
-        options = LlmOptions(args.llm_base_url, args.llm_model, "not-needed", cache_dir=None)
+        options = _endpoint_options(args)
         hybrid_bench(args.hybrid, args.jobs, options)
         return
 
@@ -629,13 +629,8 @@ def main() -> None:
                 }
             )
             with tempfile.TemporaryDirectory() as tmp:
-                options = LlmOptions(
-                    args.llm_base_url,
-                    args.llm_model,
-                    "not-needed",
-                    cache_dir=None,
-                    max_output_tokens=args.llm_max_output,
-                    parse_repairs=rounds,
+                options = _endpoint_options(
+                    args, max_output_tokens=args.llm_max_output, parse_repairs=rounds
                 )
                 backends = backend_factory(llm_tax, BackendChoice.LLM, options)
                 manifest, wall = run_suite(

@@ -26,7 +26,6 @@ import copy
 import gzip
 import re
 import shlex
-from collections.abc import Iterator
 from enum import Enum
 from pathlib import Path, PurePosixPath
 
@@ -50,7 +49,8 @@ from factory.tasks.harbor_schema import (
 from factory.tasks.model import discover_task_dirs
 from factory.tasks.offline import undeclared_network_fetches
 from factory.tasks.paths import CONTAINER_AGENT_LOGS_DIR, CONTAINER_VERIFIER_LOGS_DIR, TaskPaths
-from factory.tasks.shell_commands import command_chain, downloads
+from factory.tasks.pip_installs import installed_packages, is_unpinned, package_name
+from factory.tasks.shell_commands import command_chain, downloads, shell_commands, shell_lines
 
 
 class LintSource(str, Enum):
@@ -148,114 +148,7 @@ def overlaps_harbor_logs(source: str) -> bool:
     )
 
 
-# --- shell commands --------------------------------------------------------------------
-
-_PIP_VALUE_FLAGS = frozenset(
-    {
-        *("-r", "--requirement", "-c", "--constraint", "-i", "--index-url"),
-        *("--extra-index-url", "-t", "--target", "--prefix", "--root", "--cache-dir"),
-        *("--python", "-p", "--log", "--src", "--find-links", "-f", "--platform"),
-        *("--config-settings", "-C", "--index", "--default-index", "--from"),
-        *("--python-version", "--group", "--extra"),
-    }
-)
 _TEST_TOOLS = {"pytest", "pytest-json-ctrf"}
-
-
-def _shell_lines(text: str) -> Iterator[tuple[int, str]]:
-    """(first line number, logical line) with continuations joined; comments and
-    here-document bodies skipped."""
-    pending, start, heredoc = "", 0, None
-    for number, raw in enumerate(text.splitlines(), 1):
-        if heredoc is not None:
-            if raw.strip() == heredoc:
-                heredoc = None
-            continue
-        if not pending and (not raw.strip() or raw.lstrip().startswith("#")):
-            continue
-        if not pending:
-            start = number
-        if raw.rstrip().endswith("\\"):
-            pending += raw.rstrip()[:-1] + " "
-            continue
-        line, pending = pending + raw, ""
-        match = re.search(r"<<-?\s*(['\"]?)(\w+)\1", re.sub(r"'[^']*'|\"[^\"]*\"", "", line))
-        heredoc = match.group(2) if match else None
-        yield start, line
-    if pending:
-        yield start, pending
-
-
-def _commands(line: str) -> list[list[str]]:
-    return [words for words, _ in command_chain(line)]
-
-
-def installed_packages(words: list[str]) -> tuple[list[str], bool]:
-    """Requirement specs a pip/uv command installs, and whether a constraints file pins them."""
-    while words and (words[0] in ("sudo", "exec", "env") or re.fullmatch(r"\w+=\S*", words[0])):
-        words = words[1:]
-    if not words:
-        return [], False
-    head, args = Path(words[0]).name, words[1:]
-    if head in ("pip", "pip3") or re.fullmatch(r"pip3\.\d+", head):
-        args = args[1:] if args[:1] == ["install"] else None
-    elif re.fullmatch(r"python(3(\.\d+)?)?", head) and args[:3] == ["-m", "pip", "install"]:
-        args = args[3:]
-    elif head == "uv" and (args[:2] in (["pip", "install"], ["tool", "install"])):
-        args = args[2:]
-    elif head == "uv" and args[:1] == ["add"]:
-        args = args[1:]
-    elif head == "uvx":
-        pass
-    else:
-        return [], False
-    if args is None:
-        return [], False
-    specs: list[str] = []
-    constrained = False
-    tokens = iter(args)
-    for token in tokens:
-        flag, equals, value = token.partition("=")
-        if flag in ("--with", "-w"):
-            specs.append(value if equals else next(tokens, ""))
-        elif flag in ("-c", "--constraint"):
-            constrained = True
-            if not equals:
-                next(tokens, None)
-        elif flag in ("-e", "--editable"):
-            spec = value if equals else next(tokens, "")
-            if "://" in spec:
-                specs.append(spec)
-        elif flag in _PIP_VALUE_FLAGS:
-            if not equals:
-                next(tokens, None)
-        elif not token.startswith("-"):
-            if head == "uvx":
-                break  # the tool (what --from names, if anything, is the package)
-            specs.append(token)
-    if specs == ["pip"] and {"-U", "--upgrade"} & set(args):
-        return [], constrained
-    return specs, constrained
-
-
-def is_unpinned(spec: str) -> bool:
-    """Harbor's idea of an unpinned requirement: no ``==`` version (or commit / hash for URLs);
-    local paths, archives and shell variables are left alone."""
-    if not spec or "$" in spec or spec.startswith((".", "/", "file:")):
-        return False
-    if "://" in spec:
-        return not re.search(r"@[0-9a-fA-F]{40}(?:#|$)|#sha256=[0-9a-fA-F]{64}$", spec)
-    if spec.endswith((".whl", ".tar.gz", ".zip")):
-        return False
-    name = re.match(r"^[A-Za-z0-9][A-Za-z0-9._-]*(\[[^\]]*\])?", spec)
-    if name is None:
-        return False
-    pins = re.findall(r"===?\s*([^,;\s]+)", spec[name.end() :])
-    return not any("*" not in version for version in pins)
-
-
-def _package_name(spec: str) -> str:
-    return re.split(r"[<>=!~\[;@\s]", spec, maxsplit=1)[0].lower().replace("_", "-")
 
 
 # --- the linter ------------------------------------------------------------------------
@@ -442,7 +335,7 @@ class _Linter:
             if not script.is_file():
                 continue
             text = script.read_text(encoding="utf-8", errors="replace")
-            for number, line in _shell_lines(text):
+            for number, line in shell_lines(text):
                 chain = command_chain(line)
                 for index, (words, operator) in enumerate(chain):
                     piped_into = chain[index + 1][0] if operator == "|" else None
@@ -458,15 +351,16 @@ class _Linter:
                     self._pins(specs, constrained, script, number)
                     if not (verifier and specs):
                         continue
-                    names = {_package_name(s) for s in specs}
-                    if separate and names & _TEST_TOOLS and "--offline" not in words:
+                    names = {package_name(s) for s in specs}
+                    cached = {"--offline", "--no-index"} & set(words)
+                    if separate and names & _TEST_TOOLS and not cached:
                         self.add(
                             LintRule.VERIFIER_RUNTIME_INSTALL,
                             script,
                             "installs pytest at trial time; bake it into the verifier image",
                             f"line {number}",
                         )
-                    if offline and "--offline" not in words and "--no-index" not in words:
+                    if offline and not cached:
                         self.add(
                             LintRule.OFFLINE_VERIFIER_INSTALL,
                             script,
@@ -487,12 +381,12 @@ class _Linter:
 
     def _dockerfile(self) -> None:
         path = self.paths.dockerfile
-        for number, line in _shell_lines(path.read_text(encoding="utf-8", errors="replace")):
+        for number, line in shell_lines(path.read_text(encoding="utf-8", errors="replace")):
             instruction, _, value = line.strip().partition(" ")
             value = re.sub(r"^(?:--\S+\s+)+", "", value.strip())
             keyword = instruction.upper()
             if keyword == "RUN":
-                for words in _commands(value):
+                for words in shell_commands(value):
                     self._pins(*installed_packages(words), path, number)
             elif keyword in ("COPY", "ADD"):
                 try:

@@ -1,5 +1,6 @@
-"""Shell commands of a task's scripts as the linters read them: a logical line split into
-commands, and whether a command downloads something from the internet.
+"""Shell commands of a task's scripts as the linters read them: logical lines (continuations
+joined, comments and here-documents skipped), each split into commands, and whether a command
+downloads something from the internet.
 
 Docker-free and dependency-free; :mod:`factory.tasks.lint` uses it for Harbor's
 ``verifier-network-download`` rule (a separate verifier that fetches at trial time).
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Iterator
 from urllib.parse import urlsplit
 
 _SEPARATORS = frozenset({";", "&&", "||", "&", "|", "|&"})
@@ -16,6 +18,30 @@ _PROBE_FLAGS = frozenset({"--spider", "-O-", "-qO-"})
 """wget flags that print or discard what they fetch (a service probe, not a download)."""
 _OUTPUT_FLAGS = frozenset({"-o", "--output", "-O", "--output-document"})
 _DISCARDED = frozenset({"", "-", "/dev/null"})
+
+
+def shell_lines(text: str) -> Iterator[tuple[int, str]]:
+    """(first line number, logical line) with continuations joined; comments and
+    here-document bodies skipped."""
+    pending, start, heredoc = "", 0, None
+    for number, raw in enumerate(text.splitlines(), 1):
+        if heredoc is not None:
+            if raw.strip() == heredoc:
+                heredoc = None
+            continue
+        if not pending and (not raw.strip() or raw.lstrip().startswith("#")):
+            continue
+        if not pending:
+            start = number
+        if raw.rstrip().endswith("\\"):
+            pending += raw.rstrip()[:-1] + " "
+            continue
+        line, pending = pending + raw, ""
+        match = re.search(r"<<-?\s*(['\"]?)(\w+)\1", re.sub(r"'[^']*'|\"[^\"]*\"", "", line))
+        heredoc = match.group(2) if match else None
+        yield start, line
+    if pending:
+        yield start, pending
 
 
 def command_chain(line: str) -> list[tuple[list[str], str]]:
@@ -39,6 +65,12 @@ def command_chain(line: str) -> list[tuple[list[str], str]]:
     if words:
         chain.append((words, ""))
     return chain
+
+
+def shell_commands(line: str) -> list[list[str]]:
+    """The simple commands of a logical line (split at ``;``, ``&&``, ``||``, ``&``, ``|``),
+    as words; nothing when the line does not parse."""
+    return [words for words, _ in command_chain(line)]
 
 
 def _external(arg: str) -> bool:

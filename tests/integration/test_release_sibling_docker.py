@@ -9,31 +9,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from fixtures.offline_tasks import offline_task_toml, verdicts_by_name, write_task
 
 from factory.validate.outcome import Outcome
-from factory.validate.validator import Validator
 
 pytestmark = pytest.mark.docker
 
-TASK_TOML = """\
-schema_version = "1.4"
-
-[task]
-name = "factory-tests/{name}"
-description = "Compile and run a Java class"
-
-[verifier]
-timeout_sec = 120.0
-
-[agent]
-timeout_sec = 60.0
-
-[environment]
-network_mode = "no-network"
-cpus = 1
-memory_mb = 2048
-build_timeout_sec = 900.0
-"""
 TEST_SH = """\
 #!/bin/bash
 {gradle}
@@ -47,40 +28,42 @@ fi
 
 
 def _task(root: Path, name: str, *, gradle: bool) -> Path:
-    task = root / name
-    (task / "environment").mkdir(parents=True)
-    (task / "solution").mkdir()
-    (task / "tests").mkdir()
-    (task / "task.toml").write_text(TASK_TOML.format(name=name))
-    (task / "instruction.md").write_text("Write 6*7, computed in Java, to /app/answer.txt.\n")
-    (task / "environment" / "Dockerfile").write_text(
-        "FROM ubuntu:22.04\n"
-        "RUN apt-get update && apt-get install -y --no-install-recommends "
-        "openjdk-21-jdk-headless && rm -rf /var/lib/apt/lists/*\n"
-        "ENV JAVA_HOME=/usr/lib/jvm/java-21-openjdk-amd64\n"
-        "RUN javac -version\n"
-        "WORKDIR /app\n"
-    )
+    files = {
+        "instruction.md": "Write 6*7, computed in Java, to /app/answer.txt.\n",
+        "environment/Dockerfile": (
+            "FROM ubuntu:22.04\n"
+            "RUN apt-get update && apt-get install -y --no-install-recommends "
+            "openjdk-21-jdk-headless && rm -rf /var/lib/apt/lists/*\n"
+            "ENV JAVA_HOME=/usr/lib/jvm/java-21-openjdk-amd64\n"
+            "RUN javac -version\n"
+            "WORKDIR /app\n"
+        ),
+        "solution/solve.sh": (
+            "#!/bin/bash\ncd /tmp && printf 'class A { public static void main(String[] a) "
+            "{ System.out.println(6 * 7); } }' > A.java && javac A.java && java A > /app/answer.txt\n"
+        ),
+        "tests/test.sh": TEST_SH.replace(
+            "{gradle}", "./gradlew --version || true" if gradle else ""
+        ),
+    }
     if gradle:
-        wrapper = task / "environment" / "gradle" / "wrapper"
-        wrapper.mkdir(parents=True)
-        (wrapper / "gradle-wrapper.properties").write_text(
+        files["environment/gradle/wrapper/gradle-wrapper.properties"] = (
             "distributionUrl=https\\://services.gradle.org/distributions/gradle-8.7-bin.zip\n"
         )
-    (task / "solution" / "solve.sh").write_text(
-        "#!/bin/bash\ncd /tmp && printf 'class A { public static void main(String[] a) "
-        "{ System.out.println(6 * 7); } }' > A.java && javac A.java && java A > /app/answer.txt\n"
+    toml = offline_task_toml(
+        name,
+        "Compile and run a Java class",
+        verifier_timeout=120.0,
+        memory_mb=2048,
+        build_timeout=900.0,
     )
-    test = TEST_SH.replace("{gradle}", "./gradlew --version || true" if gradle else "")
-    (task / "tests" / "test.sh").write_text(test)
-    return task
+    return write_task(root, name, toml, files)
 
 
 def test_java_21_for_jammy_comes_from_the_trixie_sibling(runtime, tmp_path):
     ok = _task(tmp_path / "tasks", "java-twentyone", gradle=False)
     gradle = _task(tmp_path / "tasks", "java-gradle", gradle=True)
-    report = Validator(runtime, tmp_path / "report", jobs=1, repeats=1).run([ok, gradle])
-    verdicts = {Path(v.path).name: v for v in report.tasks}
+    verdicts = verdicts_by_name(runtime, tmp_path / "report", [ok, gradle])
 
     good = verdicts["java-twentyone"]
     assert good.outcome is Outcome.VALID, (good.reason, good.notes)

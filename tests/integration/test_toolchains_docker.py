@@ -7,31 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from fixtures.offline_tasks import offline_task_toml, verdicts_by_name, write_task
 
 from factory.validate.outcome import Outcome
-from factory.validate.validator import Validator
 
 pytestmark = pytest.mark.docker
 
-TASK_TOML = """\
-schema_version = "1.4"
-
-[task]
-name = "factory-tests/{name}"
-description = "Print a sum with Node.js"
-
-[verifier]
-timeout_sec = 60.0
-
-[agent]
-timeout_sec = 60.0
-
-[environment]
-network_mode = "no-network"
-cpus = 1
-memory_mb = 1024
-build_timeout_sec = 600.0
-"""
 TEST_SH = """\
 #!/bin/bash
 major=$(node -p 'process.versions.node.split(".")[0]')
@@ -45,30 +26,27 @@ fi
 
 
 def _task(root: Path, name: str, major: str) -> Path:
-    task = root / name
-    (task / "environment").mkdir(parents=True)
-    (task / "solution").mkdir()
-    (task / "tests").mkdir()
-    (task / "task.toml").write_text(TASK_TOML.format(name=name))
-    (task / "instruction.md").write_text("Write 6*7, computed with node, to /app/answer.txt.\n")
-    (task / "environment" / "Dockerfile").write_text(
-        "FROM ubuntu:22.04\n"
-        f"RUN curl -fsSL https://deb.nodesource.com/setup_{major}.x | bash - \\\n"
-        "    && apt-get install -y nodejs\n"
-        "WORKDIR /app\n"
+    files = {
+        "instruction.md": "Write 6*7, computed with node, to /app/answer.txt.\n",
+        "environment/Dockerfile": (
+            "FROM ubuntu:22.04\n"
+            f"RUN curl -fsSL https://deb.nodesource.com/setup_{major}.x | bash - \\\n"
+            "    && apt-get install -y nodejs\n"
+            "WORKDIR /app\n"
+        ),
+        "solution/solve.sh": "#!/bin/bash\nnode -e 'console.log(6 * 7)' > /app/answer.txt\n",
+        "tests/test.sh": TEST_SH.replace("{major}", major),
+    }
+    toml = offline_task_toml(
+        name, "Print a sum with Node.js", verifier_timeout=60.0, memory_mb=1024, build_timeout=600.0
     )
-    (task / "solution" / "solve.sh").write_text(
-        "#!/bin/bash\nnode -e 'console.log(6 * 7)' > /app/answer.txt\n"
-    )
-    (task / "tests" / "test.sh").write_text(TEST_SH.replace("{major}", major))
-    return task
+    return write_task(root, name, toml, files)
 
 
 def test_nodesource_install_builds_offline_with_the_substitute(runtime, tmp_path):
     ok = _task(tmp_path / "tasks", "node-twenty", "20")
     missing = _task(tmp_path / "tasks", "node-sixteen", "16")
-    report = Validator(runtime, tmp_path / "report", jobs=1, repeats=1).run([ok, missing])
-    verdicts = {Path(v.path).name: v for v in report.tasks}
+    verdicts = verdicts_by_name(runtime, tmp_path / "report", [ok, missing])
 
     good = verdicts["node-twenty"]
     assert good.outcome is Outcome.VALID, (good.reason, good.notes)

@@ -107,18 +107,20 @@ def test_unchanged_environment_is_not_rebuilt(runtime, tmp_path):
     assert runtime.api.images(all=True, filters=mine) == images_before
 
 
-def variant(tmp_path: Path, name: str, files: dict[str, str]) -> Path:
-    """A copy of the answer-42 example task with some files replaced."""
+def validate_variant(runtime, tmp_path: Path, name: str, files: dict[str, str], out: str = "out"):
+    """The verdict on a copy of the answer-42 example task (``tmp_path/name``) with some files
+    replaced, validated into ``tmp_path/out``."""
     task = tmp_path / name
     shutil.copytree(EXAMPLES / "broken" / "fails-with-solution", task)
     for rel, text in files.items():
         (task / rel).write_text(text)
-    return task
+    return Validator(runtime, tmp_path / out).validate(task)
 
 
 def test_solution_cannot_plant_tests_or_a_reward(runtime, tmp_path):
     """A solve.sh that writes a reward file and a conftest into /tests must not pass."""
-    task = variant(
+    verdict = validate_variant(
+        runtime,
         tmp_path,
         "cheat",
         {
@@ -131,55 +133,52 @@ def test_solution_cannot_plant_tests_or_a_reward(runtime, tmp_path):
             'if [ "$(cat /app/answer.txt)" = 42 ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n',
         },
     )
-    verdict = Validator(runtime, tmp_path / "out").validate(task)
     assert verdict.outcome is Outcome.FAILS_WITH_SOLUTION, verdict.reason
 
 
-def test_unpullable_docker_image_falls_back_to_the_dockerfile(runtime, tmp_path):
-    config = (EXAMPLES / "broken" / "fails-with-solution" / "task.toml").read_text()
-    task = variant(
-        tmp_path,
-        "prebuilt",
-        {
-            "solution/solve.sh": "#!/bin/bash\necho 42 > /app/answer.txt\n",
-            "task.toml": config.replace(
-                "[environment]", '[environment]\ndocker_image = "docker.io/acme/prebuilt:2.0"'
-            ),
-        },
-    )
-    verdict = Validator(runtime, tmp_path / "out").validate(task)
-    assert verdict.outcome is Outcome.VALID, verdict.reason
-    assert any("built environment/Dockerfile instead" in note for note in verdict.notes)
+# A prebuilt image that cannot be pulled falls back to environment/Dockerfile; a Dockerfile
+# that needs BuildKit (heredocs, cache mounts, --platform) builds with the legacy builder.
+PREBUILT = {
+    "solution/solve.sh": "#!/bin/bash\necho 42 > /app/answer.txt\n",
+    "task.toml": (EXAMPLES / "broken" / "fails-with-solution" / "task.toml")
+    .read_text()
+    .replace("[environment]", '[environment]\ndocker_image = "docker.io/acme/prebuilt:2.0"'),
+}
+HEREDOCS = {
+    "environment/Dockerfile": "# syntax=docker/dockerfile:1\n"
+    "FROM --platform=linux/amd64 python:3.12-slim\n"
+    'SHELL ["/bin/bash", "-o", "pipefail", "-c"]\n'
+    "WORKDIR /app\n"
+    "RUN --mount=type=cache,target=/root/.cache/pip <<EOF\n"
+    "set -e\n"
+    "mkdir -p /app/data && echo 40 > /app/data/base.txt\n"
+    "EOF\n"
+    "COPY <<EOF /app/add.py\n"
+    "import sys\n"
+    "print(int(open('/app/data/base.txt').read()) + int(sys.argv[1]))\n"
+    "EOF\n",
+    "solution/solve.sh": "#!/bin/bash\npython3 /app/add.py 2 > /app/answer.txt\n",
+}
 
 
-def test_buildkit_only_dockerfile_builds_with_the_legacy_builder(runtime, tmp_path):
-    task = variant(
-        tmp_path,
-        "heredocs",
-        {
-            "environment/Dockerfile": "# syntax=docker/dockerfile:1\n"
-            "FROM --platform=linux/amd64 python:3.12-slim\n"
-            'SHELL ["/bin/bash", "-o", "pipefail", "-c"]\n'
-            "WORKDIR /app\n"
-            "RUN --mount=type=cache,target=/root/.cache/pip <<EOF\n"
-            "set -e\n"
-            "mkdir -p /app/data && echo 40 > /app/data/base.txt\n"
-            "EOF\n"
-            "COPY <<EOF /app/add.py\n"
-            "import sys\n"
-            "print(int(open('/app/data/base.txt').read()) + int(sys.argv[1]))\n"
-            "EOF\n",
-            "solution/solve.sh": "#!/bin/bash\npython3 /app/add.py 2 > /app/answer.txt\n",
-        },
-    )
-    verdict = Validator(runtime, tmp_path / "out").validate(task)
+@pytest.mark.parametrize(
+    ("name", "files", "note"),
+    [
+        ("prebuilt", PREBUILT, "built environment/Dockerfile instead"),
+        ("heredocs", HEREDOCS, "here-document"),
+    ],
+    ids=["unpullable_docker_image_falls_back", "buildkit_only_dockerfile_builds_legacy"],
+)
+def test_a_variant_is_valid_with_a_note(runtime, tmp_path, name, files, note):
+    verdict = validate_variant(runtime, tmp_path, name, files)
     assert verdict.outcome is Outcome.VALID, verdict.reason
-    assert any("here-document" in note for note in verdict.notes)
+    assert any(note in n for n in verdict.notes), verdict.notes
 
 
 def test_a_node_image_maps_to_a_toolchain_built_on_first_use(runtime, tmp_path):
     # fails-with-solution's tests want /app/answer.txt = 42; here node must compute it
-    task = variant(
+    verdict = validate_variant(
+        runtime,
         tmp_path,
         "node",
         {
@@ -188,12 +187,14 @@ def test_a_node_image_maps_to_a_toolchain_built_on_first_use(runtime, tmp_path):
             "solution/solve.sh": "#!/bin/bash\nnode /app/answer.js > /app/answer.txt\n",
         },
     )
-    verdict = Validator(runtime, tmp_path / "out").validate(task)
     assert verdict.outcome is Outcome.VALID, verdict.reason
     assert runtime.image_exists("factory/node:trixie")
-    alpine = variant(
-        tmp_path, "alpine", {"environment/Dockerfile": "FROM rust:1.70-alpine\nRUN apk add bash\n"}
+    verdict = validate_variant(
+        runtime,
+        tmp_path,
+        "alpine",
+        {"environment/Dockerfile": "FROM rust:1.70-alpine\nRUN apk add bash\n"},
+        out="out-alpine",
     )
-    verdict = Validator(runtime, tmp_path / "out-alpine").validate(alpine)
     assert verdict.outcome is Outcome.BUILD_FAILED
     assert "'rust:1.70-alpine' is not available locally" in verdict.reason

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from fixtures.generate_cli import shell_basics_taxonomy
-from fixtures.llm_stub import Stub, reply
+from fixtures.llm_stub import GOOD_TASK, Stub, reply
 
 from factory.agent.endpoint import EndpointPolicy
 from factory.agent.harness import EpisodeResult
@@ -473,15 +473,7 @@ def test_cited_transcripts_reach_the_llm_prompt():
     try:
         from factory.generate.llm_backend import LlmBackend
 
-        good = {
-            "instruction": "Count the words of /data/in.txt and write the number to /app/n.txt.",
-            "dockerfile": "FROM python:3.12-slim-bookworm\nCOPY in.txt /data/in.txt\n",
-            "environment_files": [{"path": "in.txt", "content": "a b c\n"}],
-            "solution_sh": "wc -w < /data/in.txt > /app/n.txt",
-            "test_py": "def test_n():\n    assert open('/app/n.txt').read().strip() == '3'\n",
-            "outputs": ["/app/n.txt"],
-        }
-        stub.queue = [reply(json.dumps(good))]
+        stub.queue = [reply(json.dumps(GOOD_TASK))]
         client = LlmClient(LlmSettings(base_url=stub.url, model="m", max_retries=0))
         thin = ThinLeaf(leaf, 1, HARDER, failed=failed, solved=solved)
         backend = CalibrationLlmBackend(LlmBackend(client, "s"), {leaf.path: thin})

@@ -9,7 +9,6 @@ import gzip
 import hashlib
 import random
 import re
-import shutil
 import subprocess
 
 import pytest
@@ -124,12 +123,7 @@ def check_all(files: dict[str, bytes]) -> list[str]:
 def run_solution(d, tmp_path, **extra) -> list[str]:
     """The hard reference (or a near miss of it) run here on the shipped files."""
     folder = tmp_path / "files"
-    if folder.exists():
-        shutil.rmtree(folder)
-    for rel, data in d.files.items():
-        path = folder / rel.removeprefix("environment/files/")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
+    grammar.write_shipped(d, folder, "environment/files/")
     out, scratch = tmp_path / "report.txt", tmp_path / "checks"
     context = dict(d.context, folder=str(folder), out=str(out), scratch=str(scratch), **extra)
     script = FAMILY.template("solution/solve.sh.j2").render(**context)

@@ -6,6 +6,7 @@ unfixed does not."""
 from __future__ import annotations
 
 import gzip
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -26,8 +27,7 @@ HARD = Difficulty.HARD
 draft = grammar.drafter(FAMILY)
 
 
-def solution(d, level: Difficulty = HARD) -> str:
-    return grammar.render(FAMILY, d, "solution/solve.sh.j2", difficulty=level.value)
+solution = partial(grammar.solution, FAMILY)
 
 
 def test_hard_composes_two_to_four_sub_problems():

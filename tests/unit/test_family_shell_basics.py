@@ -6,7 +6,6 @@ miss (one quirky list read as shipped, a wrong command, the wrong file) gets an 
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -30,12 +29,7 @@ def hard_script(d, name: str = "solution/solve.sh.j2", **extra) -> str:
 def run_in(d, script: str, root: Path) -> list[str]:
     """``script`` run with every task path moved below ``root`` (the shipped lists written
     there first); the report's lines as the tests read them."""
-    if root.exists():
-        shutil.rmtree(root)
-    for rel, data in d.files.items():
-        path = root / rel.removeprefix("environment/lists/")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
+    grammar.write_shipped(d, root, "environment/lists/")
     out = d.context["out"]
     (root / out.lstrip("/")).parent.mkdir(parents=True, exist_ok=True)
     (root / "tmp").mkdir(exist_ok=True)

@@ -7,10 +7,8 @@ fault left unfixed) fails at least one."""
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -99,16 +97,7 @@ def run_case(d, script: str, tmp_path: Path) -> list[str]:
     subprocess.run(["bash", "-c", moved], capture_output=True, text=True, timeout=120)
     tests = grammar.render(FAMILY, d, "tests/test_outputs.py.j2")
     tests = tests.replace(repr(db), repr(local_db)).replace(repr(report), repr(local_report))
-    (tmp_path / "test_outputs.py").write_text(tests)
-    run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_outputs.py"],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        timeout=300,
-    )
-    assert "passed" in run.stdout or "failed" in run.stdout, run.stdout + run.stderr
-    return re.findall(r"FAILED test_outputs\.py::(\w+)", run.stdout)
+    return grammar.pytest_failures(tmp_path, tests)
 
 
 @needs_sqlite

@@ -7,7 +7,7 @@ import json
 import time
 
 import pytest
-from fixtures.llm_stub import Stub, reply
+from fixtures.llm_stub import GOOD_TASK, Stub, reply
 
 from factory.generate.llm_backend import LlmBackend, extract_json
 from factory.generate.pipeline import GenerationError
@@ -170,15 +170,6 @@ TAXONOMY = parse_taxonomy(
     }
 )
 COUNT, FLAG = list(TAXONOMY.leaves())
-
-GOOD_TASK = {
-    "instruction": "Count the lines of /data/in.txt and write the number to /app/count.txt.",
-    "dockerfile": "FROM python:3.12-slim-bookworm\nCOPY in.txt /data/in.txt\n",
-    "environment_files": [{"path": "in.txt", "content": "a\nb\nc\n"}],
-    "solution_sh": "wc -l < /data/in.txt > /app/count.txt",
-    "test_py": "def test_count():\n    assert open('/app/count.txt').read().strip() == '3'\n",
-    "outputs": ["/app/count.txt"],
-}
 
 
 def backend(stub: Stub, parse_repairs: int = 0) -> LlmBackend:
