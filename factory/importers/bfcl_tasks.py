@@ -188,11 +188,7 @@ def ground_truth_calls(entry: bfcl.BfclEntry) -> list[list[Call]]:
     turns = []
     for index, texts in enumerate(entry.ground_truth):
         calls = []
-        for text in texts:
-            try:
-                name, args, kwargs = rt.parse_call(text)
-            except ValueError as exc:
-                raise BfclSkip(f"turn {index + 1}: {exc}") from None
+        for name, args, kwargs in bfcl.parsed_calls(texts, BfclSkip, f"turn {index + 1}"):
             if name not in docs:
                 raise BfclSkip(f"turn {index + 1}: {name} is not among the entry's tools")
             calls.append(Call(name, named_arguments(docs[name], args, kwargs)))
