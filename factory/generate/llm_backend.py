@@ -71,7 +71,7 @@ from factory.tasks.config import (
     VerifierConfig,
     VerifierEnvironmentMode,
 )
-from factory.tasks.harbor_schema import CURRENT_SCHEMA_VERSION
+from factory.tasks.new_config import new_task_config
 from factory.templating import render
 
 TASK_PROMPT = "task_v1"
@@ -404,8 +404,8 @@ class LlmBackend(ConversingBackend):
     def _config(
         self, task_id: str, difficulty: Difficulty, origin: Origin, description: str
     ) -> TaskConfig:
-        config = TaskConfig(
-            schema_version=CURRENT_SCHEMA_VERSION,
+        return new_task_config(
+            provenance(origin),
             task=TaskSection(name=f"{self.suite}/{task_id}", description=description[:200]),
             metadata={
                 "difficulty": difficulty.value,
@@ -418,8 +418,6 @@ class LlmBackend(ConversingBackend):
                 network_mode=NetworkMode.NO_NETWORK, cpus=1, memory_mb=1024
             ),
         )
-        config.set_provenance(provenance(origin))
-        return config
 
     def _free_spec(
         self, task: LlmTask, task_id: str, difficulty: Difficulty, origin: Origin
