@@ -29,6 +29,11 @@ def ask(
     return completion
 
 
+def cut_note(completion: Completion) -> str:
+    """What a parse error adds when the reply ended at its token limit (else nothing)."""
+    return " (the reply was cut off at max_tokens)" if completion.finish_reason == "length" else ""
+
+
 def usage_of(completion: Completion) -> LlmUsage:
     """What one completion cost."""
     return LlmUsage(

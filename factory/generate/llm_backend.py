@@ -30,7 +30,7 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 from factory.generate.certify import Certificate
-from factory.generate.conversation import ConversingBackend
+from factory.generate.conversation import ConversingBackend, cut_note
 from factory.generate.llm_envs import (
     MODE_TOOL_DOMAIN,
     MODE_WEB_APP,
@@ -368,10 +368,7 @@ class LlmBackend(ConversingBackend):
                 parsed = model_cls.model_validate(extract_json(completion.text))
                 break
             except (ValueError, ValidationError) as exc:
-                cut = completion.finish_reason == "length"
-                error = _first_error(exc) + (
-                    " (the reply was cut off at max_tokens)" if cut else ""
-                )
+                error = _first_error(exc) + cut_note(completion)
                 messages = [
                     *messages,
                     {

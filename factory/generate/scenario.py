@@ -33,14 +33,13 @@ from factory.families import registry
 from factory.families.base import Family
 from factory.families.slots import ContentError, Slots, max_json_chars, slot_lines
 from factory.generate.certify import Certificate
-from factory.generate.conversation import ConversingBackend
+from factory.generate.conversation import ConversingBackend, cut_note
 from factory.generate.llm_backend import extract_json
 from factory.generate.pipeline import GenerationError, persona_and_scenario
 from factory.generate.procedural import render_candidate
 from factory.generate.results import LlmUsage, QualityOutcome
 from factory.generate.spec import TaskSpec
 from factory.generate.taxonomy import SCENARIO_MODE, Difficulty, Leaf
-from factory.llm import Completion
 from factory.quality.leaks import instruction_leaks
 from factory.resources import templates_dir
 from factory.templating import render
@@ -177,8 +176,7 @@ class ScenarioBackend(ConversingBackend):
                 data = extract_json(completion.text)
             except ValueError as exc:
                 unparsed += 1
-                cut = " (the reply was cut off at max_tokens)" if _cut(completion) else ""
-                error = f"not a JSON object: {exc}{cut}"
+                error = f"not a JSON object: {exc}{cut_note(completion)}"
                 messages = [*messages, _repair_message(error)]
                 continue
             outcome = QualityOutcome.BAD_CONTENT
@@ -329,7 +327,3 @@ def _repair_message(reason: str) -> dict[str, str]:
         "role": "user",
         "content": render(f"prompts/{SCENARIO_REPAIR_PROMPT}.j2", reason=reason),
     }
-
-
-def _cut(completion: Completion) -> bool:
-    return completion.finish_reason == "length"
