@@ -30,7 +30,7 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 from factory.generate.certify import Certificate
-from factory.generate.conversation import ConversingBackend, cut_note
+from factory.generate.conversation import ConversingBackend, cut_note, prompt_message
 from factory.generate.llm_envs import (
     MODE_TOOL_DOMAIN,
     MODE_WEB_APP,
@@ -276,8 +276,8 @@ class LlmBackend(ConversingBackend):
         }
         prompt = _PROMPTS.get(self._mode(leaf), TASK_PROMPT)
         messages = [
-            {"role": "system", "content": render(f"prompts/{SYSTEM_PROMPT}.j2")},
-            {"role": "user", "content": render(f"prompts/{prompt}.j2", **context)},
+            prompt_message("system", SYSTEM_PROMPT),
+            prompt_message("user", prompt, **context),
         ]
         return messages, prompt
 
@@ -301,15 +301,13 @@ class LlmBackend(ConversingBackend):
     ) -> tuple[TaskSpec, LlmUsage]:
         messages = [
             *self.history(spec.id),
-            {
-                "role": "user",
-                "content": render(
-                    f"prompts/{REPAIR_PROMPT}.j2",
-                    outcome=certificate.outcome,
-                    reason=certificate.reason,
-                    log_tail=certificate.log_tail[-1500:],
-                ),
-            },
+            prompt_message(
+                "user",
+                REPAIR_PROMPT,
+                outcome=certificate.outcome,
+                reason=certificate.reason,
+                log_tail=certificate.log_tail[-1500:],
+            ),
         ]
         p = spec.config.provenance
         origin = Origin(
@@ -371,15 +369,13 @@ class LlmBackend(ConversingBackend):
                 error = _first_error(exc) + cut_note(completion)
                 messages = [
                     *messages,
-                    {
-                        "role": "user",
-                        "content": render(
-                            f"prompts/{REPAIR_PROMPT}.j2",
-                            outcome="unparseable",
-                            reason=f"the reply is not the requested JSON object: {error}",
-                            log_tail="",
-                        ),
-                    },
+                    prompt_message(
+                        "user",
+                        REPAIR_PROMPT,
+                        outcome="unparseable",
+                        reason=f"the reply is not the requested JSON object: {error}",
+                        log_tail="",
+                    ),
                 ]
         else:
             raise GenerationError(
