@@ -8,6 +8,7 @@ from typing import Any
 from factory.generate.pipeline import GenerationError
 from factory.generate.results import LlmUsage
 from factory.llm import BudgetExceededError, Completion, LlmClient, LlmError
+from factory.templating import render
 
 
 def ask(
@@ -27,6 +28,16 @@ def ask(
         raise GenerationError(f"the endpoint failed: {exc}", usage=usage, **known) from None
     usage.add(usage_of(completion))
     return completion
+
+
+def prompt_message(role: str, prompt: str, **values: Any) -> dict[str, str]:
+    """A chat message whose content is the template ``prompts/<prompt>.j2`` given ``values``."""
+    return {"role": role, "content": render(f"prompts/{prompt}.j2", **values)}
+
+
+def cut_note(completion: Completion) -> str:
+    """What a parse error adds when the reply ended at its token limit (else nothing)."""
+    return " (the reply was cut off at max_tokens)" if completion.finish_reason == "length" else ""
 
 
 def usage_of(completion: Completion) -> LlmUsage:

@@ -30,7 +30,7 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 from factory.generate.certify import Certificate
-from factory.generate.conversation import ConversingBackend
+from factory.generate.conversation import ConversingBackend, cut_note, prompt_message
 from factory.generate.llm_envs import (
     MODE_TOOL_DOMAIN,
     MODE_WEB_APP,
@@ -71,7 +71,7 @@ from factory.tasks.config import (
     VerifierConfig,
     VerifierEnvironmentMode,
 )
-from factory.tasks.harbor_schema import CURRENT_SCHEMA_VERSION
+from factory.tasks.new_config import new_task_config
 from factory.templating import render
 
 TASK_PROMPT = "task_v1"
@@ -276,8 +276,8 @@ class LlmBackend(ConversingBackend):
         }
         prompt = _PROMPTS.get(self._mode(leaf), TASK_PROMPT)
         messages = [
-            {"role": "system", "content": render(f"prompts/{SYSTEM_PROMPT}.j2")},
-            {"role": "user", "content": render(f"prompts/{prompt}.j2", **context)},
+            prompt_message("system", SYSTEM_PROMPT),
+            prompt_message("user", prompt, **context),
         ]
         return messages, prompt
 
@@ -301,15 +301,13 @@ class LlmBackend(ConversingBackend):
     ) -> tuple[TaskSpec, LlmUsage]:
         messages = [
             *self.history(spec.id),
-            {
-                "role": "user",
-                "content": render(
-                    f"prompts/{REPAIR_PROMPT}.j2",
-                    outcome=certificate.outcome,
-                    reason=certificate.reason,
-                    log_tail=certificate.log_tail[-1500:],
-                ),
-            },
+            prompt_message(
+                "user",
+                REPAIR_PROMPT,
+                outcome=certificate.outcome,
+                reason=certificate.reason,
+                log_tail=certificate.log_tail[-1500:],
+            ),
         ]
         p = spec.config.provenance
         origin = Origin(
@@ -368,21 +366,16 @@ class LlmBackend(ConversingBackend):
                 parsed = model_cls.model_validate(extract_json(completion.text))
                 break
             except (ValueError, ValidationError) as exc:
-                cut = completion.finish_reason == "length"
-                error = _first_error(exc) + (
-                    " (the reply was cut off at max_tokens)" if cut else ""
-                )
+                error = _first_error(exc) + cut_note(completion)
                 messages = [
                     *messages,
-                    {
-                        "role": "user",
-                        "content": render(
-                            f"prompts/{REPAIR_PROMPT}.j2",
-                            outcome="unparseable",
-                            reason=f"the reply is not the requested JSON object: {error}",
-                            log_tail="",
-                        ),
-                    },
+                    prompt_message(
+                        "user",
+                        REPAIR_PROMPT,
+                        outcome="unparseable",
+                        reason=f"the reply is not the requested JSON object: {error}",
+                        log_tail="",
+                    ),
                 ]
         else:
             raise GenerationError(
@@ -404,8 +397,8 @@ class LlmBackend(ConversingBackend):
     def _config(
         self, task_id: str, difficulty: Difficulty, origin: Origin, description: str
     ) -> TaskConfig:
-        config = TaskConfig(
-            schema_version=CURRENT_SCHEMA_VERSION,
+        return new_task_config(
+            provenance(origin),
             task=TaskSection(name=f"{self.suite}/{task_id}", description=description[:200]),
             metadata={
                 "difficulty": difficulty.value,
@@ -418,8 +411,6 @@ class LlmBackend(ConversingBackend):
                 network_mode=NetworkMode.NO_NETWORK, cpus=1, memory_mb=1024
             ),
         )
-        config.set_provenance(provenance(origin))
-        return config
 
     def _free_spec(
         self, task: LlmTask, task_id: str, difficulty: Difficulty, origin: Origin

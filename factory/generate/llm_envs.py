@@ -57,6 +57,15 @@ def _has_tests(value: str) -> str:
     return value
 
 
+def _must_contain(value: str, field: str, *rules: tuple[str, str]) -> str:
+    """``value`` when it contains each rule's needle; else ``<field> must <why>`` of the first
+    needle it lacks."""
+    for needle, why in rules:
+        if needle not in value:
+            raise ValueError(f"{field} must {why}")
+    return value
+
+
 class LlmWebApp(BaseModel):
     """What the model returns in web-app mode."""
 
@@ -76,13 +85,12 @@ class LlmWebApp(BaseModel):
     @field_validator("app_py")
     @classmethod
     def _uses_kit(cls, value: str) -> str:
-        for needle, why in (
+        return _must_contain(
+            value,
+            "app_py",
             ("WebApp(", "build the app with kit.WebApp"),
             ("web.main()", "end with `if __name__ == '__main__': web.main()`"),
-        ):
-            if needle not in value:
-                raise ValueError(f"app_py must {why}")
-        return value
+        )
 
     @field_validator("seed")
     @classmethod
@@ -95,9 +103,7 @@ class LlmWebApp(BaseModel):
     @field_validator("solve_py")
     @classmethod
     def _uses_client(cls, value: str) -> str:
-        if "Client(" not in value:
-            raise ValueError("solve_py must drive the app with client.Client")
-        return value
+        return _must_contain(value, "solve_py", ("Client(", "drive the app with client.Client"))
 
     @field_validator("test_py")
     @classmethod
@@ -151,9 +157,9 @@ class LlmToolDomain(BaseModel):
     @field_validator("domain_py")
     @classmethod
     def _defines_domain(cls, value: str) -> str:
-        if "DOMAIN = Domain(" not in value:
-            raise ValueError("domain_py must define DOMAIN = Domain(NAME, TITLE, POLICY)")
-        return value
+        return _must_contain(
+            value, "domain_py", ("DOMAIN = Domain(", "define DOMAIN = Domain(NAME, TITLE, POLICY)")
+        )
 
 
 def web_app_spec(task: LlmWebApp, task_id: str, config: TaskConfig) -> TaskSpec:

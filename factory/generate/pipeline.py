@@ -265,24 +265,7 @@ class SuiteGenerator:
                     complete=len(accepted) >= state.leaf.quota,
                 )
             )
-            tasks += [
-                SuiteTask(
-                    id=r.id,
-                    path=r.path,
-                    taxonomy_path=r.taxonomy_path,
-                    family=r.generator,
-                    difficulty=r.difficulty,
-                    seed=r.seed,
-                    generator=r.generator,
-                    prompt_version=r.prompt_version,
-                    model=r.model,
-                    content_hash=r.content_hash,
-                    verifier_strength=r.verifier_strength,
-                    faults=r.faults,
-                    timings=r.timings,
-                )
-                for r in accepted
-            ]
+            tasks += [SuiteTask.of(r) for r in accepted]
         candidates = sum(c.candidates for c in coverage)
         valid = sum(c.valid for c in coverage)
         totals = {

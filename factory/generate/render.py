@@ -6,7 +6,6 @@ import shlex
 from dataclasses import dataclass
 from typing import Any
 
-from factory import __version__
 from factory.families.base import Draft, Family
 from factory.generate.spec import TaskSpec
 from factory.generate.taxonomy import Difficulty
@@ -22,7 +21,7 @@ from factory.tasks.config import (
     VerifierEnvironmentMode,
     unique,
 )
-from factory.tasks.harbor_schema import CURRENT_SCHEMA_VERSION
+from factory.tasks.new_config import new_task_config
 from factory.templating import folder_environment
 
 MUTATIONS_DIR = "mutations/"
@@ -87,8 +86,8 @@ def render_family(
     mutations.update(draft.mutations)
     cheats.update(draft.cheats)
     files["instruction.md"] = _framing(origin).encode() + files["instruction.md"]
-    config = TaskConfig(
-        schema_version=CURRENT_SCHEMA_VERSION,
+    config = new_task_config(
+        provenance(origin).model_copy(update={"faults": list(draft.faults)}),
         task=TaskSection(
             name=f"{origin.suite}/{task_id}",
             description=family.title,
@@ -112,7 +111,6 @@ def render_family(
     )
     if draft.separate_verifier:
         _separate_verifier(config, draft)
-    config.set_provenance(provenance(origin).model_copy(update={"faults": list(draft.faults)}))
     return TaskSpec(
         id=task_id,
         files=files,
@@ -166,7 +164,6 @@ def provenance(origin: Origin) -> FactoryProvenance:
         seed=origin.seed,
         prompt_version=origin.prompt_version,
         model=origin.model,
-        factory_version=__version__,
         mode=origin.mode,
         slots=list(origin.content or {}),
         content=origin.content,

@@ -111,6 +111,14 @@ class SuiteTask(BaseModel):
     faults: list[str] = Field(default_factory=list)
     timings: dict[str, float] = Field(default_factory=dict)
 
+    @classmethod
+    def of(cls, result: CandidateResult) -> SuiteTask:
+        """The suite's entry of an accepted candidate: its own fields, its generator as family."""
+        return cls(
+            family=result.generator,
+            **result.model_dump(include=set(cls.model_fields) - {"family"}),
+        )
+
 
 class SuiteManifest(BaseModel):
     """suite.json."""

@@ -33,17 +33,15 @@ from factory.families import registry
 from factory.families.base import Family
 from factory.families.slots import ContentError, Slots, max_json_chars, slot_lines
 from factory.generate.certify import Certificate
-from factory.generate.conversation import ConversingBackend
+from factory.generate.conversation import ConversingBackend, cut_note, prompt_message
 from factory.generate.llm_backend import extract_json
 from factory.generate.pipeline import GenerationError, persona_and_scenario
 from factory.generate.procedural import render_candidate
 from factory.generate.results import LlmUsage, QualityOutcome
 from factory.generate.spec import TaskSpec
 from factory.generate.taxonomy import SCENARIO_MODE, Difficulty, Leaf
-from factory.llm import Completion
 from factory.quality.leaks import instruction_leaks
 from factory.resources import templates_dir
-from factory.templating import render
 
 SCENARIO_PROMPT = "scenario_v1"
 SCENARIO_SYSTEM_PROMPT = "scenario_system_v1"
@@ -87,19 +85,19 @@ def scenario_messages(
     persona, scenario = persona_and_scenario(leaf, seed)
     theme = scenario or random.Random(seed ^ 0x7E3E).choice(themes())
     about = " ".join((family.slots.__doc__ or "").split())
-    user = render(
-        f"prompts/{SCENARIO_PROMPT}.j2",
-        title=family.title,
-        about=about,
-        difficulty=difficulty.value,
-        theme=theme,
-        persona=persona,
-        skill_description=leaf.skill.description,
-        slots=slot_lines(family.slots),
-    )
     return [
-        {"role": "system", "content": render(f"prompts/{SCENARIO_SYSTEM_PROMPT}.j2")},
-        {"role": "user", "content": user},
+        prompt_message("system", SCENARIO_SYSTEM_PROMPT),
+        prompt_message(
+            "user",
+            SCENARIO_PROMPT,
+            title=family.title,
+            about=about,
+            difficulty=difficulty.value,
+            theme=theme,
+            persona=persona,
+            skill_description=leaf.skill.description,
+            slots=slot_lines(family.slots),
+        ),
     ]
 
 
@@ -177,8 +175,7 @@ class ScenarioBackend(ConversingBackend):
                 data = extract_json(completion.text)
             except ValueError as exc:
                 unparsed += 1
-                cut = " (the reply was cut off at max_tokens)" if _cut(completion) else ""
-                error = f"not a JSON object: {exc}{cut}"
+                error = f"not a JSON object: {exc}{cut_note(completion)}"
                 messages = [*messages, _repair_message(error)]
                 continue
             outcome = QualityOutcome.BAD_CONTENT
@@ -325,11 +322,4 @@ def enough(slots: type[Slots], filled: list[str]) -> bool:
 
 
 def _repair_message(reason: str) -> dict[str, str]:
-    return {
-        "role": "user",
-        "content": render(f"prompts/{SCENARIO_REPAIR_PROMPT}.j2", reason=reason),
-    }
-
-
-def _cut(completion: Completion) -> bool:
-    return completion.finish_reason == "length"
+    return prompt_message("user", SCENARIO_REPAIR_PROMPT, reason=reason)

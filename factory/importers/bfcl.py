@@ -30,6 +30,7 @@ import re
 import shutil
 import tempfile
 import zipfile
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -374,6 +375,19 @@ def initial_state(entry: BfclEntry, src: BfclSource) -> dict[str, dict[str, Any]
     return rt.dump_state(_instances(entry, src))
 
 
+def parsed_calls(
+    texts: Iterable[str], error: type[Exception], where: str
+) -> Iterator[tuple[str, list[Any], dict[str, Any]]]:
+    """One turn's call strings as ``(name, args, kwargs)``, each parsed when it is reached; one
+    that is not ``name(<literals>)`` raises ``error("<where>: <why>")``."""
+    for text in texts:
+        try:
+            call = rt.parse_call(text)
+        except ValueError as exc:
+            raise error(f"{where}: {exc}") from None
+        yield call
+
+
 def simulate(entry: BfclEntry, src: BfclSource) -> list[dict[str, Any]]:
     """Execute the ground truth on fresh instances; one dict per turn, in order.
 
@@ -387,13 +401,8 @@ def simulate(entry: BfclEntry, src: BfclSource) -> list[dict[str, Any]]:
     table = rt.method_table(instances)
     turns: list[dict[str, Any]] = []
     for index, calls in enumerate(entry.ground_truth):
-        results = []
-        for text in calls:
-            try:
-                name, args, kwargs = rt.parse_call(text)
-            except ValueError as exc:
-                raise BfclDataError(f"entry {entry.id}, turn {index}: {exc}") from None
-            results.append(rt.execute(table, name, args, kwargs))
+        where = f"entry {entry.id}, turn {index}"
+        results = [rt.execute(table, *call) for call in parsed_calls(calls, BfclDataError, where)]
         turns.append(
             {
                 "turn": index,

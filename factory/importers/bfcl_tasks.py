@@ -32,7 +32,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from factory import __version__
 from factory.errors import BfclDataError
 from factory.fsutil import staged_directory, write_text_atomic
 from factory.importers import bfcl
@@ -47,8 +46,8 @@ from factory.tasks.config import (
     VerifierConfig,
     unique,
 )
-from factory.tasks.harbor_schema import CURRENT_SCHEMA_VERSION
 from factory.tasks.model import load_harbor_task
+from factory.tasks.new_config import new_task_config
 from factory.tasks.tool_server import HEALTHCHECK, TOOL_PORT, mcp_servers
 from factory.templating import render
 from factory.toolenv import bfcl_runtime as rt
@@ -188,11 +187,7 @@ def ground_truth_calls(entry: bfcl.BfclEntry) -> list[list[Call]]:
     turns = []
     for index, texts in enumerate(entry.ground_truth):
         calls = []
-        for text in texts:
-            try:
-                name, args, kwargs = rt.parse_call(text)
-            except ValueError as exc:
-                raise BfclSkip(f"turn {index + 1}: {exc}") from None
+        for name, args, kwargs in bfcl.parsed_calls(texts, BfclSkip, f"turn {index + 1}"):
             if name not in docs:
                 raise BfclSkip(f"turn {index + 1}: {name} is not among the entry's tools")
             calls.append(Call(name, named_arguments(docs[name], args, kwargs)))
@@ -362,8 +357,10 @@ def _config(
     entry: bfcl.BfclEntry, src: bfcl.BfclSource, task_id: str, notes: list[str]
 ) -> TaskConfig:
     classes = [c.lower() for c in entry.involved_classes]
-    config = TaskConfig(
-        schema_version=CURRENT_SCHEMA_VERSION,
+    return new_task_config(
+        FactoryProvenance(
+            source=SOURCE, source_path=f"{src.question_file}#{entry.id}", notes=notes
+        ),
         task=TaskSection(
             name=task_id,
             description=f"BFCL multi-turn base entry {entry.id}, {entry.num_turns} requests",
@@ -385,15 +382,6 @@ def _config(
             mcp_servers=mcp_servers("bfcl"),
         ),
     )
-    config.set_provenance(
-        FactoryProvenance(
-            source=SOURCE,
-            source_path=f"{src.question_file}#{entry.id}",
-            factory_version=__version__,
-            notes=notes,
-        )
-    )
-    return config
 
 
 # --------------------------------------------------------------------------- batch

@@ -27,7 +27,6 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from factory import __version__
 from factory.errors import TaskFormatError
 from factory.fsutil import staged_directory
 from factory.inputs import load_yaml_file
@@ -39,13 +38,12 @@ from factory.tasks.config import (
     EnvironmentConfig,
     FactoryProvenance,
     NetworkMode,
-    TaskConfig,
     VerifierConfig,
     parse_size_mb,
 )
-from factory.tasks.harbor_schema import CURRENT_SCHEMA_VERSION
 from factory.tasks.hashing import hash_tree
 from factory.tasks.model import Task, load_harbor_task, pydantic_error_field
+from factory.tasks.new_config import new_task_config
 from factory.tasks.offline import (
     VERIFIER_ENV,
     merge_scans,
@@ -467,10 +465,10 @@ def convert_tb1(src: Path, dest: Path) -> Task:
         if sidecars is not None:
             _write_sidecars(sidecars, src, context, out.environment_dir, notes)
         environment = _compose_environment(client, paths.compose, notes)
-        config = TaskConfig(
-            schema_version=CURRENT_SCHEMA_VERSION,
-            # no [task].name: Harbor wants 'org/name' and Terminal-Bench 1 has no org; without
-            # it the task's id is its directory's name in both harnesses
+        # no [task].name: Harbor wants 'org/name' and Terminal-Bench 1 has no org; without it
+        # the task's id is its directory's name in both harnesses
+        config = new_task_config(
+            FactoryProvenance(source=SOURCE_TB1, source_path=str(src), notes=notes),
             metadata={
                 k: v
                 for k, v in {
@@ -488,14 +486,6 @@ def convert_tb1(src: Path, dest: Path) -> Task:
             ),
             agent=AgentConfig(timeout_sec=spec.max_agent_timeout_sec),
             environment=environment,
-        )
-        config.set_provenance(
-            FactoryProvenance(
-                source=SOURCE_TB1,
-                source_path=str(src),
-                factory_version=__version__,
-                notes=notes,
-            )
         )
         out.config.write_text(config.to_toml())
     task = load_harbor_task(dest)

@@ -47,7 +47,13 @@ from factory.runtime.constants import (
     TASK_NETWORK_PREFIX,
     max_ready_sec,
 )
-from factory.runtime.sandbox import ContainerSpec, Readiness, Sandbox, ServiceSpec
+from factory.runtime.sandbox import (
+    ContainerSpec,
+    Readiness,
+    Sandbox,
+    ServiceSpec,
+    retry_budget_sec,
+)
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +91,7 @@ def compose_readiness(
     """A Compose healthcheck as a :class:`Readiness`: tried every :data:`POLL_INTERVAL_SEC`
     until it passes, for as long as Docker would keep trying it (start period plus every retry
     at its interval and timeout, at most the harness maximum)."""
-    budget = start_period_sec + retries * (interval_sec + timeout_sec)
+    budget = retry_budget_sec(start_period_sec, retries, interval_sec, timeout_sec)
     return Readiness(
         command=command,
         interval_sec=min(interval_sec, POLL_INTERVAL_SEC),

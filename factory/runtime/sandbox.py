@@ -101,6 +101,14 @@ class ServiceSpec:
     """A dependent waits for it to exit 0 (``service_completed_successfully``)."""
 
 
+def retry_budget_sec(
+    start_period_sec: float, retries: int, interval_sec: float, timeout_sec: float
+) -> float:
+    """How long a healthcheck may go on failing, as Docker counts it: the start period plus
+    every retry at its full interval and timeout."""
+    return start_period_sec + retries * (interval_sec + timeout_sec)
+
+
 @dataclass(frozen=True)
 class Readiness:
     """A readiness check run inside the container (Harbor's ``[environment.healthcheck]``)."""
@@ -117,7 +125,9 @@ class Readiness:
     def deadline_sec(self) -> float:
         """The longest the check may take in all: the start period plus every retry at its
         full interval and timeout, and never more than the harness maximum."""
-        worst = self.start_period_sec + self.retries * (self.interval_sec + self.timeout_sec)
+        worst = retry_budget_sec(
+            self.start_period_sec, self.retries, self.interval_sec, self.timeout_sec
+        )
         cap = self.max_wait_sec if self.max_wait_sec is not None else max_ready_sec()
         return min(worst, cap)
 

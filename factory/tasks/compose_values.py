@@ -24,7 +24,8 @@ _CONDITIONS = ("service_started", "service_healthy", "service_completed_successf
 
 @dataclass(frozen=True)
 class ServiceHealthcheck:
-    """A service's healthcheck as Compose states it (its defaults are Compose's)."""
+    """A service's healthcheck as Compose states it (its defaults are Compose's); how long it
+    may keep failing: :func:`factory.runtime.group.compose_readiness`."""
 
     command: str
     """Run with ``sh -c`` in the service's container; exit 0 means healthy."""
@@ -32,10 +33,6 @@ class ServiceHealthcheck:
     timeout_sec: float = 30.0
     retries: int = 3
     start_period_sec: float = 0.0
-
-    def deadline_sec(self) -> float:
-        """How long Docker would try before calling the service unhealthy."""
-        return self.start_period_sec + self.retries * (self.interval_sec + self.timeout_sec)
 
 
 class ComposeSource:
