@@ -28,6 +28,7 @@ from fixtures.family_grammar import (
 )
 
 from factory.families import registry
+from factory.families.terminal.archives.export import Export, folders_of
 from factory.families.terminal.archives.hard import (
     AR_EXCLUSIVE,
     AR_FAULTS,
@@ -39,6 +40,31 @@ from factory.vocabulary import Difficulty
 
 FAMILY = registry.get("archives")
 DRAFT = drafter(FAMILY)
+
+
+def test_export_members_leave_room_and_every_rule_selects_some():
+    """The export both kinds draw: no member is a folder of another, each rule selects at
+    least two members, and its decoys (a backup suffix, a look-alike or nested folder, the
+    extension upper-case) are drawn but not selected."""
+    import random
+
+    for seed in range(30):
+        export = Export(random.Random(seed), "tidewater", 1_700_000_000, [0o644, 0o600])
+        export.draw(["data", "docs", "logs", "config", "reports", "assets"], 2, 34)
+        paths = sorted(export.members)
+        assert not any(q.startswith(p + "/") for p in paths for q in paths)
+        for d, ext in export.rules:
+            assert sum(export.selected(p) for p in paths if p.startswith(d + "/")) >= 2
+            decoys = [
+                p
+                for p in paths
+                if p.startswith(f"{d}.")
+                or f"/{d}/" in p
+                or p.endswith(f".{ext.upper()}")
+                or (p.startswith(d + "/") and p.rsplit(".", 1)[-1] in ("bak", "orig", "old"))
+            ]
+            assert decoys and not any(export.selected(p) for p in decoys)
+    assert folders_of(["a/b/c.txt", "d.txt", "a/e/f"]) == ["a", "a/b", "a/e"]
 
 
 def test_hard_composes_two_to_four_faults_that_vary():

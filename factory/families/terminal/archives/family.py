@@ -10,13 +10,18 @@ from pydantic import Field
 
 from factory.families.base import Draft, Family, register
 from factory.families.slots import Slots, Word
+from factory.families.terminal.archives.export import (
+    DROP_DIRS,
+    EXPORT_KINDS,
+    Export,
+    folders_of,
+    restore_targets,
+)
 from factory.families.terminal.archives.hard import hard_draft
 from factory.families.terminal.archives.words import (
-    EXTS,
     LIBS,
     PROJECTS,
     SRC_EXCLUDE_SUFFIXES,
-    SUBS,
     TOPS,
     VENDOR_DIRS,
 )
@@ -97,58 +102,13 @@ class Archives(Family):
             ["tar.gz", "zip"] if level == "easy" else ["tar.gz", "tgz", "tar.xz", "tar.bz2", "zip"]
         )
         stamp = EPOCH_2022 + rng.randint(0, 900) * DAY
-        stem = f"{proj}-{rng.choice(['export', 'snapshot', 'bundle', 'dump', 'handover'])}-{day_text(stamp)}"
-        archive = f"{rng.choice(['/srv/incoming', '/var/tmp/uploads', '/data/inbox', '/opt/drop'])}/{stem}.{fmt}"
-        target = rng.choice(
-            [
-                f"/opt/{proj}/restore",
-                f"/srv/{proj}/extracted",
-                f"/var/lib/{proj}/import",
-                f"/data/{proj}/selected",
-                f"/home/{rng.choice(USERS)}/{proj}-picked",
-            ]
-        )
+        stem = f"{proj}-{rng.choice(EXPORT_KINDS)}-{day_text(stamp)}"
+        archive = f"{rng.choice(DROP_DIRS)}/{stem}.{fmt}"
+        target = rng.choice([*restore_targets(proj), f"/home/{rng.choice(USERS)}/{proj}-picked"])
         tops = rng.sample(self.filled("folders", TOPS), {"easy": 4, "medium": 5}[level])
-        n_rules = 1 if level == "easy" else 2
-        rules = [[d, e] for d, e in zip(tops[:n_rules], rng.sample(EXTS, n_rules), strict=True)]
-        members: dict[str, Entry] = {}
-        modes = [0o644]
-
-        def fname(ext: str) -> str:
-            word = rng.choice(FWORDS)
-            tail = rng.choice(["", f"-{rng.randint(1, 99)}", f"_{rng.choice(SUBS)}", "-final"])
-            return f"{word}{tail}.{ext}"
-
-        def add(path: str) -> None:
-            if path in members or any(
-                p == path or p.startswith(path + "/") or path.startswith(p + "/") for p in members
-            ):
-                return
-            body = f"# {proj}: {path}\n" + words_text(rng, rng.randint(2, 30), WORDS)
-            members[path] = Entry(
-                path,
-                data=body.encode(),
-                mode=rng.choice(modes),
-                mtime=stamp - rng.randint(1, 400) * DAY - 2 * rng.randint(0, 40000),
-            )
-
-        def subdir(depth: int) -> str:
-            return "".join(s + "/" for s in rng.sample(SUBS, depth))
-
-        for _ in range({"easy": 18, "medium": 26}[level]):
-            add(
-                f"{rng.choice(tops)}/{subdir(rng.choice([0, 0, 1, 1, 2]))}{fname(rng.choice(EXTS))}"
-            )
-        for d, ext in rules:
-            for depth in [0, 1] + [rng.choice([0, 1, 2]) for _ in range(rng.randint(1, 3))]:
-                add(f"{d}/{subdir(depth)}{fname(ext)}")
-            other = rng.choice([t for t in tops if t != d])
-            add(
-                f"{d}/{subdir(rng.choice([0, 1]))}{fname(ext)}.{rng.choice(['bak', 'orig', 'old'])}"
-            )
-            add(f"{d}.{rng.choice(['old', 'prev', 'orig'])}/{fname(ext)}")
-            add(f"{other}/{d}/{fname(ext)}")
-            add(f"{d}/{subdir(rng.choice([0, 1]))}{fname(ext.upper())}")
+        export = Export(rng, proj, stamp, [0o644])
+        export.draw(tops, 1 if level == "easy" else 2, {"easy": 18, "medium": 26}[level])
+        members, rules = export.members, export.rules
 
         nested = None
         nested_dest = None
@@ -160,19 +120,7 @@ class Archives(Family):
             nested_fmt = rng.choice(["tar.gz", "zip"])
             nested = f"{vendor}/{lib}-{rng.randint(1, 4)}.{rng.randint(0, 12)}.{nested_fmt}"
             nested_dest = f"{vendor}/{lib}"
-            inner = ["README.md", "LICENSE", f"include/{lib}.h"]
-            inner += [f"src/{w}.c" for w in rng.sample(WORDS, rng.randint(2, 4))]
-            inner += [f"cmake/{rng.choice(WORDS)}.cmake"]
-            for rel in inner:
-                body = f"/* {lib}: {rel} */\n" + words_text(rng, rng.randint(2, 12), WORDS)
-                nested_entries.append(
-                    Entry(
-                        rel,
-                        data=body.encode(),
-                        mode=rng.choice(modes),
-                        mtime=stamp - rng.randint(500, 900) * DAY - 2 * rng.randint(0, 40000),
-                    )
-                )
+            nested_entries = export.library(lib)
 
         order = sorted(members)
         rng.shuffle(order)
@@ -184,16 +132,13 @@ class Archives(Family):
                 Entry(nested, data=blob, mtime=stamp - 3 * DAY),
             )
         if fmt != "zip":
-            dirs = sorted({posixpath.dirname(e.path) for e in entries if ".." not in e.path} - {""})
-            dirs = sorted(
-                {"/".join(d.split("/")[: i + 1]) for d in dirs for i in range(len(d.split("/")))}
-            )
+            dirs = folders_of(e.path for e in entries if ".." not in e.path)
             entries = [Entry(d, "dir", mode=0o755, mtime=stamp) for d in dirs] + entries
         blob = archive_bytes(entries, fmt)
 
         expected = {}
         for p, e in members.items():
-            if any(p.startswith(d + "/") and p.endswith("." + x) for d, x in rules):
+            if export.selected(p):
                 expected[p] = [sha256_hex(e.data), oct(e.mode), e.mtime]
         for e in nested_entries:
             if ".." not in e.path:

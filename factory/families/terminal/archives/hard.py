@@ -8,12 +8,17 @@ import posixpath
 from shlex import quote as shlex_quote
 
 from factory.families.base import Draft, Family, Trap
+from factory.families.terminal.archives.export import (
+    DROP_DIRS,
+    EXPORT_KINDS,
+    Export,
+    folders_of,
+    restore_targets,
+)
 from factory.families.terminal.archives.words import (
-    EXTS,
     LANDINGS,
     LIBS,
     PROJECTS,
-    SUBS,
     TAR_FLAG,
     TAR_FMTS,
     TOPS,
@@ -28,7 +33,6 @@ from factory.families.terminal.seed_tree import (
     dirs_of,
     seed_tarball,
     sha256_hex,
-    words_text,
 )
 from factory.families.terminal.state_snapshot import (
     STATE_DIR,
@@ -37,7 +41,7 @@ from factory.families.terminal.state_snapshot import (
     stat_lines,
     tree_lines,
 )
-from factory.families.terminal.words import FWORDS, WORDS
+from factory.families.terminal.words import FWORDS
 
 #: Hard: a restore from a delivery that composes two to four of these (the instruction states the
 #: goal only). split: the archive arrived cut into pieces; bad-copy: the copy under the archive's
@@ -112,65 +116,16 @@ def hard_draft(family: Family, rng) -> Draft:
     proj = family.filled("project", None) or rng.choice(PROJECTS)
     fmt = rng.choice(TAR_FMTS)
     stamp = EPOCH_2022 + rng.randint(0, 900) * DAY
-    stem = f"{proj}-{rng.choice(['export', 'snapshot', 'bundle', 'dump', 'handover'])}-{day_text(stamp)}"
+    stem = f"{proj}-{rng.choice(EXPORT_KINDS)}-{day_text(stamp)}"
     name = f"{stem}.{fmt}"
-    workdir = (
-        f"{rng.choice(['/srv/incoming', '/var/tmp/uploads', '/data/inbox', '/opt/drop'])}/{stem}"
-    )
-    target = rng.choice(
-        [
-            f"/opt/{proj}/restore",
-            f"/srv/{proj}/extracted",
-            f"/var/lib/{proj}/import",
-            f"/data/{proj}/selected",
-        ]
-    )
+    workdir = f"{rng.choice(DROP_DIRS)}/{stem}"
+    target = rng.choice(restore_targets(proj))
     tops = rng.sample(family.filled("folders", TOPS), 6)
-    rules = [[d, e] for d, e in zip(tops[:2], rng.sample(EXTS, 2), strict=True)]
     modes = [0o644, 0o640, 0o600, 0o755, 0o664, 0o750]
-    members: dict[str, Entry] = {}
-    taken: set[str] = set()
-
-    def free(path: str) -> bool:
-        return not any(
-            p == path or p.startswith(path + "/") or path.startswith(p + "/") for p in taken
-        )
-
-    def fname(ext: str) -> str:
-        word = rng.choice(FWORDS)
-        tail = rng.choice(["", f"-{rng.randint(1, 99)}", f"_{rng.choice(SUBS)}", "-final"])
-        return f"{word}{tail}.{ext}"
-
-    def body(path: str, lines: int) -> bytes:
-        return (f"# {proj}: {path}\n" + words_text(rng, lines, WORDS)).encode()
-
-    def add(path: str) -> None:
-        if not free(path):
-            return
-        taken.add(path)
-        members[path] = Entry(
-            path,
-            data=body(path, rng.randint(2, 30)),
-            mode=rng.choice(modes),
-            mtime=stamp - rng.randint(1, 400) * DAY - 2 * rng.randint(0, 40000),
-        )
-
-    def subdir(depth: int) -> str:
-        return "".join(s + "/" for s in rng.sample(SUBS, depth))
-
-    for _ in range(34):
-        add(f"{rng.choice(tops)}/{subdir(rng.choice([0, 0, 1, 1, 2]))}{fname(rng.choice(EXTS))}")
-    for d, ext in rules:
-        for depth in [0, 1] + [rng.choice([0, 1, 2]) for _ in range(rng.randint(1, 3))]:
-            add(f"{d}/{subdir(depth)}{fname(ext)}")
-        other = rng.choice([t for t in tops if t != d])
-        add(f"{d}/{subdir(rng.choice([0, 1]))}{fname(ext)}.{rng.choice(['bak', 'orig', 'old'])}")
-        add(f"{d}.{rng.choice(['old', 'prev', 'orig'])}/{fname(ext)}")
-        add(f"{other}/{d}/{fname(ext)}")
-        add(f"{d}/{subdir(rng.choice([0, 1]))}{fname(ext.upper())}")
-
-    def selected(path: str) -> bool:
-        return any(path.startswith(d + "/") and path.endswith("." + e) for d, e in rules)
+    export = Export(rng, proj, stamp, modes)
+    export.draw(tops, 2, 34)
+    members, rules, selected = export.members, export.rules, export.selected
+    fname, subdir, body = export.fname, export.subdir, export.body
 
     wrapper = "wrapper" in faults
     pre = f"{stem}/" if wrapper else ""
@@ -193,21 +148,9 @@ def hard_draft(family: Family, rng) -> Draft:
     for lib in rng.sample(LIBS, 2 if "second-lib" in faults else 1):
         lfmt = rng.choice(TAR_FMTS)
         dest = f"{vendor}/{lib}"
-        inner = ["README.md", "LICENSE", f"include/{lib}.h"]
-        inner += [f"src/{w}.c" for w in rng.sample(WORDS, rng.randint(2, 4))]
-        inner += [f"cmake/{rng.choice(WORDS)}.cmake"]
-        lib_entries = []
-        for rel in inner:
-            e = Entry(
-                rel,
-                data=(
-                    f"/* {lib}: {rel} */\n" + words_text(rng, rng.randint(2, 12), WORDS)
-                ).encode(),
-                mode=rng.choice(modes),
-                mtime=stamp - rng.randint(500, 900) * DAY - 2 * rng.randint(0, 40000),
-            )
-            lib_entries.append(e)
-            expected[f"{dest}/{rel}"] = [sha256_hex(e.data), oct(e.mode), e.mtime]
+        lib_entries = export.library(lib)
+        for e in lib_entries:
+            expected[f"{dest}/{e.path}"] = [sha256_hex(e.data), oct(e.mode), e.mtime]
         bad = unsafe("", f"{target}/{dest}", "sh")
         lib_entries.insert(rng.randint(1, len(lib_entries) - 1), bad)
         libs.append(
@@ -237,8 +180,8 @@ def hard_draft(family: Family, rng) -> Draft:
                 )
             for _ in range(5):
                 new = f"{d}/{subdir(rng.choice([0, 1]))}{fname(ext)}"
-                if free(new):
-                    taken.add(new)
+                if export.free(new):
+                    export.taken.add(new)
                     delta_entries[new] = Entry(
                         new,
                         data=body(new, rng.randint(2, 20)),
@@ -260,10 +203,7 @@ def hard_draft(family: Family, rng) -> Draft:
         expected[p] = [sha256_hex(e.data), oct(e.mode), e.mtime]
 
     def tar_of(items: list[Entry], fmt_: str, extra: list[Entry] = ()) -> bytes:
-        names = sorted({posixpath.dirname(e.path) for e in items} - {""})
-        dirs = sorted(
-            {"/".join(d.split("/")[: i + 1]) for d in names for i in range(len(d.split("/")))}
-        )
+        dirs = folders_of(e.path for e in items)
         order = list(items)
         rng.shuffle(order)
         for e in extra:

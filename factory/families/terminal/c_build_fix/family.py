@@ -13,7 +13,8 @@ from factory.families.terminal.near_miss import near_misses
 from factory.families.terminal.words import TEAMS
 from factory.vocabulary import Difficulty
 
-from .project import C_STAT_DOCS, CProject, body_digest
+from .project import CProject, body_digest
+from .stats import C_STAT_DOCS
 
 
 def _traps(proj: CProject) -> list[Trap]:

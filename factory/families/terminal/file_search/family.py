@@ -3,9 +3,7 @@ large tree, past hidden folders, links and look-alikes, and report them exactly.
 
 from __future__ import annotations
 
-import json
 import posixpath
-import shlex
 from collections.abc import Mapping
 from typing import Any
 
@@ -13,6 +11,7 @@ from pydantic import Field, field_validator
 
 from factory.families.base import Draft, Family, Trap, register
 from factory.families.slots import Slots, Slug, Word, not_system_account
+from factory.families.terminal.file_search.snapshot import SNAPSHOT, snapshot_hook
 from factory.families.terminal.seed_tree import (
     DAY,
     EPOCH_2022,
@@ -26,70 +25,6 @@ from factory.families.terminal.words import FWORDS, USERS, WORDS
 from factory.vocabulary import Difficulty
 
 # --- file-search ---------------------------------------------------------------------------
-
-SNAPSHOT = "/var/lib/factory-verifier/file-search.json"
-"""Where the separate verifier's collect hook writes what the tests check of the tree."""
-_SNAPSHOT_CODE = """
-import hashlib, json, os, sys
-root, dest, rels, out = json.loads(sys.argv[1])
-
-
-def fact(path):
-    if not os.path.lexists(path):
-        return None
-    found = {"link": os.path.islink(path), "file": os.path.isfile(path)}
-    if found["link"]:
-        found["target"] = os.readlink(path)
-    if found["file"]:
-        with open(path, "rb") as handle:
-            found["sha"] = hashlib.sha256(handle.read()).hexdigest()
-        found["mtime"] = int(os.stat(path).st_mtime)
-    return found
-
-
-tree = {"root": {rel: fact(os.path.join(root, rel)) for rel in rels}, "dest": None}
-if os.path.isdir(dest):
-    tree["dest"] = {}
-    for top, dirs, files in os.walk(dest):
-        for name in files + [d for d in dirs if os.path.islink(os.path.join(top, d))]:
-            path = os.path.join(top, name)
-            tree["dest"][os.path.relpath(path, dest)] = fact(path)
-with open(out, "w") as handle:
-    json.dump(tree, handle)
-"""
-_EVERYTHING = """
-everything = {}
-for top, dirs, files in os.walk(root):
-    for path in ([top] if top == root else []) + [os.path.join(top, n) for n in dirs + files]:
-        st = os.lstat(path)
-        kind = "l" if os.path.islink(path) else "d" if os.path.isdir(path) else "f"
-        rel = os.path.relpath(path, root)
-        everything[rel] = [kind, st.st_mode & 0o7777, st.st_uid, st.st_size]
-tree["all"] = everything
-"""
-
-
-def snapshot_hook(
-    root: str, dest: str, rels: list[str], out: str = SNAPSHOT, everything: bool = False
-) -> str:
-    """The collect hook: in the agent's container (its processes frozen, python restored from
-    the image), record for each path of the tree the tests check (``rels`` under ``root``)
-    and for everything under ``dest`` what the tests read of it: whether it exists, is a
-    link (and to what), is a file (its sha256 and whole-second mtime). It writes
-    ``out`` (:data:`SNAPSHOT`) afresh: whatever the agent left in its folder is removed first.
-    With ``everything`` (hard), also every entry under ``root`` (not following links): its kind,
-    mode bits, owner's uid and size."""
-    folder = shlex.quote(posixpath.dirname(out))
-    data = json.dumps([root, dest, rels, out])
-    code = _SNAPSHOT_CODE
-    if everything:
-        at = code.index("with open(out")
-        code = code[:at] + _EVERYTHING.lstrip("\n") + code[at:]
-    return (
-        f"rm -rf {folder} && mkdir -p {folder} && "
-        f"python3 -I -c {shlex.quote(code)} {shlex.quote(data)}"
-    )
-
 
 SHARES = ["fileshare", "projects", "archive", "media", "teamdrive", "research", "exports", "scans"]
 SEARCH_BASES = ["/srv", "/data", "/mnt/storage", "/home/shared"]
@@ -484,21 +419,33 @@ class FileSearch(Family):
                 )
         context: dict[str, Any] = {}
         if hard:
-            context = self._hard_context(
-                chores,
-                files,
-                links,
-                all_dirs,
-                dir_meta,
-                root,
-                expected,
-                junk,
-                outside,
-                share,
-                users,
-                uids,
+            dangling, dirs_left = _after_move(
+                chores, files, links, {posixpath.relpath(d, root) for d in all_dirs}, expected, junk
             )
-            context["hard"] = True
+            admin = users[2]
+            context = {
+                "chores": chores,
+                "junk": sorted(junk),
+                "dangling": dangling if "dangling-links" in chores else [],
+                "dirs_left": dirs_left,
+                "writable": {
+                    r: oct(f["mode"] & ~0o002) for r, f in sorted(files.items()) if "mode" in f
+                },
+                "orphans": sorted(
+                    [r for r, f in files.items() if "uid" in f]
+                    + [d for d, (_, _, uid) in dir_meta.items() if uid == ORPHAN_UID]
+                ),
+                "orphan_uid": ORPHAN_UID,
+                "admin": admin,
+                "admin_uid": uids[admin],
+                "total": sum(len(files[r]["data"]) for r in expected),
+                **(
+                    {"size_out": f"/root/{share}-moved-bytes.txt"} if "total-size" in chores else {}
+                ),
+                **({"largest_out": f"/root/{share}-largest.txt"} if "largest" in chores else {}),
+                "outside": outside,
+                "hard": True,
+            }
             if "largest" in chores:
                 context["biggest"] = big
         meta_files = [r for r in sorted(files) if r not in context.get("junk", [])]
@@ -547,73 +494,6 @@ class FileSearch(Family):
             }
         return draft
 
-    def _hard_context(
-        self,
-        chores,
-        files,
-        links,
-        all_dirs,
-        dir_meta,
-        root,
-        expected,
-        junk,
-        outside,
-        share,
-        users,
-        uids,
-    ) -> dict[str, Any]:
-        """What the hard chores leave behind once the matches are moved: the share's
-        remaining files, links and folders, modes and owners to fix, the reports' answers."""
-        moved = set(expected)
-        gone = moved | (set(junk) if "editor-junk" in chores else set())
-        kept = {r for r in files if r not in gone}
-
-        dirs = {posixpath.relpath(d, root) for d in all_dirs}
-
-        def dangles(rel: str, target: str) -> bool:
-            """Whether the link points to nothing once the matches are moved."""
-            if target.startswith("/"):
-                return False  # the mirror out of the share exists
-            at = posixpath.normpath(posixpath.join(posixpath.dirname(rel), target))
-            return at not in kept and at not in dirs
-
-        dangling = sorted(r for r, t in links.items() if dangles(r, t))
-        left_links = {r for r in links if not ("dangling-links" in chores and r in dangling)}
-        dirs -= {"."}
-        if "empty-dirs" in chores:
-            while True:
-                full = {posixpath.dirname(p) for p in [*kept, *left_links, *dirs]}
-                empty = {d for d in dirs if d not in full}
-                if not empty:
-                    break
-                dirs -= empty
-        admin = users[2]
-        context: dict[str, Any] = {
-            "chores": chores,
-            "junk": sorted(junk) if "editor-junk" in chores else [],
-            "dangling": dangling if "dangling-links" in chores else [],
-            "dirs_left": sorted(dirs),
-            "writable": {
-                r: oct(f["mode"] & ~0o002) for r, f in sorted(files.items()) if "mode" in f
-            },
-            "orphans": sorted(
-                [r for r, f in files.items() if "uid" in f]
-                + [d for d, (_, _, uid) in dir_meta.items() if uid == ORPHAN_UID]
-            ),
-            "orphan_uid": ORPHAN_UID,
-            "admin": admin,
-            "admin_uid": uids[admin],
-            "total": sum(len(files[r]["data"]) for r in expected),
-            "size_out": f"/root/{share}-moved-bytes.txt",
-            "largest_out": f"/root/{share}-largest.txt",
-            "outside": outside,
-        }
-        if "total-size" not in chores:
-            del context["size_out"]
-        if "largest" not in chores:
-            del context["largest_out"]
-        return context
-
     @staticmethod
     def _hard_draft(chores: list[str]) -> dict[str, Any]:
         traps = [Trap(*FS_TRAPS[c]) for c in chores if c in FS_TRAPS]
@@ -636,3 +516,29 @@ class FileSearch(Family):
             and (owner is None or f["user"] == owner)
             and (marker is None or marker.encode() in f["data"])
         )
+
+
+def _after_move(chores, files, links, dirs, expected, junk) -> tuple[list[str], list[str]]:
+    """What the hard chores leave of the share once the matches (and the editors' leftovers,
+    ``junk``, drawn only with that chore) are gone: the links that then point to nothing, and the folders
+    (relative to the share, ``dirs``) that remain, emptied ones removed when a chore says so."""
+    kept = {r for r in files if r not in {*expected, *junk}}
+
+    def dangles(rel: str, target: str) -> bool:
+        """Whether the link points to nothing once the matches are moved."""
+        if target.startswith("/"):
+            return False  # the mirror out of the share exists
+        at = posixpath.normpath(posixpath.join(posixpath.dirname(rel), target))
+        return at not in kept and at not in dirs
+
+    dangling = sorted(r for r, t in links.items() if dangles(r, t))
+    left_links = {r for r in links if not ("dangling-links" in chores and r in dangling)}
+    dirs = dirs - {"."}
+    if "empty-dirs" in chores:
+        while True:
+            full = {posixpath.dirname(p) for p in [*kept, *left_links, *dirs]}
+            empty = {d for d in dirs if d not in full}
+            if not empty:
+                break
+            dirs -= empty
+    return dangling, sorted(dirs)
