@@ -129,32 +129,9 @@ def evaluate(
                 summary = evaluate_suite(suite, runner, where, chosen, k=k, out=out, **progress)
             finally:
                 runner.close()
-    name = settings.model
     if json_:
-        return emit({"model": name, "suite": suite, "split": split, **summary})
-    from rich.table import Table
-
-    from factory.agent.passk import Metric, shown
-
-    table = Table(title=f"{name} on {suite} ({split.value}, k={k})")
-    at_k, hat_k = Metric.PASS_AT, Metric.PASS_HAT
-    for column in ("family", "tasks", "pass@1", at_k.label(k), hat_k.label(k)):
-        table.add_column(column)
-    for family, row in [*summary["families"].items(), ("all", summary)]:
-        table.add_row(
-            family,
-            str(row["tasks"]),
-            shown(row["pass_at_1"]),
-            shown(row[at_k.key(k)]),
-            shown(row[hat_k.key(k)]),
-        )
-    stdout_console().print(table)
-    if summary["tasks_short_of_k"]:
-        say(
-            f"{summary['tasks_short_of_k']} task(s) have fewer than {k} scored episodes "
-            f"(infrastructure losses): left out of {at_k.label(k)} and {hat_k.label(k)}"
-            " ('-': no task left)"
-        )
+        return emit({"model": settings.model, "suite": suite, "split": split, **summary})
+    _print_pass_rates(summary, f"{settings.model} on {suite} ({split.value}, k={k})", k)
 
 
 def calibrate(
@@ -215,3 +192,30 @@ def calibrate(
     else:
         print_summary(summary, stdout_console())
     say(f"journal: {suite / 'calibration'}")
+
+
+def _print_pass_rates(summary: dict, title: str, k: int) -> None:
+    """An eval summary as a table: pass@1, pass@k and pass^k per family and in all."""
+    from rich.table import Table
+
+    from factory.agent.passk import Metric, shown
+
+    table = Table(title=title)
+    at_k, hat_k = Metric.PASS_AT, Metric.PASS_HAT
+    for column in ("family", "tasks", "pass@1", at_k.label(k), hat_k.label(k)):
+        table.add_column(column)
+    for family, row in [*summary["families"].items(), ("all", summary)]:
+        table.add_row(
+            family,
+            str(row["tasks"]),
+            shown(row["pass_at_1"]),
+            shown(row[at_k.key(k)]),
+            shown(row[hat_k.key(k)]),
+        )
+    stdout_console().print(table)
+    if summary["tasks_short_of_k"]:
+        say(
+            f"{summary['tasks_short_of_k']} task(s) have fewer than {k} scored episodes "
+            f"(infrastructure losses): left out of {at_k.label(k)} and {hat_k.label(k)}"
+            " ('-': no task left)"
+        )
