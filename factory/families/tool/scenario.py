@@ -91,6 +91,10 @@ class Call:
             return f"say {shlex.quote(self.arguments['message'])}"
         return f"tool call {self.name} {shlex.quote(self.arguments_json)}"
 
+    def but(self, **arguments: Any) -> Call:
+        """The same call with some of its ``arguments`` changed (a near miss's wrong call)."""
+        return Call(self.name, {**self.arguments, **arguments})
+
 
 @dataclass
 class Scenario:

@@ -227,6 +227,16 @@ class Plan:
         self.parts.append(self.rng.choice(options))
         self.tags.append(tag)
 
+    def miss(self, near: str, calls: list[Call], wrong: Call, *, reads: int = -1) -> None:
+        """The near miss ``near`` of a piece about to add ``calls``: the calls so far, the first
+        ``reads`` of ``calls`` (all but the last by default), then ``wrong`` instead of the rest."""
+        self.near[near] = [*self.calls, *calls[:reads], wrong]
+
+    def change(self, calls: list[Call], near: str, wrong: Call, *, reads: int = -1) -> None:
+        """Add ``calls`` with their near miss (:meth:`miss`)."""
+        self.miss(near, calls, wrong, reads=reads)
+        self.calls += calls
+
     def handover(self, part: Part, tag: str = "handover") -> None:
         """Add a part that goes to a human (see :func:`handover_part`)."""
         self.parts.append(part.text)

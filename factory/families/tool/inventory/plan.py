@@ -62,6 +62,13 @@ def add_order(
     return order
 
 
+def retotal(order: JSON) -> None:
+    """An undiscounted order's subtotal and total, after its lines changed."""
+    order["subtotal"] = order["total"] = round(
+        sum(x["quantity"] * x["unit_price"] for x in order["lines"]), 2
+    )
+
+
 class InventoryPlan(Plan):
     """The pieces of an order-desk request."""
 
@@ -180,19 +187,11 @@ class InventoryPlan(Plan):
         )
         calls.append(create)
         wrong = [{**lines[0], "sku": self._sibling(products[0])["sku"]}, *lines[1:]]
-        self.near["orders-the-wrong-variant"] = [
-            *self.calls,
-            *calls[:-1],
-            Call("create_order", {**create.arguments, "lines": wrong}),
-        ]
+        self.miss("orders-the-wrong-variant", calls, create.but(lines=wrong))
         other = next(
             w["warehouse_id"] for w in self.state["warehouses"] if w["warehouse_id"] != self.home
         )
-        self.near["ships-from-another-warehouse"] = [
-            *self.calls,
-            *calls[:-1],
-            Call("create_order", {**create.arguments, "warehouse_id": other}),
-        ]
+        self.miss("ships-from-another-warehouse", calls, create.but(warehouse_id=other))
         self.calls += calls
         self.secrets += [cid, *(p["sku"] for p in products)]
         items = " and ".join(
@@ -219,12 +218,8 @@ class InventoryPlan(Plan):
             Call("search_products", {"query": product["name"].split(" - ")[0]}),
             Call("add_line", {"order_id": oid, "sku": product["sku"], "quantity": quantity}),
         ]
-        self.near["adds-the-wrong-variant"] = [
-            *self.calls,
-            *calls[:-1],
-            Call("add_line", {**calls[-1].arguments, "sku": self._sibling(product)["sku"]}),
-        ]
-        self.calls += calls
+        wrong = calls[-1].but(sku=self._sibling(product)["sku"])
+        self.change(calls, "adds-the-wrong-variant", wrong)
         self.secrets.append(product["sku"])
         self.say(
             "edit-order",
@@ -280,9 +275,7 @@ class InventoryPlan(Plan):
                 Call("get_order", {"order_id": oid}),
                 Call("remove_line", {"order_id": oid, "sku": product["sku"]}),
             ]
-        order["subtotal"] = order["total"] = round(
-            sum(x["quantity"] * x["unit_price"] for x in order["lines"]), 2
-        )
+        retotal(order)
         self.calls += [
             Call("get_order", {"order_id": oid}),
             Call("update_quantity", {"order_id": oid, "sku": product["sku"], "quantity": new}),
@@ -297,9 +290,7 @@ class InventoryPlan(Plan):
         product = products[0]
         line = next(x for x in order["lines"] if x["sku"] == product["sku"])
         line["quantity"] = total
-        order["subtotal"] = order["total"] = round(
-            sum(x["quantity"] * x["unit_price"] for x in order["lines"]), 2
-        )
+        retotal(order)
         count = rng.randint(1, total - 1)
         reason, why = rng.choice(
             [
@@ -321,15 +312,8 @@ class InventoryPlan(Plan):
                 },
             ),
         ]
-        self.near["returns-the-whole-line"] = [
-            *self.calls,
-            calls[0],
-            Call(
-                "create_return",
-                {**calls[1].arguments, "lines": [{"sku": product["sku"], "quantity": total}]},
-            ),
-        ]
-        self.calls += calls
+        whole = calls[-1].but(lines=[{"sku": product["sku"], "quantity": total}])
+        self.change(calls, "returns-the-whole-line", whole)
         self.secrets.append(product["sku"])
         self.say(
             "return",
@@ -350,12 +334,8 @@ class InventoryPlan(Plan):
             Call("list_orders", {"customer_id": cid, "status": "pending"}),
             Call("cancel_order", {"order_id": order["order_id"]}),
         ]
-        self.near["cancels-the-other-pending-order"] = [
-            *self.calls,
-            *calls[:-1],
-            Call("cancel_order", {"order_id": other["order_id"]}),
-        ]
-        self.calls += calls
+        wrong = calls[-1].but(order_id=other["order_id"])
+        self.change(calls, "cancels-the-other-pending-order", wrong)
         self.secrets.append(order["order_id"])
         name = products[0]["name"]
         self.say(
@@ -379,12 +359,7 @@ class InventoryPlan(Plan):
             Call("get_order", {"order_id": oid}),
             Call("apply_discount", {"order_id": oid, "percent": percent}),
         ]
-        self.near["gives-the-maximum-discount"] = [
-            *self.calls,
-            *calls[:-1],
-            Call("apply_discount", {"order_id": oid, "percent": cap}),
-        ]
-        self.calls += calls
+        self.change(calls, "gives-the-maximum-discount", calls[-1].but(percent=cap))
         self.say(
             "discount",
             [
@@ -399,12 +374,8 @@ class InventoryPlan(Plan):
         other, _ = self._pending(1)
         oid = order["order_id"]
         calls = [Call("get_order", {"order_id": oid}), Call("ship_order", {"order_id": oid})]
-        self.near["ships-both-pending-orders"] = [
-            *self.calls,
-            *calls,
-            Call("ship_order", {"order_id": other["order_id"]}),
-        ]
-        self.calls += calls
+        both = calls[-1].but(order_id=other["order_id"])
+        self.change(calls, "ships-both-pending-orders", both, reads=len(calls))
         self.say(
             "shipping",
             [
