@@ -14,7 +14,13 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from factory.families.tool.scenario import Call, Scenario, Shape
-from factory.families.tool.toolfamily import Piece, Plan, add_shape_parts, refuse_all
+from factory.families.tool.toolfamily import (
+    Piece,
+    Plan,
+    add_shape_parts,
+    handover_part,
+    refuse_all,
+)
 from factory.toolenv.core import JSON
 from factory.vocabulary import Difficulty
 
@@ -108,10 +114,17 @@ def add_template(
     )
 
 
+def call(name: str, **arguments: object) -> Call:
+    return Call(name, dict(arguments))
+
+
 class SuitePlan(Plan):
     """A plan whose request parts span apps: each :meth:`piece` adds its words, its calls and
     its near misses, a near miss being the whole right chain with that piece's calls replaced
     (so it is wrong in exactly one place: one app left undone, one wrong record)."""
+
+    domain: Any
+    """The suite's domain (its handover reasons)."""
 
     def __init__(self, rng: random.Random, state: JSON, me: JSON) -> None:
         super().__init__(rng, state, me)
@@ -144,6 +157,10 @@ class SuitePlan(Plan):
         for name, start, end, wrong in self.spans:
             scenario.near_misses[name] = [*self.calls[:start], *wrong, *self.calls[end:]]
         return scenario
+
+    def hand_over(self, tag: str, reason: str, texts: list[str], summary: str, read: Call) -> None:
+        """A part for a human (:func:`handover_part`) that ``read`` confirms."""
+        self.handover(handover_part(self.rng, self.domain, reason, texts, summary, [read]), tag)
 
     def trap_pieces(self) -> list[Piece]:
         raise NotImplementedError

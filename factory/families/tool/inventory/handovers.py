@@ -8,7 +8,7 @@ from factory.toolenv.domains.inventory import DOMAIN
 from factory.families.tool.scenario import Call
 from factory.families.tool.toolfamily import handover_part
 
-from .plan import InventoryPlan
+from .plan import InventoryPlan, item_of
 
 
 def handover_damaged(plan: InventoryPlan) -> None:
@@ -47,7 +47,7 @@ def handover_wholesale(plan: InventoryPlan) -> None:
             "wholesale_quote",
             texts,
             f"quote for {units} units of {product['sku']}",
-            [Call("search_products", {"query": product["name"].split(" - ")[0]})],
+            [Call("search_products", {"query": item_of(product)})],
         )
     )
 

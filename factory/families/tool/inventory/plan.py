@@ -62,6 +62,11 @@ def add_order(
     return order
 
 
+def item_of(product: JSON) -> str:
+    """The item a product is a variant of ("Desk lamp" of "Desk lamp - black")."""
+    return product["name"].split(" - ")[0]
+
+
 def retotal(order: JSON) -> None:
     """An undiscounted order's subtotal and total, after its lines changed."""
     order["subtotal"] = order["total"] = round(
@@ -94,7 +99,7 @@ class InventoryPlan(Plan):
         sibling variant stays free for near misses)."""
         by_item: dict[str, list[JSON]] = {}
         for p in self.state["products"]:
-            by_item.setdefault(p["name"].split(" - ")[0], []).append(p)
+            by_item.setdefault(item_of(p), []).append(p)
         free = [
             p
             for ps in by_item.values()
@@ -104,7 +109,7 @@ class InventoryPlan(Plan):
         ]
         product = self.rng.choice(free)
         if need:
-            self.used.update(p["sku"] for p in by_item[product["name"].split(" - ")[0]])
+            self.used.update(p["sku"] for p in by_item[item_of(product)])
         return product
 
     def _mine(self) -> set[str]:
@@ -117,12 +122,8 @@ class InventoryPlan(Plan):
         }
 
     def _sibling(self, product: JSON) -> JSON:
-        item = product["name"].split(" - ")[0]
-        return next(
-            p
-            for p in self.state["products"]
-            if p["name"].split(" - ")[0] == item and p is not product
-        )
+        item = item_of(product)
+        return next(p for p in self.state["products"] if item_of(p) == item and p is not product)
 
     def _stock(self, product: JSON, warehouse: str, need: int) -> None:
         product["stock"][warehouse] = max(
@@ -181,7 +182,7 @@ class InventoryPlan(Plan):
             {"sku": p["sku"], "quantity": q} for p, q in zip(products, quantities, strict=True)
         ]
         calls = [Call("find_customer", {"query": self.me["name"]})]
-        calls += [Call("search_products", {"query": p["name"].split(" - ")[0]}) for p in products]
+        calls += [Call("search_products", {"query": item_of(p)}) for p in products]
         create = Call(
             "create_order", {"customer_id": cid, "warehouse_id": self.home, "lines": lines}
         )
@@ -215,7 +216,7 @@ class InventoryPlan(Plan):
         oid = order["order_id"]
         calls = [
             Call("get_order", {"order_id": oid}),
-            Call("search_products", {"query": product["name"].split(" - ")[0]}),
+            Call("search_products", {"query": item_of(product)}),
             Call("add_line", {"order_id": oid, "sku": product["sku"], "quantity": quantity}),
         ]
         wrong = calls[-1].but(sku=self._sibling(product)["sku"])

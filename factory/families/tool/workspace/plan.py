@@ -17,8 +17,7 @@ from factory.families.tool.crm.data import TASK_TITLES
 from factory.families.tool.files import traps as drive_traps
 from factory.families.tool.files.drive import Drive
 from factory.families.tool.scenario import Call
-from factory.families.tool.suite import SuitePlan, prefixed
-from factory.families.tool.toolfamily import handover_part
+from factory.families.tool.suite import SuitePlan, call, prefixed
 
 CUSTOMERS_FOLDER = "Customers"
 INBOX_FOLDER = "Inbox"
@@ -33,12 +32,10 @@ MEETINGS = [
 ]
 
 
-def call(name: str, **arguments: object) -> Call:
-    return Call(name, dict(arguments))
-
-
 class WorkspacePlan(SuitePlan):
     """A request to the workspace, built piece by piece on the seeded state."""
+
+    domain = DOMAIN
 
     def __init__(self, rng: random.Random, state: JSON) -> None:
         self.book = Book(rng, state["crm"])
@@ -538,9 +535,8 @@ class WorkspacePlan(SuitePlan):
         b = self.book
         contact = b.add_contact(self.company())
         day = self.pretty(self.rng.choice(self.days))
-        part = handover_part(
-            self.rng,
-            DOMAIN,
+        self.hand_over(
+            "handover-visitors",
             "visitor_access",
             [
                 f"{b.who(contact)} and two of their colleagues are coming to our office on {day} "
@@ -549,41 +545,36 @@ class WorkspacePlan(SuitePlan):
                 "them badges for the building.",
             ],
             f"visitor badges for {contact['name']} and two colleagues on {day}",
-            [call("crm_search_contacts", query=contact["name"])],
+            call("crm_search_contacts", query=contact["name"]),
         )
-        self.handover(part, "handover-visitors")
 
     def handover_privacy(self) -> None:
         b = self.book
         contact = b.add_contact(self.company())
-        part = handover_part(
-            self.rng,
-            DOMAIN,
+        self.hand_over(
+            "handover-privacy",
             "privacy_request",
             [
                 f"{b.who(contact)} wants a copy of all the personal data we hold on them.",
                 f"{b.who(contact)} asked us to erase everything we store about them.",
             ],
             f"privacy request from {contact['name']}",
-            [call("crm_search_contacts", query=contact["name"])],
+            call("crm_search_contacts", query=contact["name"]),
         )
-        self.handover(part, "handover-privacy")
 
     def handover_purged(self) -> None:
         company = self.company()
         name = f"{company['name']} - account plan.xlsx"
-        part = handover_part(
-            self.rng,
-            DOMAIN,
+        self.hand_over(
+            "handover-purged-file",
             "purged_file",
             [
                 f'I deleted "{name}" weeks ago and it is no longer in my trash - I need it back.',
                 f'Can you bring back "{name}"? It was emptied from the trash last month.',
             ],
             f'restore "{name}" from backups',
-            [call("drive_list_trash")],
+            call("drive_list_trash"),
         )
-        self.handover(part, "handover-purged-file")
 
 
 def last_weekday(date: str) -> str:
