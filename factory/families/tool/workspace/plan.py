@@ -10,7 +10,13 @@ import random
 from factory.toolenv.core import JSON
 from factory.toolenv.domains.workspace import DOC_TEMPLATE, DOMAIN, SIGNED_TAG
 
-from factory.families.tool.calendar.family import SLOTS, TOPICS, _weekdays
+from factory.families.tool.calendar.family import (
+    SLOTS,
+    TOPICS,
+    _weekdays,
+    new_event,
+    room_busy,
+)
 from factory.families.tool.crm import traps as crm_traps
 from factory.families.tool.crm.book import Book
 from factory.families.tool.crm.data import TASK_TITLES
@@ -69,10 +75,12 @@ class WorkspacePlan(SuitePlan):
             shares=[],
         )
 
-    def link_url(self) -> str:
-        """The share link the next create_share_link makes (planned in call order)."""
+    def link_url(self, *, take: bool = True) -> str:
+        """The share link the next create_share_link makes (planned in call order; ``take``:
+        that call is planned, so the link after it comes next)."""
         url = f"https://drive.{self.state['drive']['company_domain']}/s/lnk-{self.next_link}"
-        self.next_link += 1
+        if take:
+            self.next_link += 1
         return url
 
     def find_me(self) -> Call:
@@ -400,30 +408,14 @@ class WorkspacePlan(SuitePlan):
                 r["room_id"]
                 for r in self.cal["rooms"]
                 if r["capacity"] >= people
-                and not any(
-                    e["room_id"] == r["room_id"]
-                    and e["date"] == day
-                    and e["start"] < slot[1]
-                    and slot[0] < e["end"]
-                    for e in self.cal["events"]
-                )
+                and not room_busy(self.cal["events"], r["room_id"], day, *slot)
             ]
             if rooms:
                 return day, slot, rooms[0]
         raise AssertionError("workspace: no free room for a kickoff")
 
     def add_event(self, title: str, day: str, slot: tuple[str, str], guests: list[str]) -> JSON:
-        event = {
-            "event_id": f"ev-{self.cal['next_event']}",
-            "title": title,
-            "organizer": self.cal_me["user_id"],
-            "attendees": sorted(guests),
-            "room_id": "",
-            "date": day,
-            "start": slot[0],
-            "end": slot[1],
-        }
-        self.cal["next_event"] += 1
+        event = new_event(self.cal, title, self.cal_me["user_id"], guests, day, slot)
         self.cal["events"].append(event)
         return event
 
@@ -456,7 +448,7 @@ class WorkspacePlan(SuitePlan):
         deal = b.add_deal(company, "proposal", self.me["user_id"])
         kind = self.rng.choice(DOC_KINDS)
         self.document(company, deal, kind, [])
-        url = f"https://drive.{self.state['drive']['company_domain']}/s/lnk-{self.next_link}"
+        url = self.link_url(take=False)
         text = self.rng.choice(
             [
                 f'Also send {b.who(contact)} the {kind} for "{deal["name"]}" from the drive.',
