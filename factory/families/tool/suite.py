@@ -18,7 +18,6 @@ from factory.families.tool.toolfamily import (
     Piece,
     Plan,
     add_shape_parts,
-    handover_part,
     refuse_all,
 )
 from factory.toolenv.core import JSON
@@ -123,9 +122,6 @@ class SuitePlan(Plan):
     its near misses, a near miss being the whole right chain with that piece's calls replaced
     (so it is wrong in exactly one place: one app left undone, one wrong record)."""
 
-    domain: Any
-    """The suite's domain (its handover reasons)."""
-
     def __init__(self, rng: random.Random, state: JSON, me: JSON) -> None:
         super().__init__(rng, state, me)
         self.spans: list[tuple[str, int, int, list[Call]]] = []
@@ -157,10 +153,6 @@ class SuitePlan(Plan):
         for name, start, end, wrong in self.spans:
             scenario.near_misses[name] = [*self.calls[:start], *wrong, *self.calls[end:]]
         return scenario
-
-    def hand_over(self, tag: str, reason: str, texts: list[str], summary: str, read: Call) -> None:
-        """A part for a human (:func:`handover_part`) that ``read`` confirms."""
-        self.handover(handover_part(self.rng, self.domain, reason, texts, summary, [read]), tag)
 
     def trap_pieces(self) -> list[Piece]:
         raise NotImplementedError

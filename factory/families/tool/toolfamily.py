@@ -211,6 +211,9 @@ class Plan:
     """Builds one scenario piece by piece: each piece plants what it needs in the state and adds
     calls, words, near misses and traps. Subclasses add the pieces of their domain."""
 
+    domain: Any
+    """The tool domain (its handover reasons, :meth:`hand_over`)."""
+
     def __init__(self, rng: random.Random, state: JSON, me: JSON) -> None:
         self.rng, self.state, self.me = rng, state, me
         self.calls: list[Call] = []
@@ -236,6 +239,13 @@ class Plan:
         """Add ``calls`` with their near miss (:meth:`miss`)."""
         self.miss(near, calls, wrong, reads=reads)
         self.calls += calls
+
+    def hand_over(
+        self, reason: str, texts: list[str], summary: str, *reads: Call, tag: str = "handover"
+    ) -> None:
+        """Add a part for a human (:func:`handover_part`, in :attr:`domain`) that ``reads``
+        confirm."""
+        self.handover(handover_part(self.rng, self.domain, reason, texts, summary, [*reads]), tag)
 
     def handover(self, part: Part, tag: str = "handover") -> None:
         """Add a part that goes to a human (see :func:`handover_part`)."""

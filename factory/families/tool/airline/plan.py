@@ -8,6 +8,7 @@ import random
 from factory.toolenv.core import JSON
 from factory.toolenv.domains.airline import (
     BAG_FEE,
+    DOMAIN,
     FREE_BAGS,
     INSURANCE_FEE,
 )
@@ -30,6 +31,8 @@ from .reservations import plant_reservation
 
 class AirlinePlan(Plan):
     """The pieces of an airline request."""
+
+    domain = DOMAIN
 
     def __init__(self, rng: random.Random, state: JSON, me: JSON) -> None:
         super().__init__(rng, state, me)

@@ -7,7 +7,7 @@ import datetime
 import random
 
 from factory.toolenv.core import JSON
-from factory.toolenv.domains.banking import NEW_PAYEE_CAP, get_transfer_limit
+from factory.toolenv.domains.banking import DOMAIN, NEW_PAYEE_CAP, get_transfer_limit
 
 from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
@@ -136,6 +136,8 @@ def add_payee(rng: random.Random, state: JSON, customer: JSON, name: str | None 
 
 class BankingPlan(Plan):
     """The pieces of a banking request."""
+
+    domain = DOMAIN
 
     def __init__(self, rng: random.Random, state: JSON, me: JSON, lookup: bool) -> None:
         super().__init__(rng, state, me)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 
 from factory.toolenv.core import JSON
-from factory.toolenv.domains.inventory import DISCOUNT_CAP
+from factory.toolenv.domains.inventory import DISCOUNT_CAP, DOMAIN
 
 from factory.families.tool.scenario import Call
 from factory.families.tool.toolfamily import Plan, shift_date
@@ -76,6 +76,8 @@ def retotal(order: JSON) -> None:
 
 class InventoryPlan(Plan):
     """The pieces of an order-desk request."""
+
+    domain = DOMAIN
 
     def __init__(self, rng: random.Random, state: JSON, me: JSON) -> None:
         super().__init__(rng, state, me)

@@ -364,7 +364,6 @@ class OrderDeskPlan(SuitePlan):
         company, _customer = self.account()
         order, _ = self.shop._shipped(1, self.rng.randint(2, 10), quantities=[1])  # noqa: SLF001
         self.hand_over(
-            "handover-damaged",
             "damaged_delivery",
             [
                 f"{possessive(company['name'])} order {order['order_id']} arrived with the boxes crushed - "
@@ -374,6 +373,7 @@ class OrderDeskPlan(SuitePlan):
             ],
             f"order {order['order_id']} arrived damaged in transit",
             call("store_get_order", order_id=order["order_id"]),
+            tag="handover-damaged",
         )
 
     def handover_wholesale(self) -> None:
@@ -381,7 +381,6 @@ class OrderDeskPlan(SuitePlan):
         product = self.shop._product(need=False)  # noqa: SLF001
         units = self.rng.choice([120, 150, 200, 250, 400, 500])
         self.hand_over(
-            "handover-wholesale",
             "wholesale_quote",
             [
                 f"{company['name']} asks what price we can do for {units} x {product['name']}.",
@@ -389,6 +388,7 @@ class OrderDeskPlan(SuitePlan):
             ],
             f"quote for {units} units of {product['sku']} for {company['name']}",
             call("store_search_products", query=item_of(product)),
+            tag="handover-wholesale",
         )
 
     def handover_dispute(self) -> None:
@@ -399,7 +399,6 @@ class OrderDeskPlan(SuitePlan):
             self.rng, self.store, customer, "delivered", 1, age=self.rng.randint(10, 40)
         )
         self.hand_over(
-            "handover-dispute",
             "billing_dispute",
             [
                 f"{b.who(contact)} says invoice {order['order_id']} charges them twice and wants "
@@ -409,4 +408,5 @@ class OrderDeskPlan(SuitePlan):
             ],
             f"{company['name']} disputes invoice {order['order_id']}",
             call("store_get_order", order_id=order["order_id"]),
+            tag="handover-dispute",
         )

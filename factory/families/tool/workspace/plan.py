@@ -528,7 +528,6 @@ class WorkspacePlan(SuitePlan):
         contact = b.add_contact(self.company())
         day = self.pretty(self.rng.choice(self.days))
         self.hand_over(
-            "handover-visitors",
             "visitor_access",
             [
                 f"{b.who(contact)} and two of their colleagues are coming to our office on {day} "
@@ -538,13 +537,13 @@ class WorkspacePlan(SuitePlan):
             ],
             f"visitor badges for {contact['name']} and two colleagues on {day}",
             call("crm_search_contacts", query=contact["name"]),
+            tag="handover-visitors",
         )
 
     def handover_privacy(self) -> None:
         b = self.book
         contact = b.add_contact(self.company())
         self.hand_over(
-            "handover-privacy",
             "privacy_request",
             [
                 f"{b.who(contact)} wants a copy of all the personal data we hold on them.",
@@ -552,13 +551,13 @@ class WorkspacePlan(SuitePlan):
             ],
             f"privacy request from {contact['name']}",
             call("crm_search_contacts", query=contact["name"]),
+            tag="handover-privacy",
         )
 
     def handover_purged(self) -> None:
         company = self.company()
         name = f"{company['name']} - account plan.xlsx"
         self.hand_over(
-            "handover-purged-file",
             "purged_file",
             [
                 f'I deleted "{name}" weeks ago and it is no longer in my trash - I need it back.',
@@ -566,6 +565,7 @@ class WorkspacePlan(SuitePlan):
             ],
             f'restore "{name}" from backups',
             call("drive_list_trash"),
+            tag="handover-purged-file",
         )
 
 
