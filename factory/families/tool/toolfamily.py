@@ -190,6 +190,19 @@ def compose(
     )
 
 
+def hard_traps(
+    rng: random.Random,
+    difficulty: Difficulty,
+    traps: list[Callable[[Any], tuple[str, Call]]],
+    helper: Any,
+) -> list[tuple[str, Call]]:
+    """A request's traps, each made on ``helper``: one or two (one more often) at hard, none
+    below."""
+    if difficulty is not Difficulty.HARD:
+        return []
+    return [make(helper) for make in rng.sample(traps, rng.choice([1, 1, 2]))]
+
+
 def handover_part(
     rng: random.Random,
     domain: Any,
@@ -276,9 +289,11 @@ class Plan:
         )
 
 
-def draw_today(rng: random.Random) -> datetime.date:
-    """The day a seeded state lives in: 5 January 2026 plus up to 300 days."""
-    return datetime.date(2026, 1, 5) + datetime.timedelta(days=rng.randrange(300))
+def draw_today(
+    rng: random.Random, start: datetime.date = datetime.date(2026, 1, 5)
+) -> datetime.date:
+    """The day a seeded state lives in: ``start`` (5 January 2026) plus up to 300 days."""
+    return start + datetime.timedelta(days=rng.randrange(300))
 
 
 def shift_date(date: str, days: int) -> str:
@@ -296,6 +311,28 @@ def refuse_all(plan: Plan, traps: list[Piece], difficulty: Difficulty) -> None:
     count = 1 if difficulty is Difficulty.EASY else plan.rng.randint(1, 2)
     for trap in plan.rng.sample(traps, count):
         trap(plan)
+
+
+def draw_pieces(
+    plan: Plan,
+    shape: Shape,
+    difficulty: Difficulty,
+    traps: list[Piece],
+    handovers: list[Piece],
+    easy: list[Callable[[], None]],
+    more: Callable[[], None],
+) -> None:
+    """A single-app request's pieces: one to refuse as a whole (:func:`refuse_all`), one of the
+    ``easy`` pieces at easy (none when a part goes to a human), else what ``more`` adds; then the
+    shape's part for a human and the traps (:func:`add_shape_parts`)."""
+    if shape is Shape.REFUSAL:
+        refuse_all(plan, traps, difficulty)
+    elif difficulty is Difficulty.EASY:
+        if shape is not Shape.HANDOVER:
+            plan.rng.choice(easy)()
+    else:
+        more()
+    add_shape_parts(plan, shape, difficulty, traps, handovers)
 
 
 def add_shape_parts(
