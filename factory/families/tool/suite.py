@@ -117,6 +117,14 @@ def call(name: str, **arguments: object) -> Call:
     return Call(name, dict(arguments))
 
 
+def on_contact(contact: JSON, name: str, **arguments: object) -> list[Call]:
+    """A CRM contact found by name, then the CRM call ``name`` on them."""
+    return [
+        call("crm_search_contacts", query=contact["name"]),
+        call(name, contact_id=contact["contact_id"], **arguments),
+    ]
+
+
 class SuitePlan(Plan):
     """A plan whose request parts span apps: each :meth:`piece` adds its words, its calls and
     its near misses, a near miss being the whole right chain with that piece's calls replaced

@@ -15,7 +15,7 @@ from factory.families.tool.crm.book import Book, possessive
 from factory.families.tool.inventory.data import units_text
 from factory.families.tool.inventory.plan import InventoryPlan, add_order, item_of
 from factory.families.tool.scenario import Call
-from factory.families.tool.suite import SuitePlan, call, prefixed
+from factory.families.tool.suite import SuitePlan, call, on_contact, prefixed
 
 INVOICE_TEMPLATE = "Invoice reminder"
 
@@ -105,15 +105,12 @@ class OrderDeskPlan(SuitePlan):
             call("store_find_customer", query=company["name"]),
             *(call("store_search_products", query=item_of(p)) for p in products),
         ]
-        confirm = [
-            call("crm_search_contacts", query=contact["name"]),
-            call(
-                "crm_send_email",
-                contact_id=contact["contact_id"],
-                template_id=self.templates[CONFIRMATION_TEMPLATE],
-                fields={"order_number": order_id},
-            ),
-        ]
+        confirm = on_contact(
+            contact,
+            "crm_send_email",
+            template_id=self.templates[CONFIRMATION_TEMPLATE],
+            fields={"order_number": order_id},
+        )
         wrong = [{**lines[0], "sku": self.shop._sibling(products[0])["sku"]}, *lines[1:]]  # noqa: SLF001
         text = self.rng.choice(
             [
@@ -216,15 +213,8 @@ class OrderDeskPlan(SuitePlan):
             call("store_list_orders", customer_id=customer["customer_id"], status="pending"),
             call("store_ship_order", order_id=order["order_id"]),
         ]
-        crm = [
-            call("crm_search_contacts", query=contact["name"]),
-            call(
-                "crm_log_activity",
-                contact_id=contact["contact_id"],
-                kind="note",
-                summary=f"Shipped order {order['order_id']}",
-            ),
-        ]
+        summary = f"Shipped order {order['order_id']}"
+        crm = on_contact(contact, "crm_log_activity", kind="note", summary=summary)
         self.piece(
             "ship-and-log",
             text,
