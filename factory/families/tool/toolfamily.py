@@ -248,6 +248,11 @@ class Plan:
         ``reads`` of ``calls`` (all but the last by default), then ``wrong`` instead of the rest."""
         self.near[near] = [*self.calls, *calls[:reads], wrong]
 
+    def forbid(self, options: list[str], call: Call) -> None:
+        """Add a part the policy forbids: one of ``options``, and the ``call`` it must refuse."""
+        self.parts.append(self.rng.choice(options))
+        self.traps.append(call)
+
     def change(self, calls: list[Call], near: str, wrong: Call, *, reads: int = -1) -> None:
         """Add ``calls`` with their near miss (:meth:`miss`)."""
         self.miss(near, calls, wrong, reads=reads)

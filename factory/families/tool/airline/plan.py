@@ -94,6 +94,18 @@ class AirlinePlan(Plan):
         flight["seats"][cabin] = max(flight["seats"][cabin], seats + self.rng.randint(0, spare))
         self.used.add((flight["flight_number"], flight["date"]))
 
+    def _past_flight(self, status: str) -> JSON:
+        """A flight of the past no piece uses yet, now ``status`` (delayed, cancelled)."""
+        pool = [
+            f
+            for f in self.state["flights"]
+            if f["date"] < self.state["today"] and (f["flight_number"], f["date"]) not in self.used
+        ]
+        flight = self.rng.choice(pool)
+        flight["status"] = status
+        self.used.add((flight["flight_number"], flight["date"]))
+        return flight
+
     def _passenger(self) -> JSON:
         """The customer as a passenger."""
         name = self.me["name"]
@@ -495,14 +507,7 @@ class AirlinePlan(Plan):
     def compensate(self) -> None:
         rng = self.rng
         reason = rng.choice(["delayed", "cancelled"])
-        pool = [
-            f
-            for f in self.state["flights"]
-            if f["date"] < self.state["today"] and (f["flight_number"], f["date"]) not in self.used
-        ]
-        flight = rng.choice(pool)
-        flight["status"] = reason
-        self.used.add((flight["flight_number"], flight["date"]))
+        flight = self._past_flight(reason)
         me = self._passenger()
         others = [p for _, p in self._companions(rng.randint(0, 2))]
         res = plant_reservation(
