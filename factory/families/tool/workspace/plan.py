@@ -66,9 +66,12 @@ class WorkspacePlan(SuitePlan):
     def folder_of(self, company: JSON) -> JSON:
         return customer_folder(self.state["drive"], company["name"])
 
-    def document(self, company: JSON, deal: JSON, kind: str, tags: list[str]) -> JSON:
+    def document(
+        self, company: JSON, deal: JSON, kind: str, tags: list[str], folder: JSON | None = None
+    ) -> JSON:
+        """A deal's document, in the company's folder (or ``folder``)."""
         return self.drive.add_file(
-            self.folder_of(company),
+            folder or self.folder_of(company),
             name=f"{company['name']} - {deal['name']} - {kind}.pdf",
             owner=self.drive.me["user_id"],
             tags=[deal["deal_id"], *tags],
@@ -154,13 +157,7 @@ class WorkspacePlan(SuitePlan):
         deal = b.add_deal(company, "negotiation", self.me["user_id"], amount=amount)
         self.document(company, deal, "contract", [])
         inbox = customer_folder(self.state["drive"], INBOX_FOLDER)
-        signed = self.drive.add_file(
-            inbox,
-            name=f"{company['name']} - {deal['name']} - contract (signed).pdf",
-            owner=self.drive.me["user_id"],
-            tags=[deal["deal_id"], SIGNED_TAG],
-            shares=[],
-        )
+        signed = self.document(company, deal, "contract (signed)", [SIGNED_TAG], inbox)
         folder = self.folder_of(company)
         text = self.rng.choice(
             [
@@ -272,19 +269,13 @@ class WorkspacePlan(SuitePlan):
             call("drive_search_files", query=agenda["name"]),
         ]
 
-        def shares(role: str, people: list[JSON]) -> list[Call]:
-            return [
-                call("drive_share_file", file_id=agenda["file_id"], email=g["email"], role=role)
-                for g in people
-            ]
-
         self.piece(
             "share-agenda",
             text,
-            [*head, *shares("viewer", guests)],
+            [*head, *shares(agenda, guests)],
             {
-                "misses-an-attendee": [*head, *shares("viewer", guests[:-1])],
-                "shares-as-editor": [*head, *shares("editor", guests)],
+                "misses-an-attendee": [*head, *shares(agenda, guests[:-1])],
+                "shares-as-editor": [*head, *shares(agenda, guests, "editor")],
             },
             [g["email"] for g in guests],
         )
@@ -376,12 +367,6 @@ class WorkspacePlan(SuitePlan):
             ),
         ]
 
-        def shares(file: JSON) -> list[Call]:
-            return [
-                call("drive_share_file", file_id=file["file_id"], email=u["email"], role="viewer")
-                for u in team
-            ]
-
         unsigned = next(
             f
             for f in self.state["drive"]["files"]
@@ -390,11 +375,11 @@ class WorkspacePlan(SuitePlan):
         self.piece(
             "kickoff",
             text,
-            [*crm, find, *calendar, *shares(contract)],
+            [*crm, find, *calendar, *shares(contract, team)],
             {
                 "kickoff-without-contract": [*crm, find, *calendar],
-                "contract-without-kickoff": [*crm, find, *calendar[:-1], *shares(contract)],
-                "shares-the-unsigned-contract": [*crm, find, *calendar, *shares(unsigned)],
+                "contract-without-kickoff": [*crm, find, *calendar[:-1], *shares(contract, team)],
+                "shares-the-unsigned-contract": [*crm, find, *calendar, *shares(unsigned, team)],
             },
             [contract["file_id"], deal["deal_id"]],
         )
@@ -567,6 +552,14 @@ class WorkspacePlan(SuitePlan):
             call("drive_list_trash"),
             tag="handover-purged-file",
         )
+
+
+def shares(file: JSON, people: list[JSON], role: str = "viewer") -> list[Call]:
+    """``file`` shared on the drive with each of ``people``, as ``role``."""
+    return [
+        call("drive_share_file", file_id=file["file_id"], email=p["email"], role=role)
+        for p in people
+    ]
 
 
 def last_weekday(date: str) -> str:
