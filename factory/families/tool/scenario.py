@@ -91,6 +91,10 @@ class Call:
             return f"say {shlex.quote(self.arguments['message'])}"
         return f"tool call {self.name} {shlex.quote(self.arguments_json)}"
 
+    def but(self, **arguments: Any) -> Call:
+        """The same call with some of its ``arguments`` changed (a near miss's wrong call)."""
+        return Call(self.name, {**self.arguments, **arguments})
+
 
 @dataclass
 class Scenario:
@@ -128,8 +132,24 @@ def near_swap(
     """A part whose calls are ``head`` then ``call``, and whose near miss ``miss`` makes the same
     calls with ``call``'s argument ``key`` set to ``wrong`` (a namesake, a sibling record, the
     other role): right in every place but one."""
-    wrong_call = Call(call.name, {**call.arguments, key: wrong})
-    return Part(text, [*head, call], (miss, [*head, wrong_call]), secrets)
+    return Part(text, [*head, call], (miss, [*head, call.but(**{key: wrong})]), secrets)
+
+
+def near_twin(
+    text: str,
+    head: list[Call],
+    name: str,
+    key: str,
+    target: JSON,
+    twin: JSON,
+    miss: str,
+    **args: Any,
+) -> Part:
+    """A part that calls ``name`` on the record ``target`` (its id ``key``, then ``args``) after
+    ``head``, and whose near miss ``miss`` calls it on ``twin`` instead (:func:`near_swap`); the
+    target's id is the part's secret."""
+    call = Call(name, {key: target[key], **args})
+    return near_swap(text, head, call, key, twin[key], miss, [target[key]])
 
 
 def lasting_mistake(domain: Any, scenario: Scenario, family: str) -> list[Call]:

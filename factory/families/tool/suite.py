@@ -14,7 +14,12 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from factory.families.tool.scenario import Call, Scenario, Shape
-from factory.families.tool.toolfamily import Piece, Plan, add_shape_parts, refuse_all
+from factory.families.tool.toolfamily import (
+    Piece,
+    Plan,
+    add_shape_parts,
+    refuse_all,
+)
 from factory.toolenv.core import JSON
 from factory.vocabulary import Difficulty
 
@@ -106,6 +111,18 @@ def add_template(
             "fields": fields,
         },
     )
+
+
+def call(name: str, **arguments: object) -> Call:
+    return Call(name, dict(arguments))
+
+
+def on_contact(contact: JSON, name: str, **arguments: object) -> list[Call]:
+    """A CRM contact found by name, then the CRM call ``name`` on them."""
+    return [
+        call("crm_search_contacts", query=contact["name"]),
+        call(name, contact_id=contact["contact_id"], **arguments),
+    ]
 
 
 class SuitePlan(Plan):

@@ -190,6 +190,19 @@ def compose(
     )
 
 
+def hard_traps(
+    rng: random.Random,
+    difficulty: Difficulty,
+    traps: list[Callable[[Any], tuple[str, Call]]],
+    helper: Any,
+) -> list[tuple[str, Call]]:
+    """A request's traps, each made on ``helper``: one or two (one more often) at hard, none
+    below."""
+    if difficulty is not Difficulty.HARD:
+        return []
+    return [make(helper) for make in rng.sample(traps, rng.choice([1, 1, 2]))]
+
+
 def handover_part(
     rng: random.Random,
     domain: Any,
@@ -211,6 +224,9 @@ class Plan:
     """Builds one scenario piece by piece: each piece plants what it needs in the state and adds
     calls, words, near misses and traps. Subclasses add the pieces of their domain."""
 
+    domain: Any
+    """The tool domain (its handover reasons, :meth:`hand_over`)."""
+
     def __init__(self, rng: random.Random, state: JSON, me: JSON) -> None:
         self.rng, self.state, self.me = rng, state, me
         self.calls: list[Call] = []
@@ -226,6 +242,28 @@ class Plan:
         """Add one of ``options`` to the request's words, and ``tag`` to the task's tags."""
         self.parts.append(self.rng.choice(options))
         self.tags.append(tag)
+
+    def miss(self, near: str, calls: list[Call], wrong: Call, *, reads: int = -1) -> None:
+        """The near miss ``near`` of a piece about to add ``calls``: the calls so far, the first
+        ``reads`` of ``calls`` (all but the last by default), then ``wrong`` instead of the rest."""
+        self.near[near] = [*self.calls, *calls[:reads], wrong]
+
+    def forbid(self, options: list[str], call: Call) -> None:
+        """Add a part the policy forbids: one of ``options``, and the ``call`` it must refuse."""
+        self.parts.append(self.rng.choice(options))
+        self.traps.append(call)
+
+    def change(self, calls: list[Call], near: str, wrong: Call, *, reads: int = -1) -> None:
+        """Add ``calls`` with their near miss (:meth:`miss`)."""
+        self.miss(near, calls, wrong, reads=reads)
+        self.calls += calls
+
+    def hand_over(
+        self, reason: str, texts: list[str], summary: str, *reads: Call, tag: str = "handover"
+    ) -> None:
+        """Add a part for a human (:func:`handover_part`, in :attr:`domain`) that ``reads``
+        confirm."""
+        self.handover(handover_part(self.rng, self.domain, reason, texts, summary, [*reads]), tag)
 
     def handover(self, part: Part, tag: str = "handover") -> None:
         """Add a part that goes to a human (see :func:`handover_part`)."""
@@ -256,9 +294,11 @@ class Plan:
         )
 
 
-def draw_today(rng: random.Random) -> datetime.date:
-    """The day a seeded state lives in: 5 January 2026 plus up to 300 days."""
-    return datetime.date(2026, 1, 5) + datetime.timedelta(days=rng.randrange(300))
+def draw_today(
+    rng: random.Random, start: datetime.date = datetime.date(2026, 1, 5)
+) -> datetime.date:
+    """The day a seeded state lives in: ``start`` (5 January 2026) plus up to 300 days."""
+    return start + datetime.timedelta(days=rng.randrange(300))
 
 
 def shift_date(date: str, days: int) -> str:
@@ -276,6 +316,28 @@ def refuse_all(plan: Plan, traps: list[Piece], difficulty: Difficulty) -> None:
     count = 1 if difficulty is Difficulty.EASY else plan.rng.randint(1, 2)
     for trap in plan.rng.sample(traps, count):
         trap(plan)
+
+
+def draw_pieces(
+    plan: Plan,
+    shape: Shape,
+    difficulty: Difficulty,
+    traps: list[Piece],
+    handovers: list[Piece],
+    easy: list[Callable[[], None]],
+    more: Callable[[], None],
+) -> None:
+    """A single-app request's pieces: one to refuse as a whole (:func:`refuse_all`), one of the
+    ``easy`` pieces at easy (none when a part goes to a human), else what ``more`` adds; then the
+    shape's part for a human and the traps (:func:`add_shape_parts`)."""
+    if shape is Shape.REFUSAL:
+        refuse_all(plan, traps, difficulty)
+    elif difficulty is Difficulty.EASY:
+        if shape is not Shape.HANDOVER:
+            plan.rng.choice(easy)()
+    else:
+        more()
+    add_shape_parts(plan, shape, difficulty, traps, handovers)
 
 
 def add_shape_parts(

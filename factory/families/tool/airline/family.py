@@ -16,7 +16,7 @@ from factory.families.base import register
 from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
 from factory.families.tool.scenario import Scenario, Shape
-from factory.families.tool.toolfamily import ToolFamily, add_shape_parts, refuse_all
+from factory.families.tool.toolfamily import ToolFamily, draw_pieces, draw_today
 from factory.tasks.user_profile import RequiredFact
 from factory.vocabulary import Difficulty
 
@@ -53,7 +53,7 @@ class AirlineRequests(ToolFamily):
     # --- seeding -----------------------------------------------------------------------------
 
     def seed_state(self, rng: random.Random, difficulty: Difficulty) -> JSON:
-        today = datetime.date(2026, 2, 2) + datetime.timedelta(days=rng.randrange(300))
+        today = draw_today(rng, datetime.date(2026, 2, 2))
         now = f"{today.isoformat()}T{rng.randint(7, 19):02d}:{rng.choice(['05', '20', '40']):s}:00"
         airports = rng.sample(AIRPORTS, 7)
         codes = [code for code, _ in airports]
@@ -190,14 +190,8 @@ class AirlineRequests(ToolFamily):
         traps = [trap_cancel, trap_basic_flight, trap_remove_bags, trap_add_passenger]
         if me["membership"] == "regular":
             traps.append(trap_compensation)
-        if shape is Shape.REFUSAL:
-            refuse_all(plan, traps, difficulty)
-        elif difficulty is Difficulty.EASY:
-            if shape is not Shape.HANDOVER:
-                rng.choice(
-                    [plan.add_bags, plan.fix_passenger, plan.change_cabin, plan.cancel_fresh]
-                )()
-        else:
+
+        def more() -> None:
             plan.book(round_trip=difficulty is Difficulty.HARD and rng.random() < 0.5)
             extras = [plan.add_bags, plan.fix_passenger, plan.change_cabin, plan.change_flight]
             if difficulty is Difficulty.HARD:
@@ -207,7 +201,9 @@ class AirlineRequests(ToolFamily):
                     extra()
             else:
                 rng.choice(extras)()
-        add_shape_parts(plan, shape, difficulty, traps, HANDOVERS)
+
+        easy = [plan.add_bags, plan.fix_passenger, plan.change_cabin, plan.cancel_fresh]
+        draw_pieces(plan, shape, difficulty, traps, HANDOVERS, easy, more)
         greeting = rng.choice(
             [
                 f"Hi, this is {me['name']['first_name']} {me['name']['last_name']}, user id "

@@ -3,10 +3,7 @@ needs and hands over with the reason the policy gives (``transfer_to_human``).""
 
 from __future__ import annotations
 
-from factory.toolenv.domains.airline import DOMAIN
-
 from factory.families.tool.scenario import Call
-from factory.families.tool.toolfamily import handover_part
 
 from .data import pretty_date
 from .plan import AirlinePlan
@@ -39,15 +36,11 @@ def handover_baggage(plan: AirlinePlan) -> None:
         f"One more thing: my suitcase came off the plane on {code} badly damaged - I want it "
         "looked into.",
     ]
-    plan.handover(
-        handover_part(
-            plan.rng,
-            DOMAIN,
-            "baggage_claim",
-            texts,
-            f"baggage problem after the flight of reservation {code}",
-            [Call("get_reservation_details", {"reservation_id": code})],
-        )
+    plan.hand_over(
+        "baggage_claim",
+        texts,
+        f"baggage problem after the flight of reservation {code}",
+        Call("get_reservation_details", {"reservation_id": code}),
     )
 
 
@@ -60,15 +53,11 @@ def handover_assistance(plan: AirlinePlan) -> None:
         f"Could you make sure there is assistance for my mother on reservation {code}? She "
         "uses a wheelchair.",
     ]
-    plan.handover(
-        handover_part(
-            plan.rng,
-            DOMAIN,
-            "special_assistance",
-            texts,
-            f"wheelchair assistance for a passenger of reservation {code}",
-            [Call("get_reservation_details", {"reservation_id": code})],
-        )
+    plan.hand_over(
+        "special_assistance",
+        texts,
+        f"wheelchair assistance for a passenger of reservation {code}",
+        Call("get_reservation_details", {"reservation_id": code}),
     )
 
 
@@ -82,15 +71,7 @@ def handover_group(plan: AirlinePlan) -> None:
         f"And I need a quote for {size} of us ({group} trip) from {plan.city[origin]} to "
         f"{plan.city[destination]}.",
     ]
-    plan.handover(
-        handover_part(
-            plan.rng,
-            DOMAIN,
-            "group_travel",
-            texts,
-            f"group of {size} from {origin} to {destination}",
-        )
-    )
+    plan.hand_over("group_travel", texts, f"group of {size} from {origin} to {destination}")
 
 
 HANDOVERS = [handover_baggage, handover_assistance, handover_group]

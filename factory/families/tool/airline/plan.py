@@ -8,6 +8,7 @@ import random
 from factory.toolenv.core import JSON
 from factory.toolenv.domains.airline import (
     BAG_FEE,
+    DOMAIN,
     FREE_BAGS,
     INSURANCE_FEE,
 )
@@ -30,6 +31,8 @@ from .reservations import plant_reservation
 
 class AirlinePlan(Plan):
     """The pieces of an airline request."""
+
+    domain = DOMAIN
 
     def __init__(self, rng: random.Random, state: JSON, me: JSON) -> None:
         super().__init__(rng, state, me)
@@ -81,10 +84,36 @@ class AirlinePlan(Plan):
             and (route is None or (f["origin"], f["destination"]) == route)
         ]
         flight = self.rng.choice(pool)
+        self._take(flight, cabin, seats, 4)
+        return flight
+
+    def _take(self, flight: JSON, cabin: str, seats: int, spare: int) -> None:
+        """Make ``flight`` bookable with room for ``seats`` (and up to ``spare`` more) in
+        ``cabin``, and keep other pieces off it."""
         flight["status"] = "available"
-        flight["seats"][cabin] = max(flight["seats"][cabin], seats + self.rng.randint(0, 4))
+        flight["seats"][cabin] = max(flight["seats"][cabin], seats + self.rng.randint(0, spare))
+        self.used.add((flight["flight_number"], flight["date"]))
+
+    def _past_flight(self, status: str) -> JSON:
+        """A flight of the past no piece uses yet, now ``status`` (delayed, cancelled)."""
+        pool = [
+            f
+            for f in self.state["flights"]
+            if f["date"] < self.state["today"] and (f["flight_number"], f["date"]) not in self.used
+        ]
+        flight = self.rng.choice(pool)
+        flight["status"] = status
         self.used.add((flight["flight_number"], flight["date"]))
         return flight
+
+    def _passenger(self) -> JSON:
+        """The customer as a passenger."""
+        name = self.me["name"]
+        return {
+            "first_name": name["first_name"],
+            "last_name": name["last_name"],
+            "dob": self.me["dob"],
+        }
 
     def _companions(self, count: int) -> list[tuple[str, JSON]]:
         out = []
@@ -115,11 +144,7 @@ class AirlinePlan(Plan):
     ) -> JSON:
         flight = self._future_flight(cabin, npax)
         others = [p for _, p in self._companions(npax - 1)]
-        me = {
-            "first_name": self.me["name"]["first_name"],
-            "last_name": self.me["name"]["last_name"],
-            "dob": self.me["dob"],
-        }
+        me = self._passenger()
         hours = self.rng.randint(40, 500) if hours_ago is None else hours_ago
         return plant_reservation(
             self.rng,
@@ -139,6 +164,18 @@ class AirlinePlan(Plan):
             {"flight_number": f["flight_number"], "date": f["date"]} for f in reservation["flights"]
         ]
 
+    @staticmethod
+    def _update_flights(code: str, cabin: str, legs: list[JSON], card: JSON) -> Call:
+        return Call(
+            "update_reservation_flights",
+            {
+                "reservation_id": code,
+                "cabin": cabin,
+                "flights": legs,
+                "payment_id": card["payment_id"],
+            },
+        )
+
     def _trip_words(self, reservation: JSON) -> str:
         leg = reservation["flights"][0]
         return (
@@ -153,17 +190,7 @@ class AirlinePlan(Plan):
         cabin = rng.choice(["economy", "economy", "business", "basic_economy"])
         companions = self._companions(rng.choice([0, 1, 1, 2]))
         me_flies = not companions or rng.random() < 0.8
-        people = (
-            [
-                {
-                    "first_name": self.me["name"]["first_name"],
-                    "last_name": self.me["name"]["last_name"],
-                    "dob": self.me["dob"],
-                }
-            ]
-            if me_flies
-            else []
-        )
+        people = [self._passenger()] if me_flies else []
         people += [p for _, p in companions]
         target = self._future_flight(cabin, len(people), days=(1, 5))
         route = (target["origin"], target["destination"])
@@ -274,14 +301,8 @@ class AirlinePlan(Plan):
         if wrong:
             flights = [{"flight_number": wrong[0]["flight_number"], "date": target["date"]}]
             flights += book.arguments["flights"][1:]
-            self.near["books-another-flight"] = [
-                *self.calls[:-1],
-                Call("book_reservation", {**book.arguments, "flights": flights}),
-            ]
-        self.near["flips-insurance"] = [
-            *self.calls[:-1],
-            Call("book_reservation", {**book.arguments, "insurance": not insurance}),
-        ]
+            self.near["books-another-flight"] = [*self.calls[:-1], book.but(flights=flights)]
+        self.near["flips-insurance"] = [*self.calls[:-1], book.but(insurance=not insurance)]
         self.tags.append("booking")
 
     def add_bags(self) -> None:
@@ -305,15 +326,7 @@ class AirlinePlan(Plan):
                 },
             ),
         ]
-        self.near["sets-bags-to-added-count"] = [
-            *self.calls,
-            *calls[:-1],
-            Call(
-                "update_reservation_baggages",
-                {"reservation_id": code, "total_baggages": more, "payment_id": card["payment_id"]},
-            ),
-        ]
-        self.calls += calls
+        self.change(calls, "sets-bags-to-added-count", calls[-1].but(total_baggages=more))
         self.secrets.append(card["payment_id"])
         bag = f"{more} more checked bag{'s' if more > 1 else ''}"
         self.say(
@@ -369,15 +382,8 @@ class AirlinePlan(Plan):
             Call("get_reservation_details", {"reservation_id": code}),
             Call("update_reservation_passengers", {"reservation_id": code, "passengers": fixed}),
         ]
-        self.near["keeps-only-the-fixed-passenger"] = [
-            *self.calls,
-            calls[0],
-            Call(
-                "update_reservation_passengers",
-                {"reservation_id": code, "passengers": [dict(wrong, **{field: right})]},
-            ),
-        ]
-        self.calls += calls
+        only = calls[-1].but(passengers=[dict(wrong, **{field: right})])
+        self.change(calls, "keeps-only-the-fixed-passenger", only)
         self.say(
             "passengers",
             [
@@ -402,27 +408,13 @@ class AirlinePlan(Plan):
             flight["seats"][new] = max(flight["seats"][new], npax + rng.randint(0, 3))
         card = self._card()
         code = res["reservation_id"]
-        legs = self._legs(res)
         calls = [
             Call("get_reservation_details", {"reservation_id": code}),
             Call("get_user_details", {"user_id": self.me["user_id"]}),
-            Call(
-                "update_reservation_flights",
-                {
-                    "reservation_id": code,
-                    "cabin": new,
-                    "flights": legs,
-                    "payment_id": card["payment_id"],
-                },
-            ),
+            self._update_flights(code, new, self._legs(res), card),
         ]
         wrong_cabin = "business" if new == "economy" else "economy"
-        self.near["wrong-cabin"] = [
-            *self.calls,
-            *calls[:-1],
-            Call("update_reservation_flights", {**calls[-1].arguments, "cabin": wrong_cabin}),
-        ]
-        self.calls += calls
+        self.change(calls, "wrong-cabin", calls[-1].but(cabin=wrong_cabin))
         self.secrets.append(card["payment_id"])
         self.say(
             "cabin-change",
@@ -452,9 +444,7 @@ class AirlinePlan(Plan):
             and (f["flight_number"], f["date"]) not in self.used
         ]
         target = rng.choice(candidates)
-        target["status"] = "available"
-        target["seats"][cabin] = max(target["seats"][cabin], npax + rng.randint(0, 3))
-        self.used.add((target["flight_number"], target["date"]))
+        self._take(target, cabin, npax, 3)
         card = self._card()
         code = res["reservation_id"]
         new_legs = [{"flight_number": target["flight_number"], "date": target["date"]}]
@@ -465,25 +455,10 @@ class AirlinePlan(Plan):
                 {"origin": route[0], "destination": route[1], "date": target["date"]},
             ),
             Call("get_user_details", {"user_id": self.me["user_id"]}),
-            Call(
-                "update_reservation_flights",
-                {
-                    "reservation_id": code,
-                    "cabin": cabin,
-                    "flights": new_legs,
-                    "payment_id": card["payment_id"],
-                },
-            ),
+            self._update_flights(code, cabin, new_legs, card),
         ]
-        self.near["moves-to-wrong-class"] = [
-            *self.calls,
-            *calls[:-1],
-            Call(
-                "update_reservation_flights",
-                {**calls[-1].arguments, "cabin": "economy" if cabin == "business" else "business"},
-            ),
-        ]
-        self.calls += calls
+        wrong = calls[-1].but(cabin="economy" if cabin == "business" else "business")
+        self.change(calls, "moves-to-wrong-class", wrong)
         self.secrets += [target["flight_number"], card["payment_id"]]
         self.say(
             "flight-change",
@@ -516,12 +491,8 @@ class AirlinePlan(Plan):
             Call("get_reservation_details", {"reservation_id": code}),
             Call("cancel_reservation", {"reservation_id": code}),
         ]
-        self.near["cancels-the-other-trip"] = [
-            *self.calls,
-            *calls[:2],
-            Call("cancel_reservation", {"reservation_id": older["reservation_id"]}),
-        ]
-        self.calls += calls
+        wrong = calls[-1].but(reservation_id=older["reservation_id"])
+        self.change(calls, "cancels-the-other-trip", wrong, reads=2)
         self.secrets.append(code)
         self.say(
             "cancellation",
@@ -536,19 +507,8 @@ class AirlinePlan(Plan):
     def compensate(self) -> None:
         rng = self.rng
         reason = rng.choice(["delayed", "cancelled"])
-        pool = [
-            f
-            for f in self.state["flights"]
-            if f["date"] < self.state["today"] and (f["flight_number"], f["date"]) not in self.used
-        ]
-        flight = rng.choice(pool)
-        flight["status"] = reason
-        self.used.add((flight["flight_number"], flight["date"]))
-        me = {
-            "first_name": self.me["name"]["first_name"],
-            "last_name": self.me["name"]["last_name"],
-            "dob": self.me["dob"],
-        }
+        flight = self._past_flight(reason)
+        me = self._passenger()
         others = [p for _, p in self._companions(rng.randint(0, 2))]
         res = plant_reservation(
             rng,
@@ -572,12 +532,7 @@ class AirlinePlan(Plan):
             ),
         ]
         other = "cancelled" if reason == "delayed" else "delayed"
-        self.near["wrong-compensation-reason"] = [
-            *self.calls,
-            *calls[:-1],
-            Call("send_certificate", {**calls[-1].arguments, "reason": other}),
-        ]
-        self.calls += calls
+        self.change(calls, "wrong-compensation-reason", calls[-1].but(reason=other))
         words = "was delayed for hours" if reason == "delayed" else "was cancelled on us"
         self.say(
             "compensation",

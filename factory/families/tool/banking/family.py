@@ -14,7 +14,7 @@ from factory.families.base import register
 from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
 from factory.families.tool.scenario import SAY_CALL, Call, Scenario, Shape
-from factory.families.tool.toolfamily import ToolFamily, add_shape_parts, refuse_all, shift_date
+from factory.families.tool.toolfamily import ToolFamily, draw_pieces, draw_today, shift_date
 from factory.tasks.user_profile import ScriptRule
 from factory.vocabulary import Difficulty
 
@@ -67,7 +67,7 @@ class BankingRequests(ToolFamily):
     toolenv_domain = "banking"
 
     def seed_state(self, rng: random.Random, difficulty: Difficulty) -> JSON:
-        today = datetime.date(2026, 2, 2) + datetime.timedelta(days=rng.randrange(300))
+        today = draw_today(rng, datetime.date(2026, 2, 2))
         state: JSON = {
             "today": today.isoformat(),
             "session": {"verified": []},
@@ -165,12 +165,8 @@ class BankingRequests(ToolFamily):
             trap_frozen_account,
             trap_relative_card,
         ]
-        if shape is Shape.REFUSAL:
-            refuse_all(plan, traps, difficulty)
-        elif difficulty is Difficulty.EASY:
-            if shape is not Shape.HANDOVER:
-                rng.choice([plan.freeze_card, plan.transfer, plan.unfreeze_card])()
-        else:
+
+        def more() -> None:
             pieces = [
                 plan.pay_payee,
                 plan.add_and_pay,
@@ -185,7 +181,9 @@ class BankingRequests(ToolFamily):
                 piece()
             if plan.add_and_pay not in done:
                 traps.append(trap_new_payee)
-        add_shape_parts(plan, shape, difficulty, traps, HANDOVERS)
+
+        easy = [plan.freeze_card, plan.transfer, plan.unfreeze_card]
+        draw_pieces(plan, shape, difficulty, traps, HANDOVERS, easy, more)
         request = " ".join([plan.intro(), *plan.parts])
         request += rng.choice(["", " Thanks!", " Thank you.", " Many thanks in advance."])
         return plan.scenario(DOMAIN, request, "banking")

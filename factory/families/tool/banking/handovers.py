@@ -3,11 +3,8 @@ the reason the policy gives (``transfer_to_human``)."""
 
 from __future__ import annotations
 
-from factory.toolenv.domains.banking import DOMAIN
-
 from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.tool.scenario import Call
-from factory.families.tool.toolfamily import handover_part
 
 from .data import money_text
 from .plan import BankingPlan
@@ -20,11 +17,7 @@ def handover_loan(plan: BankingPlan) -> None:
         f"Also, I'd like to borrow {money_text(amount)} for {purpose} - can you set that up?",
         f"And could I get a loan of {money_text(amount)}? It's for {purpose}.",
     ]
-    plan.handover(
-        handover_part(
-            plan.rng, DOMAIN, "loan_request", texts, f"loan of {amount:.2f} for {purpose}"
-        )
-    )
+    plan.hand_over("loan_request", texts, f"loan of {amount:.2f} for {purpose}")
 
 
 def handover_bereavement(plan: BankingPlan) -> None:
@@ -37,15 +30,7 @@ def handover_bereavement(plan: BankingPlan) -> None:
         f"I also have to tell you that my {relative} {first} {last} died recently - they banked "
         "with you too.",
     ]
-    plan.handover(
-        handover_part(
-            plan.rng,
-            DOMAIN,
-            "bereavement",
-            texts,
-            f"the customer's {relative} {first} {last} has died",
-        )
-    )
+    plan.hand_over("bereavement", texts, f"the customer's {relative} {first} {last} has died")
 
 
 def handover_closure(plan: BankingPlan) -> None:
@@ -55,15 +40,11 @@ def handover_closure(plan: BankingPlan) -> None:
         "elsewhere.",
         f"And I want to close {plan._words(plan.savings)} permanently.",
     ]
-    plan.handover(
-        handover_part(
-            plan.rng,
-            DOMAIN,
-            "account_closure",
-            texts,
-            f"close savings account {plan.savings['account_id']}",
-            [Call("list_accounts", {"customer_id": cid})],
-        )
+    plan.hand_over(
+        "account_closure",
+        texts,
+        f"close savings account {plan.savings['account_id']}",
+        Call("list_accounts", {"customer_id": cid}),
     )
 
 

@@ -7,7 +7,7 @@ import datetime
 import random
 
 from factory.toolenv.core import JSON
-from factory.toolenv.domains.banking import NEW_PAYEE_CAP, get_transfer_limit
+from factory.toolenv.domains.banking import DOMAIN, NEW_PAYEE_CAP, get_transfer_limit
 
 from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
@@ -137,6 +137,8 @@ def add_payee(rng: random.Random, state: JSON, customer: JSON, name: str | None 
 class BankingPlan(Plan):
     """The pieces of a banking request."""
 
+    domain = DOMAIN
+
     def __init__(self, rng: random.Random, state: JSON, me: JSON, lookup: bool) -> None:
         super().__init__(rng, state, me)
         self.lookup = lookup
@@ -209,6 +211,13 @@ class BankingPlan(Plan):
             ]
         )
 
+    @staticmethod
+    def _pay(account: JSON, payee_id: str, amount: float) -> Call:
+        return Call(
+            "pay_payee",
+            {"from_account_id": account["account_id"], "payee_id": payee_id, "amount": amount},
+        )
+
     # --- changes -----------------------------------------------------------------------------
 
     def freeze_card(self) -> None:
@@ -223,12 +232,7 @@ class BankingPlan(Plan):
             Call("list_cards", {"customer_id": cid}),
             Call("freeze_card", {"card_id": card["card_id"]}),
         ]
-        self.near["freezes-another-card"] = [
-            *self.calls,
-            calls[0],
-            Call("freeze_card", {"card_id": other["card_id"]}),
-        ]
-        self.calls += calls
+        self.change(calls, "freezes-another-card", calls[-1].but(card_id=other["card_id"]))
         self.secrets.append(card["card_id"])
         self.say(
             "card-freeze",
@@ -262,12 +266,7 @@ class BankingPlan(Plan):
             Call("list_cards", {"customer_id": cid}),
             Call("unfreeze_card", {"card_id": card["card_id"]}),
         ]
-        self.near["unfreezes-the-other-card"] = [
-            *self.calls,
-            calls[0],
-            Call("unfreeze_card", {"card_id": other["card_id"]}),
-        ]
-        self.calls += calls
+        self.change(calls, "unfreezes-the-other-card", calls[-1].but(card_id=other["card_id"]))
         self.say(
             "card-unfreeze",
             [
@@ -296,19 +295,10 @@ class BankingPlan(Plan):
                 },
             ),
         ]
-        self.near["transfers-the-wrong-way"] = [
-            *self.calls,
-            calls[0],
-            Call(
-                "transfer_between_accounts",
-                {
-                    "from_account_id": target["account_id"],
-                    "to_account_id": source["account_id"],
-                    "amount": amount,
-                },
-            ),
-        ]
-        self.calls += calls
+        swapped = calls[-1].but(
+            from_account_id=target["account_id"], to_account_id=source["account_id"]
+        )
+        self.change(calls, "transfers-the-wrong-way", swapped)
         self.secrets += [source["account_id"], target["account_id"]]
         self.say(
             "transfer",
@@ -333,21 +323,10 @@ class BankingPlan(Plan):
         calls = [
             Call("list_payees", {"customer_id": cid}),
             Call("list_accounts", {"customer_id": cid}),
-            Call(
-                "pay_payee",
-                {
-                    "from_account_id": source["account_id"],
-                    "payee_id": payee["payee_id"],
-                    "amount": amount,
-                },
-            ),
+            self._pay(source, payee["payee_id"], amount),
         ]
-        self.near["pays-from-the-other-account"] = [
-            *self.calls,
-            *calls[:-1],
-            Call("pay_payee", {**calls[-1].arguments, "from_account_id": other["account_id"]}),
-        ]
-        self.calls += calls
+        wrong = calls[-1].but(from_account_id=other["account_id"])
+        self.change(calls, "pays-from-the-other-account", wrong)
         self.secrets.append(payee["payee_id"])
         self.say(
             "payment",
@@ -387,22 +366,9 @@ class BankingPlan(Plan):
                 },
             ),
             Call("list_accounts", {"customer_id": cid}),
-            Call(
-                "pay_payee",
-                {
-                    "from_account_id": self.checking["account_id"],
-                    "payee_id": new_id,
-                    "amount": amount,
-                },
-            ),
+            self._pay(self.checking, new_id, amount),
         ]
-        self.near["pays-the-old-payee"] = [
-            *self.calls,
-            calls[0],
-            calls[1],
-            Call("pay_payee", {**calls[-1].arguments, "payee_id": old["payee_id"]}),
-        ]
-        self.calls += calls
+        self.change(calls, "pays-the-old-payee", calls[-1].but(payee_id=old["payee_id"]))
         pretty = f"{number[:4]} {number[4:]}" if rng.random() < 0.5 else number
         self.say(
             "new-payee",
@@ -446,14 +412,8 @@ class BankingPlan(Plan):
                 {"transaction_id": target["transaction_id"], "reason": reason},
             ),
         ]
-        self.near["disputes-the-similar-charge"] = [
-            *self.calls,
-            *calls[:-1],
-            Call(
-                "dispute_transaction", {"transaction_id": twin["transaction_id"], "reason": reason}
-            ),
-        ]
-        self.calls += calls
+        wrong = calls[-1].but(transaction_id=twin["transaction_id"])
+        self.change(calls, "disputes-the-similar-charge", wrong)
         self.secrets.append(target["transaction_id"])
         self.say(
             "dispute",

@@ -248,37 +248,53 @@ class CalendarRequests(ToolFamily):
         )
 
 
-def _own_event(
-    rng: random.Random, state: JSON, me: str, days: list[str], topics: list[str]
+def new_event(
+    state: JSON, title: str, organizer: str, attendees: list[str], day: str, slot: tuple[str, str]
 ) -> JSON:
-    start, end = rng.choice(SLOTS)
-    others = [u["user_id"] for u in state["users"] if u["user_id"] != me]
+    """An event without a room, with the calendar's next id (not added to its events)."""
     event = {
         "event_id": f"ev-{state['next_event']}",
-        "title": rng.choice(topics).capitalize(),
-        "organizer": me,
-        "attendees": sorted(rng.sample(others, 2)),
+        "title": title,
+        "organizer": organizer,
+        "attendees": sorted(attendees),
         "room_id": "",
-        "date": rng.choice(days),
-        "start": start,
-        "end": end,
+        "date": day,
+        "start": slot[0],
+        "end": slot[1],
     }
     state["next_event"] += 1
     return event
+
+
+def room_busy(
+    events: list[JSON], room: str, day: str, start: str, end: str, skip: str = ""
+) -> bool:
+    """Whether one of ``events`` (but ``skip``) holds ``room`` on ``day`` between ``start`` and
+    ``end``."""
+    return any(
+        e["room_id"] == room
+        and e["event_id"] != skip
+        and e["date"] == day
+        and e["start"] < end
+        and start < e["end"]
+        for e in events
+    )
+
+
+def _own_event(
+    rng: random.Random, state: JSON, me: str, days: list[str], topics: list[str]
+) -> JSON:
+    slot = rng.choice(SLOTS)
+    others = [u["user_id"] for u in state["users"] if u["user_id"] != me]
+    title = rng.choice(topics).capitalize()
+    return new_event(state, title, me, rng.sample(others, 2), rng.choice(days), slot)
 
 
 def _free_slot(rng: random.Random, state: JSON, room: str, day: str, skip: str) -> tuple[str, str]:
     slots = list(SLOTS)
     rng.shuffle(slots)
     for start, end in slots:
-        if not room or not any(
-            e["room_id"] == room
-            and e["event_id"] != skip
-            and e["date"] == day
-            and e["start"] < end
-            and start < e["end"]
-            for e in state["events"]
-        ):
+        if not room or not room_busy(state["events"], room, day, start, end, skip):
             return start, end
     raise AssertionError("calendar: no free slot")
 
@@ -287,12 +303,8 @@ def _drop_clashes(events: list[JSON], keep: str = "") -> list[JSON]:
     """Keep events whose room is free (the seeded calendar must itself be consistent)."""
     kept: list[JSON] = []
     for event in sorted(events, key=lambda e: e["event_id"] != keep):
-        if event["room_id"] and any(
-            k["room_id"] == event["room_id"]
-            and k["date"] == event["date"]
-            and k["start"] < event["end"]
-            and event["start"] < k["end"]
-            for k in kept
+        if event["room_id"] and room_busy(
+            kept, event["room_id"], event["date"], event["start"], event["end"]
         ):
             continue
         kept.append(event)

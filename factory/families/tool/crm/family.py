@@ -10,8 +10,8 @@ from factory.toolenv.core import JSON
 from factory.families.base import register
 from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
-from factory.families.tool.scenario import Call, Scenario, Shape
-from factory.families.tool.toolfamily import ToolFamily, compose, draw_today
+from factory.families.tool.scenario import Scenario, Shape
+from factory.families.tool.toolfamily import ToolFamily, compose, draw_today, hard_traps
 from factory.vocabulary import Difficulty
 
 from .book import Book
@@ -149,9 +149,7 @@ class CrmRequests(ToolFamily):
             parts = [make(b) for make in rng.sample(BIGGER, 2)]
             parts += [make(b) for make in rng.sample(SIMPLE, rng.randint(1, 2))]
             rng.shuffle(parts)
-        traps: list[tuple[str, Call]] = []
-        if difficulty is Difficulty.HARD:
-            traps = [make(b) for make in rng.sample(TRAPS, rng.choice([1, 1, 2]))]
+        traps = hard_traps(rng, difficulty, TRAPS, b)
 
         return compose(
             rng,

@@ -8,19 +8,22 @@ from collections.abc import Callable
 
 from factory.toolenv.core import JSON
 
-from factory.families.tool.scenario import Call, Part, near_swap
+from factory.families.tool.scenario import Call, Part, near_swap, near_twin
 
 from .book import Book, possessive
 from .data import LABELS, PAIRS, STAGES, SUMMARIES, TASK_TITLES, TITLES
 
 
 # --- request parts: contacts ------------------------------------------------------------------
-def unsubscribe_part(b: Book) -> Part:
+def _namesakes(b: Book) -> tuple[JSON, JSON]:
+    """A contact, and a namesake of theirs at another company."""
     target = b.contact()
-    twin = b.add_contact(
-        b.company([c for c in b.state["companies"] if c["company_id"] == target["company_id"]]),
-        target["name"],
-    )
+    same = [c for c in b.state["companies"] if c["company_id"] == target["company_id"]]
+    return target, b.add_contact(b.company(same), target["name"])
+
+
+def unsubscribe_part(b: Book) -> Part:
+    target, twin = _namesakes(b)
     who = b.who(target)
     text = b.rng.choice(
         [
@@ -30,23 +33,13 @@ def unsubscribe_part(b: Book) -> Part:
         ]
     )
     head = [Call("search_contacts", {"query": target["name"]})]
-    return near_swap(
-        text,
-        head,
-        Call("unsubscribe", {"contact_id": target["contact_id"]}),
-        "contact_id",
-        twin["contact_id"],
-        "unsubscribes-the-namesake",
-        [target["contact_id"]],
+    return near_twin(
+        text, head, "unsubscribe", "contact_id", target, twin, "unsubscribes-the-namesake"
     )
 
 
 def contact_update_part(b: Book) -> Part:
-    target = b.contact()
-    twin = b.add_contact(
-        b.company([c for c in b.state["companies"] if c["company_id"] == target["company_id"]]),
-        target["name"],
-    )
+    target, twin = _namesakes(b)
     who = b.who(target)
     if b.rng.random() < 0.6:
         title = b.rng.choice([t for t in TITLES if t not in (target["title"], twin["title"])])
@@ -72,23 +65,13 @@ def contact_update_part(b: Book) -> Part:
             ]
         )
     head = [Call("search_contacts", {"query": target["name"]})]
-    return near_swap(
-        text,
-        head,
-        Call("update_contact", {"contact_id": target["contact_id"], **change}),
-        "contact_id",
-        twin["contact_id"],
-        "updates-the-namesake",
-        [target["contact_id"]],
+    return near_twin(
+        text, head, "update_contact", "contact_id", target, twin, "updates-the-namesake", **change
     )
 
 
 def log_part(b: Book) -> Part:
-    target = b.contact()
-    twin = b.add_contact(
-        b.company([c for c in b.state["companies"] if c["company_id"] == target["company_id"]]),
-        target["name"],
-    )
+    target, twin = _namesakes(b)
     kind = b.rng.choice(["call", "meeting", "note"])
     summary = b.rng.choice(SUMMARIES)
     who = b.who(target)
@@ -108,14 +91,8 @@ def log_part(b: Book) -> Part:
         )
     head = [Call("search_contacts", {"query": target["name"]})]
     log = {"kind": kind, "summary": summary}
-    return near_swap(
-        text,
-        head,
-        Call("log_activity", {"contact_id": target["contact_id"], **log}),
-        "contact_id",
-        twin["contact_id"],
-        "logs-on-the-namesake",
-        [target["contact_id"]],
+    return near_twin(
+        text, head, "log_activity", "contact_id", target, twin, "logs-on-the-namesake", **log
     )
 
 
@@ -187,6 +164,21 @@ def _deal_head(company: JSON) -> list[Call]:
     ]
 
 
+def _deal_swap(
+    text: str,
+    company: JSON,
+    deal: JSON,
+    sibling: JSON,
+    calls: Callable[[JSON], list[Call]],
+    miss: str,
+    secrets: list[str],
+) -> Part:
+    """A part that looks up the company's deals and then makes ``calls(deal)``; its near miss
+    ``miss`` makes them on the ``sibling`` deal."""
+    head = _deal_head(company)
+    return Part(text, [*head, *calls(deal)], (miss, [*head, *calls(sibling)]), secrets)
+
+
 def stage_part(b: Book) -> Part:
     company, deal, sibling = _deal_pair(b, ["lead", "qualified", "proposal"])
     new = STAGES[STAGES.index(deal["stage"]) + 1]
@@ -199,14 +191,8 @@ def stage_part(b: Book) -> Part:
         ]
     )
     head = _deal_head(company)
-    return near_swap(
-        text,
-        head,
-        Call("update_deal_stage", {"deal_id": deal["deal_id"], "stage": new}),
-        "deal_id",
-        sibling["deal_id"],
-        "moves-the-wrong-deal",
-        [deal["deal_id"]],
+    return near_twin(
+        text, head, "update_deal_stage", "deal_id", deal, sibling, "moves-the-wrong-deal", stage=new
     )
 
 
@@ -223,18 +209,15 @@ def amount_part(b: Book) -> Part:
             f"is in {new}.",
         ]
     )
-    head = _deal_head(company)
-    calls = [
-        Call("update_deal", {"deal_id": deal["deal_id"], "amount": amount}),
-        Call("update_deal_stage", {"deal_id": deal["deal_id"], "stage": new}),
-    ]
-    wrong = [
-        Call("update_deal", {"deal_id": sibling["deal_id"], "amount": amount}),
-        Call("update_deal_stage", {"deal_id": sibling["deal_id"], "stage": new}),
-    ]
-    return Part(
-        text, [*head, *calls], ("updates-the-wrong-deal", [*head, *wrong]), [deal["deal_id"]]
-    )
+
+    def calls(d: JSON) -> list[Call]:
+        return [
+            Call("update_deal", {"deal_id": d["deal_id"], "amount": amount}),
+            Call("update_deal_stage", {"deal_id": d["deal_id"], "stage": new}),
+        ]
+
+    miss = "updates-the-wrong-deal"
+    return _deal_swap(text, company, deal, sibling, calls, miss, [deal["deal_id"]])
 
 
 def close_part(b: Book) -> Part:
@@ -248,18 +231,15 @@ def close_part(b: Book) -> Part:
             "as won?",
         ]
     )
-    head = _deal_head(company)
-    calls = [
-        Call("update_deal", {"deal_id": deal["deal_id"], "signed": True}),
-        Call("update_deal_stage", {"deal_id": deal["deal_id"], "stage": "closed-won"}),
-    ]
-    wrong = [
-        Call("update_deal", {"deal_id": sibling["deal_id"], "signed": True}),
-        Call("update_deal_stage", {"deal_id": sibling["deal_id"], "stage": "closed-won"}),
-    ]
-    return Part(
-        text, [*head, *calls], ("closes-the-wrong-deal", [*head, *wrong]), [deal["deal_id"]]
-    )
+
+    def calls(d: JSON) -> list[Call]:
+        return [
+            Call("update_deal", {"deal_id": d["deal_id"], "signed": True}),
+            Call("update_deal_stage", {"deal_id": d["deal_id"], "stage": "closed-won"}),
+        ]
+
+    miss = "closes-the-wrong-deal"
+    return _deal_swap(text, company, deal, sibling, calls, miss, [deal["deal_id"]])
 
 
 def discount_part(b: Book) -> Part:
@@ -277,26 +257,19 @@ def discount_part(b: Book) -> Part:
             "off.",
         ]
     )
-    head = _deal_head(company)
-    calls = [
-        Call("list_approvals", {"deal_id": deal["deal_id"]}),
-        Call(
-            "update_deal",
-            {"deal_id": deal["deal_id"], "discount_pct": pct, "approval_token": approval["token"]},
-        ),
-    ]
-    wrong = [
-        Call("list_approvals", {"deal_id": sibling["deal_id"]}),
-        Call(
-            "update_deal",
-            {"deal_id": sibling["deal_id"], "discount_pct": pct, "approval_token": decoy["token"]},
-        ),
-    ]
-    return Part(
-        text,
-        [*head, *calls],
-        ("discounts-the-wrong-deal", [*head, *wrong]),
-        [deal["deal_id"], approval["token"]],
+    tokens = {deal["deal_id"]: approval["token"], sibling["deal_id"]: decoy["token"]}
+
+    def calls(d: JSON) -> list[Call]:
+        apply = {
+            "deal_id": d["deal_id"],
+            "discount_pct": pct,
+            "approval_token": tokens[d["deal_id"]],
+        }
+        return [Call("list_approvals", {"deal_id": d["deal_id"]}), Call("update_deal", apply)]
+
+    miss = "discounts-the-wrong-deal"
+    return _deal_swap(
+        text, company, deal, sibling, calls, miss, [deal["deal_id"], approval["token"]]
     )
 
 
@@ -313,26 +286,15 @@ def deal_note_part(b: Book) -> Part:
             "main contact.",
         ]
     )
-    head = _deal_head(company)
     note = {"kind": "note", "summary": summary}
-    calls = [
-        Call("get_deal", {"deal_id": deal["deal_id"]}),
-        Call(
-            "log_activity", {"contact_id": deal["contact_id"], "deal_id": deal["deal_id"], **note}
-        ),
-    ]
-    wrong = [
-        Call("get_deal", {"deal_id": sibling["deal_id"]}),
-        Call(
-            "log_activity",
-            {"contact_id": sibling["contact_id"], "deal_id": sibling["deal_id"], **note},
-        ),
-    ]
-    return Part(
-        text,
-        [*head, *calls],
-        ("notes-the-wrong-deal", [*head, *wrong]),
-        [deal["deal_id"], deal["contact_id"]],
+
+    def calls(d: JSON) -> list[Call]:
+        on = {"contact_id": d["contact_id"], "deal_id": d["deal_id"], **note}
+        return [Call("get_deal", {"deal_id": d["deal_id"]}), Call("log_activity", on)]
+
+    miss = "notes-the-wrong-deal"
+    return _deal_swap(
+        text, company, deal, sibling, calls, miss, [deal["deal_id"], deal["contact_id"]]
     )
 
 

@@ -9,8 +9,8 @@ from factory.toolenv.core import JSON
 from factory.families.base import register
 from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
-from factory.families.tool.scenario import Call, Scenario, Shape
-from factory.families.tool.toolfamily import ToolFamily, compose, draw_today
+from factory.families.tool.scenario import Scenario, Shape
+from factory.families.tool.toolfamily import ToolFamily, compose, draw_today, hard_traps
 from factory.vocabulary import Difficulty
 
 from .data import BIG, COMPANIES, DEPTS, GIB, MIN_FREE, SUBFOLDERS, TAGS
@@ -147,9 +147,7 @@ class FileRequests(ToolFamily):
                 *(make(d) for make in rng.sample(SIMPLE, 3 - count)),
             ]
             rng.shuffle(parts)
-        traps: list[tuple[str, Call]] = []
-        if difficulty is Difficulty.HARD:
-            traps = [make(d) for make in rng.sample(TRAPS, rng.choice([1, 1, 2]))]
+        traps = hard_traps(rng, difficulty, TRAPS, d)
         _set_quotas(d)
 
         return compose(

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from factory.toolenv.core import JSON
 
-from factory.families.tool.scenario import Call, Part, near_swap
+from factory.families.tool.scenario import Call, Part, near_swap, near_twin
 
 from .data import DEPTS, KINDS, NEW_FOLDERS, TEMPLATES
 from .drive import Drive, extension, name_stem, pretty_date, variant
@@ -161,15 +161,7 @@ def untrash_part(d: Drive) -> Part:
         ]
     )
     head = [Call("list_trash", {})]
-    return near_swap(
-        text,
-        head,
-        Call("restore_file", {"file_id": target["file_id"]}),
-        "file_id",
-        twin["file_id"],
-        "restores-the-wrong-file",
-        [target["file_id"]],
-    )
+    return near_twin(text, head, "restore_file", "file_id", target, twin, "restores-the-wrong-file")
 
 
 def rollback_part(d: Drive) -> Part:
@@ -254,14 +246,15 @@ def link_part(d: Drive) -> Part:
         ]
     )
     head = [Call("search_files", {"query": name})]
-    return near_swap(
+    return near_twin(
         text,
         head,
-        Call("create_share_link", {"file_id": target["file_id"], "access": "view"}),
+        "create_share_link",
         "file_id",
-        twin["file_id"],
+        target,
+        twin,
         "links-the-other-copy",
-        [target["file_id"]],
+        access="view",
     )
 
 
@@ -279,14 +272,8 @@ def tag_part(d: Drive) -> Part:
         ]
     )
     head = [Call("search_files", {"query": name})]
-    return near_swap(
-        text,
-        head,
-        Call("tag_file", {"file_id": target["file_id"], "tag": tag}),
-        "file_id",
-        twin["file_id"],
-        "tags-the-other-copy",
-        [target["file_id"]],
+    return near_twin(
+        text, head, "tag_file", "file_id", target, twin, "tags-the-other-copy", tag=tag
     )
 
 
@@ -304,15 +291,7 @@ def trash_part(d: Drive) -> Part:
         ]
     )
     head = [Call("search_files", {"query": name})]
-    return near_swap(
-        text,
-        head,
-        Call("delete_file", {"file_id": drop["file_id"]}),
-        "file_id",
-        keep["file_id"],
-        "deletes-the-wrong-copy",
-        [drop["file_id"]],
-    )
+    return near_twin(text, head, "delete_file", "file_id", drop, keep, "deletes-the-wrong-copy")
 
 
 def reorganise_part(d: Drive, count: int) -> Part:

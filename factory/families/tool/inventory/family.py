@@ -13,7 +13,7 @@ from factory.families.base import register
 from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
 from factory.families.tool.scenario import Scenario, Shape
-from factory.families.tool.toolfamily import ToolFamily, add_shape_parts, refuse_all
+from factory.families.tool.toolfamily import ToolFamily, draw_pieces, draw_today
 from factory.vocabulary import Difficulty
 
 from .data import ITEMS, WAREHOUSES
@@ -45,7 +45,7 @@ class InventoryRequests(ToolFamily):
     toolenv_domain = "inventory"
 
     def seed_state(self, rng: random.Random, difficulty: Difficulty) -> JSON:
-        today = datetime.date(2026, 2, 2) + datetime.timedelta(days=rng.randrange(300))
+        today = draw_today(rng, datetime.date(2026, 2, 2))
         warehouses = [
             {"warehouse_id": w, "name": f"{city} fulfilment centre", "city": city}
             for w, city in rng.sample(WAREHOUSES, 3)
@@ -102,12 +102,8 @@ class InventoryRequests(ToolFamily):
             trap_discount,
             trap_edit_shipped,
         ]
-        if shape is Shape.REFUSAL:
-            refuse_all(plan, traps, difficulty)
-        elif difficulty is Difficulty.EASY:
-            if shape is not Shape.HANDOVER:
-                rng.choice([plan.add_product, plan.change_quantity, plan.return_items, plan.ship])()
-        else:
+
+        def more() -> None:
             plan.create()
             pieces = [
                 plan.add_product,
@@ -119,7 +115,9 @@ class InventoryRequests(ToolFamily):
             ]
             for piece in rng.sample(pieces, 1 if difficulty is Difficulty.MEDIUM else 2):
                 piece()
-        add_shape_parts(plan, shape, difficulty, traps, HANDOVERS)
+
+        easy = [plan.add_product, plan.change_quantity, plan.return_items, plan.ship]
+        draw_pieces(plan, shape, difficulty, traps, HANDOVERS, easy, more)
         request = " ".join([plan.intro(), *plan.parts])
         request += rng.choice(["", " Thanks!", " Thank you.", " Appreciate it."])
         return plan.scenario(DOMAIN, request, "orders")

@@ -3,12 +3,9 @@ it needs and hands over with the reason the policy gives (``transfer_to_human``)
 
 from __future__ import annotations
 
-from factory.toolenv.domains.inventory import DOMAIN
-
 from factory.families.tool.scenario import Call
-from factory.families.tool.toolfamily import handover_part
 
-from .plan import InventoryPlan
+from .plan import InventoryPlan, item_of
 
 
 def handover_damaged(plan: InventoryPlan) -> None:
@@ -20,15 +17,11 @@ def handover_damaged(plan: InventoryPlan) -> None:
         f"One more thing: order {code} came with the {products[0]['name']} broken, the parcel "
         "was clearly dropped on the way.",
     ]
-    plan.handover(
-        handover_part(
-            plan.rng,
-            DOMAIN,
-            "damaged_delivery",
-            texts,
-            f"order {code} arrived damaged in transit",
-            [Call("get_order", {"order_id": code})],
-        )
+    plan.hand_over(
+        "damaged_delivery",
+        texts,
+        f"order {code} arrived damaged in transit",
+        Call("get_order", {"order_id": code}),
     )
 
 
@@ -40,15 +33,11 @@ def handover_wholesale(plan: InventoryPlan) -> None:
         "for that many?",
         f"And I'd need a quote for {units} x {product['name']} for my company.",
     ]
-    plan.handover(
-        handover_part(
-            plan.rng,
-            DOMAIN,
-            "wholesale_quote",
-            texts,
-            f"quote for {units} units of {product['sku']}",
-            [Call("search_products", {"query": product["name"].split(" - ")[0]})],
-        )
+    plan.hand_over(
+        "wholesale_quote",
+        texts,
+        f"quote for {units} units of {product['sku']}",
+        Call("search_products", {"query": item_of(product)}),
     )
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 
 from factory.toolenv.core import JSON
-from factory.toolenv.domains.inventory import DISCOUNT_CAP
+from factory.toolenv.domains.inventory import DISCOUNT_CAP, DOMAIN
 
 from factory.families.tool.scenario import Call
 from factory.families.tool.toolfamily import Plan, shift_date
@@ -62,8 +62,22 @@ def add_order(
     return order
 
 
+def item_of(product: JSON) -> str:
+    """The item a product is a variant of ("Desk lamp" of "Desk lamp - black")."""
+    return product["name"].split(" - ")[0]
+
+
+def retotal(order: JSON) -> None:
+    """An undiscounted order's subtotal and total, after its lines changed."""
+    order["subtotal"] = order["total"] = round(
+        sum(x["quantity"] * x["unit_price"] for x in order["lines"]), 2
+    )
+
+
 class InventoryPlan(Plan):
     """The pieces of an order-desk request."""
+
+    domain = DOMAIN
 
     def __init__(self, rng: random.Random, state: JSON, me: JSON) -> None:
         super().__init__(rng, state, me)
@@ -87,7 +101,7 @@ class InventoryPlan(Plan):
         sibling variant stays free for near misses)."""
         by_item: dict[str, list[JSON]] = {}
         for p in self.state["products"]:
-            by_item.setdefault(p["name"].split(" - ")[0], []).append(p)
+            by_item.setdefault(item_of(p), []).append(p)
         free = [
             p
             for ps in by_item.values()
@@ -97,7 +111,7 @@ class InventoryPlan(Plan):
         ]
         product = self.rng.choice(free)
         if need:
-            self.used.update(p["sku"] for p in by_item[product["name"].split(" - ")[0]])
+            self.used.update(p["sku"] for p in by_item[item_of(product)])
         return product
 
     def _mine(self) -> set[str]:
@@ -110,12 +124,8 @@ class InventoryPlan(Plan):
         }
 
     def _sibling(self, product: JSON) -> JSON:
-        item = product["name"].split(" - ")[0]
-        return next(
-            p
-            for p in self.state["products"]
-            if p["name"].split(" - ")[0] == item and p is not product
-        )
+        item = item_of(product)
+        return next(p for p in self.state["products"] if item_of(p) == item and p is not product)
 
     def _stock(self, product: JSON, warehouse: str, need: int) -> None:
         product["stock"][warehouse] = max(
@@ -174,25 +184,17 @@ class InventoryPlan(Plan):
             {"sku": p["sku"], "quantity": q} for p, q in zip(products, quantities, strict=True)
         ]
         calls = [Call("find_customer", {"query": self.me["name"]})]
-        calls += [Call("search_products", {"query": p["name"].split(" - ")[0]}) for p in products]
+        calls += [Call("search_products", {"query": item_of(p)}) for p in products]
         create = Call(
             "create_order", {"customer_id": cid, "warehouse_id": self.home, "lines": lines}
         )
         calls.append(create)
         wrong = [{**lines[0], "sku": self._sibling(products[0])["sku"]}, *lines[1:]]
-        self.near["orders-the-wrong-variant"] = [
-            *self.calls,
-            *calls[:-1],
-            Call("create_order", {**create.arguments, "lines": wrong}),
-        ]
+        self.miss("orders-the-wrong-variant", calls, create.but(lines=wrong))
         other = next(
             w["warehouse_id"] for w in self.state["warehouses"] if w["warehouse_id"] != self.home
         )
-        self.near["ships-from-another-warehouse"] = [
-            *self.calls,
-            *calls[:-1],
-            Call("create_order", {**create.arguments, "warehouse_id": other}),
-        ]
+        self.miss("ships-from-another-warehouse", calls, create.but(warehouse_id=other))
         self.calls += calls
         self.secrets += [cid, *(p["sku"] for p in products)]
         items = " and ".join(
@@ -216,15 +218,11 @@ class InventoryPlan(Plan):
         oid = order["order_id"]
         calls = [
             Call("get_order", {"order_id": oid}),
-            Call("search_products", {"query": product["name"].split(" - ")[0]}),
+            Call("search_products", {"query": item_of(product)}),
             Call("add_line", {"order_id": oid, "sku": product["sku"], "quantity": quantity}),
         ]
-        self.near["adds-the-wrong-variant"] = [
-            *self.calls,
-            *calls[:-1],
-            Call("add_line", {**calls[-1].arguments, "sku": self._sibling(product)["sku"]}),
-        ]
-        self.calls += calls
+        wrong = calls[-1].but(sku=self._sibling(product)["sku"])
+        self.change(calls, "adds-the-wrong-variant", wrong)
         self.secrets.append(product["sku"])
         self.say(
             "edit-order",
@@ -280,9 +278,7 @@ class InventoryPlan(Plan):
                 Call("get_order", {"order_id": oid}),
                 Call("remove_line", {"order_id": oid, "sku": product["sku"]}),
             ]
-        order["subtotal"] = order["total"] = round(
-            sum(x["quantity"] * x["unit_price"] for x in order["lines"]), 2
-        )
+        retotal(order)
         self.calls += [
             Call("get_order", {"order_id": oid}),
             Call("update_quantity", {"order_id": oid, "sku": product["sku"], "quantity": new}),
@@ -297,9 +293,7 @@ class InventoryPlan(Plan):
         product = products[0]
         line = next(x for x in order["lines"] if x["sku"] == product["sku"])
         line["quantity"] = total
-        order["subtotal"] = order["total"] = round(
-            sum(x["quantity"] * x["unit_price"] for x in order["lines"]), 2
-        )
+        retotal(order)
         count = rng.randint(1, total - 1)
         reason, why = rng.choice(
             [
@@ -321,15 +315,8 @@ class InventoryPlan(Plan):
                 },
             ),
         ]
-        self.near["returns-the-whole-line"] = [
-            *self.calls,
-            calls[0],
-            Call(
-                "create_return",
-                {**calls[1].arguments, "lines": [{"sku": product["sku"], "quantity": total}]},
-            ),
-        ]
-        self.calls += calls
+        whole = calls[-1].but(lines=[{"sku": product["sku"], "quantity": total}])
+        self.change(calls, "returns-the-whole-line", whole)
         self.secrets.append(product["sku"])
         self.say(
             "return",
@@ -350,12 +337,8 @@ class InventoryPlan(Plan):
             Call("list_orders", {"customer_id": cid, "status": "pending"}),
             Call("cancel_order", {"order_id": order["order_id"]}),
         ]
-        self.near["cancels-the-other-pending-order"] = [
-            *self.calls,
-            *calls[:-1],
-            Call("cancel_order", {"order_id": other["order_id"]}),
-        ]
-        self.calls += calls
+        wrong = calls[-1].but(order_id=other["order_id"])
+        self.change(calls, "cancels-the-other-pending-order", wrong)
         self.secrets.append(order["order_id"])
         name = products[0]["name"]
         self.say(
@@ -379,12 +362,7 @@ class InventoryPlan(Plan):
             Call("get_order", {"order_id": oid}),
             Call("apply_discount", {"order_id": oid, "percent": percent}),
         ]
-        self.near["gives-the-maximum-discount"] = [
-            *self.calls,
-            *calls[:-1],
-            Call("apply_discount", {"order_id": oid, "percent": cap}),
-        ]
-        self.calls += calls
+        self.change(calls, "gives-the-maximum-discount", calls[-1].but(percent=cap))
         self.say(
             "discount",
             [
@@ -399,12 +377,8 @@ class InventoryPlan(Plan):
         other, _ = self._pending(1)
         oid = order["order_id"]
         calls = [Call("get_order", {"order_id": oid}), Call("ship_order", {"order_id": oid})]
-        self.near["ships-both-pending-orders"] = [
-            *self.calls,
-            *calls,
-            Call("ship_order", {"order_id": other["order_id"]}),
-        ]
-        self.calls += calls
+        both = calls[-1].but(order_id=other["order_id"])
+        self.change(calls, "ships-both-pending-orders", both, reads=len(calls))
         self.say(
             "shipping",
             [

@@ -13,24 +13,17 @@ from factory.toolenv.domains.orderdesk import CONFIRMATION_TEMPLATE, DOMAIN
 from factory.families.tool.crm import traps as crm_traps
 from factory.families.tool.crm.book import Book, possessive
 from factory.families.tool.inventory.data import units_text
-from factory.families.tool.inventory.plan import InventoryPlan, add_order
+from factory.families.tool.inventory.plan import InventoryPlan, add_order, item_of
 from factory.families.tool.scenario import Call
-from factory.families.tool.suite import SuitePlan, prefixed
-from factory.families.tool.toolfamily import handover_part
+from factory.families.tool.suite import SuitePlan, call, on_contact, prefixed
 
 INVOICE_TEMPLATE = "Invoice reminder"
 
 
-def call(name: str, **arguments: object) -> Call:
-    return Call(name, dict(arguments))
-
-
-def item_of(product: JSON) -> str:
-    return product["name"].split(" - ")[0]
-
-
 class OrderDeskPlan(SuitePlan):
     """A request to the order desk, built piece by piece on the seeded state."""
+
+    domain = DOMAIN
 
     def __init__(self, rng: random.Random, state: JSON) -> None:
         self.book = Book(rng, state["crm"])
@@ -112,15 +105,12 @@ class OrderDeskPlan(SuitePlan):
             call("store_find_customer", query=company["name"]),
             *(call("store_search_products", query=item_of(p)) for p in products),
         ]
-        confirm = [
-            call("crm_search_contacts", query=contact["name"]),
-            call(
-                "crm_send_email",
-                contact_id=contact["contact_id"],
-                template_id=self.templates[CONFIRMATION_TEMPLATE],
-                fields={"order_number": order_id},
-            ),
-        ]
+        confirm = on_contact(
+            contact,
+            "crm_send_email",
+            template_id=self.templates[CONFIRMATION_TEMPLATE],
+            fields={"order_number": order_id},
+        )
         wrong = [{**lines[0], "sku": self.shop._sibling(products[0])["sku"]}, *lines[1:]]  # noqa: SLF001
         text = self.rng.choice(
             [
@@ -223,15 +213,8 @@ class OrderDeskPlan(SuitePlan):
             call("store_list_orders", customer_id=customer["customer_id"], status="pending"),
             call("store_ship_order", order_id=order["order_id"]),
         ]
-        crm = [
-            call("crm_search_contacts", query=contact["name"]),
-            call(
-                "crm_log_activity",
-                contact_id=contact["contact_id"],
-                kind="note",
-                summary=f"Shipped order {order['order_id']}",
-            ),
-        ]
+        summary = f"Shipped order {order['order_id']}"
+        crm = on_contact(contact, "crm_log_activity", kind="note", summary=summary)
         self.piece(
             "ship-and-log",
             text,
@@ -370,9 +353,7 @@ class OrderDeskPlan(SuitePlan):
     def handover_damaged(self) -> None:
         company, _customer = self.account()
         order, _ = self.shop._shipped(1, self.rng.randint(2, 10), quantities=[1])  # noqa: SLF001
-        part = handover_part(
-            self.rng,
-            DOMAIN,
+        self.hand_over(
             "damaged_delivery",
             [
                 f"{possessive(company['name'])} order {order['order_id']} arrived with the boxes crushed - "
@@ -381,26 +362,24 @@ class OrderDeskPlan(SuitePlan):
                 "clearly damaged in transit.",
             ],
             f"order {order['order_id']} arrived damaged in transit",
-            [call("store_get_order", order_id=order["order_id"])],
+            call("store_get_order", order_id=order["order_id"]),
+            tag="handover-damaged",
         )
-        self.handover(part, "handover-damaged")
 
     def handover_wholesale(self) -> None:
         company, _customer = self.account()
         product = self.shop._product(need=False)  # noqa: SLF001
         units = self.rng.choice([120, 150, 200, 250, 400, 500])
-        part = handover_part(
-            self.rng,
-            DOMAIN,
+        self.hand_over(
             "wholesale_quote",
             [
                 f"{company['name']} asks what price we can do for {units} x {product['name']}.",
                 f"And {company['name']} wants a quote for {units} units of {product['name']}.",
             ],
             f"quote for {units} units of {product['sku']} for {company['name']}",
-            [call("store_search_products", query=item_of(product))],
+            call("store_search_products", query=item_of(product)),
+            tag="handover-wholesale",
         )
-        self.handover(part, "handover-wholesale")
 
     def handover_dispute(self) -> None:
         b = self.book
@@ -409,9 +388,7 @@ class OrderDeskPlan(SuitePlan):
         order = add_order(
             self.rng, self.store, customer, "delivered", 1, age=self.rng.randint(10, 40)
         )
-        part = handover_part(
-            self.rng,
-            DOMAIN,
+        self.hand_over(
             "billing_dispute",
             [
                 f"{b.who(contact)} says invoice {order['order_id']} charges them twice and wants "
@@ -420,6 +397,6 @@ class OrderDeskPlan(SuitePlan):
                 "is wrong.",
             ],
             f"{company['name']} disputes invoice {order['order_id']}",
-            [call("store_get_order", order_id=order["order_id"])],
+            call("store_get_order", order_id=order["order_id"]),
+            tag="handover-dispute",
         )
-        self.handover(part, "handover-dispute")

@@ -10,15 +10,20 @@ import random
 from factory.toolenv.core import JSON
 from factory.toolenv.domains.workspace import DOC_TEMPLATE, DOMAIN, SIGNED_TAG
 
-from factory.families.tool.calendar.family import SLOTS, TOPICS, _weekdays
+from factory.families.tool.calendar.family import (
+    SLOTS,
+    TOPICS,
+    _weekdays,
+    new_event,
+    room_busy,
+)
 from factory.families.tool.crm import traps as crm_traps
 from factory.families.tool.crm.book import Book
 from factory.families.tool.crm.data import TASK_TITLES
 from factory.families.tool.files import traps as drive_traps
 from factory.families.tool.files.drive import Drive
 from factory.families.tool.scenario import Call
-from factory.families.tool.suite import SuitePlan, prefixed
-from factory.families.tool.toolfamily import handover_part
+from factory.families.tool.suite import SuitePlan, call, prefixed
 
 CUSTOMERS_FOLDER = "Customers"
 INBOX_FOLDER = "Inbox"
@@ -33,12 +38,10 @@ MEETINGS = [
 ]
 
 
-def call(name: str, **arguments: object) -> Call:
-    return Call(name, dict(arguments))
-
-
 class WorkspacePlan(SuitePlan):
     """A request to the workspace, built piece by piece on the seeded state."""
+
+    domain = DOMAIN
 
     def __init__(self, rng: random.Random, state: JSON) -> None:
         self.book = Book(rng, state["crm"])
@@ -63,19 +66,24 @@ class WorkspacePlan(SuitePlan):
     def folder_of(self, company: JSON) -> JSON:
         return customer_folder(self.state["drive"], company["name"])
 
-    def document(self, company: JSON, deal: JSON, kind: str, tags: list[str]) -> JSON:
+    def document(
+        self, company: JSON, deal: JSON, kind: str, tags: list[str], folder: JSON | None = None
+    ) -> JSON:
+        """A deal's document, in the company's folder (or ``folder``)."""
         return self.drive.add_file(
-            self.folder_of(company),
+            folder or self.folder_of(company),
             name=f"{company['name']} - {deal['name']} - {kind}.pdf",
             owner=self.drive.me["user_id"],
             tags=[deal["deal_id"], *tags],
             shares=[],
         )
 
-    def link_url(self) -> str:
-        """The share link the next create_share_link makes (planned in call order)."""
+    def link_url(self, *, take: bool = True) -> str:
+        """The share link the next create_share_link makes (planned in call order; ``take``:
+        that call is planned, so the link after it comes next)."""
         url = f"https://drive.{self.state['drive']['company_domain']}/s/lnk-{self.next_link}"
-        self.next_link += 1
+        if take:
+            self.next_link += 1
         return url
 
     def find_me(self) -> Call:
@@ -149,13 +157,7 @@ class WorkspacePlan(SuitePlan):
         deal = b.add_deal(company, "negotiation", self.me["user_id"], amount=amount)
         self.document(company, deal, "contract", [])
         inbox = customer_folder(self.state["drive"], INBOX_FOLDER)
-        signed = self.drive.add_file(
-            inbox,
-            name=f"{company['name']} - {deal['name']} - contract (signed).pdf",
-            owner=self.drive.me["user_id"],
-            tags=[deal["deal_id"], SIGNED_TAG],
-            shares=[],
-        )
+        signed = self.document(company, deal, "contract (signed)", [SIGNED_TAG], inbox)
         folder = self.folder_of(company)
         text = self.rng.choice(
             [
@@ -267,19 +269,13 @@ class WorkspacePlan(SuitePlan):
             call("drive_search_files", query=agenda["name"]),
         ]
 
-        def shares(role: str, people: list[JSON]) -> list[Call]:
-            return [
-                call("drive_share_file", file_id=agenda["file_id"], email=g["email"], role=role)
-                for g in people
-            ]
-
         self.piece(
             "share-agenda",
             text,
-            [*head, *shares("viewer", guests)],
+            [*head, *shares(agenda, guests)],
             {
-                "misses-an-attendee": [*head, *shares("viewer", guests[:-1])],
-                "shares-as-editor": [*head, *shares("editor", guests)],
+                "misses-an-attendee": [*head, *shares(agenda, guests[:-1])],
+                "shares-as-editor": [*head, *shares(agenda, guests, "editor")],
             },
             [g["email"] for g in guests],
         )
@@ -371,12 +367,6 @@ class WorkspacePlan(SuitePlan):
             ),
         ]
 
-        def shares(file: JSON) -> list[Call]:
-            return [
-                call("drive_share_file", file_id=file["file_id"], email=u["email"], role="viewer")
-                for u in team
-            ]
-
         unsigned = next(
             f
             for f in self.state["drive"]["files"]
@@ -385,11 +375,11 @@ class WorkspacePlan(SuitePlan):
         self.piece(
             "kickoff",
             text,
-            [*crm, find, *calendar, *shares(contract)],
+            [*crm, find, *calendar, *shares(contract, team)],
             {
                 "kickoff-without-contract": [*crm, find, *calendar],
-                "contract-without-kickoff": [*crm, find, *calendar[:-1], *shares(contract)],
-                "shares-the-unsigned-contract": [*crm, find, *calendar, *shares(unsigned)],
+                "contract-without-kickoff": [*crm, find, *calendar[:-1], *shares(contract, team)],
+                "shares-the-unsigned-contract": [*crm, find, *calendar, *shares(unsigned, team)],
             },
             [contract["file_id"], deal["deal_id"]],
         )
@@ -403,30 +393,14 @@ class WorkspacePlan(SuitePlan):
                 r["room_id"]
                 for r in self.cal["rooms"]
                 if r["capacity"] >= people
-                and not any(
-                    e["room_id"] == r["room_id"]
-                    and e["date"] == day
-                    and e["start"] < slot[1]
-                    and slot[0] < e["end"]
-                    for e in self.cal["events"]
-                )
+                and not room_busy(self.cal["events"], r["room_id"], day, *slot)
             ]
             if rooms:
                 return day, slot, rooms[0]
         raise AssertionError("workspace: no free room for a kickoff")
 
     def add_event(self, title: str, day: str, slot: tuple[str, str], guests: list[str]) -> JSON:
-        event = {
-            "event_id": f"ev-{self.cal['next_event']}",
-            "title": title,
-            "organizer": self.cal_me["user_id"],
-            "attendees": sorted(guests),
-            "room_id": "",
-            "date": day,
-            "start": slot[0],
-            "end": slot[1],
-        }
-        self.cal["next_event"] += 1
+        event = new_event(self.cal, title, self.cal_me["user_id"], guests, day, slot)
         self.cal["events"].append(event)
         return event
 
@@ -459,7 +433,7 @@ class WorkspacePlan(SuitePlan):
         deal = b.add_deal(company, "proposal", self.me["user_id"])
         kind = self.rng.choice(DOC_KINDS)
         self.document(company, deal, kind, [])
-        url = f"https://drive.{self.state['drive']['company_domain']}/s/lnk-{self.next_link}"
+        url = self.link_url(take=False)
         text = self.rng.choice(
             [
                 f'Also send {b.who(contact)} the {kind} for "{deal["name"]}" from the drive.',
@@ -538,9 +512,7 @@ class WorkspacePlan(SuitePlan):
         b = self.book
         contact = b.add_contact(self.company())
         day = self.pretty(self.rng.choice(self.days))
-        part = handover_part(
-            self.rng,
-            DOMAIN,
+        self.hand_over(
             "visitor_access",
             [
                 f"{b.who(contact)} and two of their colleagues are coming to our office on {day} "
@@ -549,41 +521,45 @@ class WorkspacePlan(SuitePlan):
                 "them badges for the building.",
             ],
             f"visitor badges for {contact['name']} and two colleagues on {day}",
-            [call("crm_search_contacts", query=contact["name"])],
+            call("crm_search_contacts", query=contact["name"]),
+            tag="handover-visitors",
         )
-        self.handover(part, "handover-visitors")
 
     def handover_privacy(self) -> None:
         b = self.book
         contact = b.add_contact(self.company())
-        part = handover_part(
-            self.rng,
-            DOMAIN,
+        self.hand_over(
             "privacy_request",
             [
                 f"{b.who(contact)} wants a copy of all the personal data we hold on them.",
                 f"{b.who(contact)} asked us to erase everything we store about them.",
             ],
             f"privacy request from {contact['name']}",
-            [call("crm_search_contacts", query=contact["name"])],
+            call("crm_search_contacts", query=contact["name"]),
+            tag="handover-privacy",
         )
-        self.handover(part, "handover-privacy")
 
     def handover_purged(self) -> None:
         company = self.company()
         name = f"{company['name']} - account plan.xlsx"
-        part = handover_part(
-            self.rng,
-            DOMAIN,
+        self.hand_over(
             "purged_file",
             [
                 f'I deleted "{name}" weeks ago and it is no longer in my trash - I need it back.',
                 f'Can you bring back "{name}"? It was emptied from the trash last month.',
             ],
             f'restore "{name}" from backups',
-            [call("drive_list_trash")],
+            call("drive_list_trash"),
+            tag="handover-purged-file",
         )
-        self.handover(part, "handover-purged-file")
+
+
+def shares(file: JSON, people: list[JSON], role: str = "viewer") -> list[Call]:
+    """``file`` shared on the drive with each of ``people``, as ``role``."""
+    return [
+        call("drive_share_file", file_id=file["file_id"], email=p["email"], role=role)
+        for p in people
+    ]
 
 
 def last_weekday(date: str) -> str:

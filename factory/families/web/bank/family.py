@@ -42,6 +42,20 @@ def _number(rng: random.Random, used: set) -> str:
             return n
 
 
+def _account(
+    account_id: int, user_id: int, number: str, name: str, balance: int, limit: int
+) -> dict:
+    """An account row (amounts in cents)."""
+    return {
+        "id": account_id,
+        "user_id": user_id,
+        "number": number,
+        "name": name,
+        "balance_cents": balance,
+        "daily_limit_cents": limit,
+    }
+
+
 def _money(cents: int) -> str:
     return f"{cents // 100}.{cents % 100:02d}"
 
@@ -66,33 +80,21 @@ class WebBank(WebFamily):
         me = users[0]
         used: set = set()
         today = f"2030-{rng.randint(1, 12):02d}-{rng.randint(10, 28):02d}"
-        checking = {
-            "id": 1,
-            "user_id": 1,
-            "number": _number(rng, used),
-            "name": "Checking",
-            "balance_cents": rng.randrange(3000, 6000) * 100,
-            "daily_limit_cents": rng.choice([1500, 2000, 2500]) * 100,
-        }
-        savings = {
-            "id": 2,
-            "user_id": 1,
-            "number": _number(rng, used),
-            "name": "Savings",
-            "balance_cents": rng.randrange(8000, 15000) * 100,
-            "daily_limit_cents": 5000 * 100,
-        }
+        checking = _account(
+            1,
+            1,
+            _number(rng, used),
+            "Checking",
+            rng.randrange(3000, 6000) * 100,
+            rng.choice([1500, 2000, 2500]) * 100,
+        )
+        savings = _account(
+            2, 1, _number(rng, used), "Savings", rng.randrange(8000, 15000) * 100, 5000 * 100
+        )
         accounts = [
             checking,
             savings,
-            {
-                "id": 3,
-                "user_id": 2,
-                "number": _number(rng, used),
-                "name": "Checking",
-                "balance_cents": 250000,
-                "daily_limit_cents": 200000,
-            },
+            _account(3, 2, _number(rng, used), "Checking", 250000, 200000),
         ]
         billers = rng.sample(BILLERS, 6)
         payees = [

@@ -183,13 +183,31 @@ class WebForum(WebFamily):
             rng.choice(mine)["pinned"] = 1
             rng.choice(mine)["locked"] = rng.random() < 0.6
 
-        def quote_thread(board: dict, quoted: dict) -> tuple[dict, dict, dict]:
-            """A 7-post thread where ``quoted`` wrote posts 2 and 6 (6 is on page 2)."""
+        def quoted_reply(avoid: dict, who: str) -> tuple[dict, dict, dict, dict]:
+            """A reply step (as ``who``) that quotes post 6 (on page 2) of a new 7-post thread in
+            a board other than ``avoid``, whose author also wrote post 2; with that post 2 (the
+            wrong quote), the reply's words for the instruction and the thread's board."""
+            board = rng.choice([b for b in boards if b is not avoid])
+            quoted = rng.choice(others)
             authors = [rng.choice(others) for _ in range(7)]
             authors[1] = authors[5] = quoted
             thread = add_thread(board, titles.pop(), 7, authors)
             mine = [p for p in posts if p["thread_id"] == thread["id"]]
-            return thread, mine[5], mine[1]
+            post, other = mine[5], mine[1]
+            text = rng.choice(REPLIES).format(n=rng.randint(3, 40))
+            step = {"as": who, "op": "reply", "thread": thread["id"], "quote": post["id"]}
+            words = {
+                "reply_board": board["name"],
+                "reply_title": thread["title"],
+                "quoted": quoted,
+                "quoted_date": post["created"],
+                "reply_text": text,
+            }
+            return {**step, "text": text}, other, words, board
+
+        def posted(by: dict, step: dict) -> dict:
+            """The reply ``step`` as the tests expect to find it, written by ``by``."""
+            return {"by": by["username"], **{k: step[k] for k in ("thread", "quote", "text")}}
 
         steps: list[dict] = []
         near: dict[str, dict] = {}
@@ -241,18 +259,8 @@ class WebForum(WebFamily):
                 t["locked"] = 0  # at least two that need locking
             targets = [t for t in _listing(stale) if not t["locked"]]
             edge = [t for t in mine if t["last"] == cutoff and not t["locked"]]
-            board_q = rng.choice([b for b in boards if b is not big])
-            quoted_user = rng.choice(others)
-            r_thread, q_post, q_other = quote_thread(board_q, quoted_user)
-            text = rng.choice(REPLIES).format(n=rng.randint(3, 40))
+            reply, q_other, words, _ = quoted_reply(big, "mod")
             lock_steps = [{"as": "mod", "op": "lock", "thread": t["id"]} for t in targets]
-            reply = {
-                "as": "mod",
-                "op": "reply",
-                "thread": r_thread["id"],
-                "quote": q_post["id"],
-                "text": text,
-            }
             steps = [*lock_steps, reply]
             near = {
                 "misses-last-stale-thread": {"steps": [*lock_steps[:-1], reply]},
@@ -266,21 +274,8 @@ class WebForum(WebFamily):
                 "quotes-wrong-post": {"steps": [*lock_steps, {**reply, "quote": q_other["id"]}]},
                 "reply-without-quote": {"steps": [*lock_steps, {**reply, "quote": None}]},
             }
-            ctx.update(
-                board=big["name"],
-                cutoff=cutoff,
-                reply_board=board_q["name"],
-                reply_title=r_thread["title"],
-                quoted=quoted_user,
-                quoted_date=q_post["created"],
-                reply_text=text,
-            )
-            reply = {
-                "by": mod["username"],
-                "thread": r_thread["id"],
-                "quote": q_post["id"],
-                "text": text,
-            }
+            ctx.update(board=big["name"], cutoff=cutoff, **words)
+            reply = posted(mod, reply)
         else:
             ctx["me"] = me
             # threads for sale in General go to Marketplace; "[Wanted]" ones stay
@@ -290,10 +285,7 @@ class WebForum(WebFamily):
                 prefix = "[For sale]" if t in picks[:4] else "[Wanted]"
                 t["title"] = f"{prefix} {subject[0].upper() + subject[1:]}"
             targets = _listing(picks[:4])
-            board_q = rng.choice([b for b in boards if b is not general])
-            quoted_user = rng.choice(others)
-            r_thread, q_post, q_other = quote_thread(board_q, quoted_user)
-            text = rng.choice(REPLIES).format(n=rng.randint(3, 40))
+            reply, _, words, board_q = quoted_reply(general, "me")
             e_thread = add_thread(
                 rng.choice([b for b in boards if b is not board_q]),
                 titles.pop(),
@@ -312,13 +304,6 @@ class WebForum(WebFamily):
                 {"as": "mod", "op": "move", "thread": t["id"], "board": market["id"]}
                 for t in targets
             ]
-            reply = {
-                "as": "me",
-                "op": "reply",
-                "thread": r_thread["id"],
-                "quote": q_post["id"],
-                "text": text,
-            }
             edit_step = {"as": "me", "op": "edit", "post": e_target["id"], "text": new_body}
             steps = [edit_step, reply, *moves]
             near = {
@@ -346,22 +331,13 @@ class WebForum(WebFamily):
                 "misses-one-for-sale-thread": {"steps": [edit_step, reply, *moves[:-1]]},
             }
             ctx.update(
-                reply_board=board_q["name"],
-                reply_title=r_thread["title"],
-                quoted=quoted_user,
-                quoted_date=q_post["created"],
-                reply_text=text,
+                **words,
                 edit_title=e_thread["title"],
                 edit_old=e_target["body"],
                 edit_date=e_target["created"],
                 edit_new=new_body,
             )
-            reply = {
-                "by": me["username"],
-                "thread": r_thread["id"],
-                "quote": q_post["id"],
-                "text": text,
-            }
+            reply = posted(me, reply)
             edit = {"by": me["username"], "post": e_target["id"], "body": new_body}
         for t in threads:
             t["locked"] = int(t["locked"])
