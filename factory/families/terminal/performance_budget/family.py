@@ -28,53 +28,18 @@ def _stage(kind: str, name: str, slow: bool) -> str:
     return read(__file__, f"stages/{kind}/{name}.{'slow' if slow else 'fast'}.{ext}")
 
 
+_THEME_KEYS = ("events", "id", "who", "people", "group", "qty", "price")
 PERF_THEMES = [
-    {
-        "events": "orders",
-        "id": "order_id",
-        "who": "customer",
-        "people": "customers",
-        "group": "region",
-        "qty": "units",
-        "price": "unit_cents",
-    },
-    {
-        "events": "tickets",
-        "id": "ticket_id",
-        "who": "agent",
-        "people": "agents",
-        "group": "team",
-        "qty": "hours",
-        "price": "rate_cents",
-    },
-    {
-        "events": "shipments",
-        "id": "shipment_id",
-        "who": "carrier",
-        "people": "carriers",
-        "group": "hub",
-        "qty": "boxes",
-        "price": "box_cents",
-    },
-    {
-        "events": "bookings",
-        "id": "booking_id",
-        "who": "guest",
-        "people": "guests",
-        "group": "country",
-        "qty": "nights",
-        "price": "night_cents",
-    },
-    {
-        "events": "jobs",
-        "id": "job_id",
-        "who": "runner",
-        "people": "runners",
-        "group": "pool",
-        "qty": "minutes",
-        "price": "minute_cents",
-    },
+    dict(zip(_THEME_KEYS, row, strict=True))
+    for row in [
+        ("orders", "order_id", "customer", "customers", "region", "units", "unit_cents"),
+        ("tickets", "ticket_id", "agent", "agents", "team", "hours", "rate_cents"),
+        ("shipments", "shipment_id", "carrier", "carriers", "hub", "boxes", "box_cents"),
+        ("bookings", "booking_id", "guest", "guests", "country", "nights", "night_cents"),
+        ("jobs", "job_id", "runner", "runners", "pool", "minutes", "minute_cents"),
+    ]
 ]
+"""What the python kind's records are: events of people in groups, a quantity and a price."""
 
 
 def perf_py_script(theme: dict, slow: set[str], drift: bool = False, hard: bool = False) -> str:
@@ -162,6 +127,26 @@ def perf_py_script(theme: dict, slow: set[str], drift: bool = False, hard: bool 
     return "\n".join(parts) + "\n"
 
 
+_BASH_DECLARE = "declare -A req bytes errs where seen dc_of\n"
+_BASH_DC_LOOP = (
+    'while read -r h d; do\n    [ -n "${dc_of[$h]+set}" ] || dc_of[$h]=$d\ndone < "$hosts"\n'
+)
+"""The bash tool's set-up: its tables, and the datacenter table read once (the fast lookup)."""
+
+
+def _bash_head(comment: str, slow: set[str], drift: bool = False) -> str:
+    """The bash tool up to its per-line loop: ``comment``, the tables and the set-up the fast
+    lookup and paths stages need (``drift``: the last datacenter line of a host wins)."""
+    head = "#!/bin/bash\n" + comment + "log=$1\nhosts=$2\n" + _BASH_DECLARE
+    if "lookup" not in slow:
+        head += (
+            _BASH_DC_LOOP.replace('[ -n "${dc_of[$h]+set}" ] || ', "") if drift else _BASH_DC_LOOP
+        )
+    if "paths" not in slow:
+        head += "shopt -s extglob\n"
+    return head
+
+
 def _bash_loop_end_and_report(top: int) -> str:
     """The end of the bash tool's per-line loop (a 5xx counted, the host's datacenter and the
     folded path kept) and its report: per host, then the ``top`` busiest endpoints. The same at
@@ -184,21 +169,12 @@ def perf_bash_script(name: str, top: int, slow: set[str]) -> str:
     def stage(key: str) -> str:
         return _stage("bash", key, key in slow)
 
-    head = (
-        "#!/bin/bash\n"
+    head = _bash_head(
         f"# {name}: requests, bytes and server errors (status >= 500) per host, with the\n"
         f"# host's datacenter, then the {top} busiest endpoints (digits in paths folded to N).\n"
-        f"# Usage: {name} ACCESS_LOG HOSTS_FILE\n"
-        "log=$1\nhosts=$2\n"
-        "declare -A req bytes errs where seen dc_of\n"
+        f"# Usage: {name} ACCESS_LOG HOSTS_FILE\n",
+        slow,
     )
-    if "lookup" not in slow:
-        head += (
-            'while read -r h d; do\n    [ -n "${dc_of[$h]+set}" ] || dc_of[$h]=$d\n'
-            'done < "$hosts"\n'
-        )
-    if "paths" not in slow:
-        head += "shopt -s extglob\n"
     body = stage("fields") + stage("lookup") + '    [ -n "$dc" ] || dc=unknown\n' + stage("paths")
     body += (
         "    req[$host]=$(( ${req[$host]:-0} + 1 ))\n"
@@ -233,47 +209,32 @@ def perf_bash_fast(name: str, top: int, drift: bool = False) -> str:
     )
 
 
-def perf_sql_script(top: int, slow: set[str], drift: bool = False, hard: bool = False) -> str:
-    """The sqlite kind's report program; ``hard`` adds the refunded, repeat and idle columns
-    (and their stages)."""
-    if hard:
-        return _perf_sql_hard(top, slow, drift)
+_SQL_MAIN = (
+    'Usage: report.py DATABASE\n"""\n\nimport sqlite3\nimport sys\n\n\n'
+    "def money(cents):\n"
+    '    sign = "-" if cents < 0 else ""\n'
+    "    cents = abs(cents)\n"
+    '    return f"{sign}{cents // 100}.{cents % 100:02d}"\n\n\n'
+    "def main():\n"
+    "    db = sqlite3.connect(sys.argv[1])\n"
+    '    orders = db.execute("SELECT oid, cid, cents FROM orders ORDER BY rowid").fetchall()\n'
+)
+"""The sqlite report program from the end of its docstring to its first query."""
 
-    def stage(key: str) -> str:
-        code = _stage("sqlite", key, key in slow)
-        if drift and key == "lookup":
-            code = code.replace(
-                "known.setdefault(cid, (name, region))", "known[cid] = (name, region)"
-            )
-        return code
 
+def _sql_stages(keys: tuple[str, ...], slow: set[str], drift: bool) -> str:
+    """The sqlite program's stages ``keys``, a blank line after each (``drift``: the last
+    customer row of an id wins)."""
+    code = "\n".join(_stage("sqlite", key, key in slow) for key in keys) + "\n"
+    if drift and "lookup" in keys:
+        code = code.replace("known.setdefault(cid, (name, region))", "known[cid] = (name, region)")
+    return code
+
+
+def _sql_tail(top: int, slow: set[str]) -> str:
+    """The end of the sqlite program: spend per customer and the ``top`` biggest customers."""
     return (
-        "#!/usr/bin/env python3\n"
-        '"""Regional sales report from the shop database: orders, distinct customers and net\n'
-        f"revenue (order amount minus refunds) per region, then the {top} biggest customers.\n\n"
-        'Usage: report.py DATABASE\n"""\n\nimport sqlite3\nimport sys\n\n\n'
-        "def money(cents):\n"
-        '    sign = "-" if cents < 0 else ""\n'
-        "    cents = abs(cents)\n"
-        '    return f"{sign}{cents // 100}.{cents % 100:02d}"\n\n\n'
-        "def main():\n"
-        "    db = sqlite3.connect(sys.argv[1])\n"
-        '    orders = db.execute("SELECT oid, cid, cents FROM orders ORDER BY rowid").fetchall()\n'
-        + stage("lookup")
-        + "\n"
-        + stage("refunds")
-        + "\n"
-        "    regions = {}\n"
-        "    for oid, cid, cents in orders:\n"
-        "        _name, region = customer(cid)\n"
-        "        stats = regions.setdefault(region, [0, set(), 0])\n"
-        "        stats[0] += 1\n"
-        "        stats[1].add(cid)\n"
-        "        stats[2] += cents - refunded(oid)\n"
-        '    print("region\\torders\\tcustomers\\tnet")\n'
-        "    for region, (count, cids, net) in sorted(regions.items(), key=lambda kv: (-kv[1][2], kv[0])):\n"
-        '        print(f"{region}\\t{count}\\t{len(cids)}\\t{money(net)}")\n'
-        + stage("totals")
+        _stage("sqlite", "totals", "totals" in slow)
         + "    spend.sort(key=lambda item: (-item[0], item[1]))\n"
         '    print("top customers")\n'
         f"    for total, cid in spend[:{top}]:\n"
@@ -282,32 +243,41 @@ def perf_sql_script(top: int, slow: set[str], drift: bool = False, hard: bool = 
     )
 
 
-def _perf_sql_hard(top: int, slow: set[str], drift: bool) -> str:
-    def stage(key: str) -> str:
-        code = _stage("sqlite", key, key in slow)
-        if drift and key == "lookup":
-            code = code.replace(
-                "known.setdefault(cid, (name, region))", "known[cid] = (name, region)"
-            )
-        return code
+def perf_sql_script(top: int, slow: set[str], drift: bool = False, hard: bool = False) -> str:
+    """The sqlite kind's report program; ``hard`` adds the refunded, repeat and idle columns
+    (and their stages)."""
+    if hard:
+        return _perf_sql_hard(top, slow, drift)
 
+    return (
+        "#!/usr/bin/env python3\n"
+        '"""Regional sales report from the shop database: orders, distinct customers and net\n'
+        f"revenue (order amount minus refunds) per region, then the {top} biggest customers.\n\n"
+        + _SQL_MAIN
+        + _sql_stages(("lookup", "refunds"), slow, drift)
+        + "    regions = {}\n"
+        "    for oid, cid, cents in orders:\n"
+        "        _name, region = customer(cid)\n"
+        "        stats = regions.setdefault(region, [0, set(), 0])\n"
+        "        stats[0] += 1\n"
+        "        stats[1].add(cid)\n"
+        "        stats[2] += cents - refunded(oid)\n"
+        '    print("region\\torders\\tcustomers\\tnet")\n'
+        "    for region, (count, cids, net) in sorted(regions.items(), key=lambda kv: (-kv[1][2], kv[0])):\n"
+        '        print(f"{region}\\t{count}\\t{len(cids)}\\t{money(net)}")\n' + _sql_tail(top, slow)
+    )
+
+
+def _perf_sql_hard(top: int, slow: set[str], drift: bool) -> str:
     return (
         "#!/usr/bin/env python3\n"
         '"""Regional sales report from the shop database: orders, distinct customers, net\n'
         "revenue (order amount minus refunds), refunded orders, repeat customers (two orders or\n"
         "more) and idle customers (no order) per region, then the "
         f"{top} biggest customers.\n\n"
-        'Usage: report.py DATABASE\n"""\n\nimport sqlite3\nimport sys\n\n\n'
-        "def money(cents):\n"
-        '    sign = "-" if cents < 0 else ""\n'
-        "    cents = abs(cents)\n"
-        '    return f"{sign}{cents // 100}.{cents % 100:02d}"\n\n\n'
-        "def main():\n"
-        "    db = sqlite3.connect(sys.argv[1])\n"
-        '    orders = db.execute("SELECT oid, cid, cents FROM orders ORDER BY rowid").fetchall()\n'
-        + "\n".join(stage(key) for key in ("lookup", "refunds", "refcount", "repeat", "idle"))
-        + "\n"
-        "    regions = {}\n"
+        + _SQL_MAIN
+        + _sql_stages(("lookup", "refunds", "refcount", "repeat", "idle"), slow, drift)
+        + "    regions = {}\n"
         "    for oid, cid, cents in orders:\n"
         "        _name, region = customer(cid)\n"
         "        stats = regions.setdefault(region, [0, set(), 0, 0])\n"
@@ -326,13 +296,7 @@ def _perf_sql_hard(top: int, slow: set[str], drift: bool) -> str:
         "    for region, (count, cids, net, back) in ranked:\n"
         "        repeat = sum(1 for cid in cids if order_count(cid) > 1)\n"
         "        line = [region, count, len(cids), money(net), back, repeat, idle.get(region, 0)]\n"
-        '        print("\\t".join(str(x) for x in line))\n'
-        + stage("totals")
-        + "    spend.sort(key=lambda item: (-item[0], item[1]))\n"
-        '    print("top customers")\n'
-        f"    for total, cid in spend[:{top}]:\n"
-        '        print(f"{cid}\\t{customer(cid)[0]}\\t{money(total)}")\n\n\n'
-        'if __name__ == "__main__":\n    main()\n'
+        '        print("\\t".join(str(x) for x in line))\n' + _sql_tail(top, slow)
     )
 
 
@@ -342,19 +306,13 @@ def perf_bash_hard(name: str, top: int, slow: set[str], drift: bool = False) -> 
     def stage(key: str) -> str:
         return _stage("bash", key, key in slow)
 
-    head = (
-        "#!/bin/bash\n"
+    head = _bash_head(
         f"# {name}: requests, bytes and server errors (5xx) per host (names folded to lower\n"
         f"# case), with the host's datacenter, then the {top} busiest endpoints (digits in\n"
-        f"# paths folded to N).\n# Usage: {name} ACCESS_LOG HOSTS_FILE\n"
-        "log=$1\nhosts=$2\n"
-        "declare -A req bytes errs where seen dc_of\n"
+        f"# paths folded to N).\n# Usage: {name} ACCESS_LOG HOSTS_FILE\n",
+        slow,
+        drift,
     )
-    if "lookup" not in slow:
-        first = "dc_of[$h]=$d" if drift else '[ -n "${dc_of[$h]+set}" ] || dc_of[$h]=$d'
-        head += f'while read -r h d; do\n    {first}\ndone < "$hosts"\n'
-    if "paths" not in slow:
-        head += "shopt -s extglob\n"
     body = stage("fields") + stage("lower") + stage("lookup")
     body += '    [ -n "$dc" ] || dc=unknown\n' + stage("paths")
     body += "    req[$host]=$(( ${req[$host]:-0} + 1 ))\n" + stage("bytes") + stage("errors")
@@ -427,8 +385,7 @@ def _stage_pairs(kind: str, stage: str, current: str, fixed: str) -> list[tuple[
     bash, the set-up line(s) the fast code needs before the main loop."""
     pairs = [(_stage(kind, stage, True), _stage(kind, stage, False))]
     if kind == "bash" and stage in ("lookup", "paths"):
-        declare = "declare -A req bytes errs where seen dc_of\n"
-        loop = 'while read -r h d; do\n    [ -n "${dc_of[$h]+set}" ] || dc_of[$h]=$d\ndone < "$hosts"\n'
+        declare, loop = _BASH_DECLARE, _BASH_DC_LOOP
         if stage == "lookup":
             pairs.append((declare, declare + loop))
         else:
@@ -523,10 +480,6 @@ class PerformanceBudget(Family):
             def program(slow_stages: set[str], drift: bool = False) -> str:
                 return perf_py_script(theme, slow_stages, drift=drift, hard=hard)
 
-            original = program(set(slow))
-            reference = program(set())
-            partial = program({slow[0]})
-            drift = program(set(), drift=True)
             gen = inspect.getsource(datagen.perf_py_data)
             gen_call = f"perf_py_data(r, {theme!r}, **sizes, messy=True)"
             files_of = [f"{theme['events']}.csv", f"{theme['people']}.csv"]
@@ -545,18 +498,12 @@ class PerformanceBudget(Family):
             data = f"{base}/logs"
 
             def program(slow_stages: set[str], drift: bool = False) -> str:
-                return perf_bash_hard(tool, top, slow_stages, drift=drift)
+                if hard:
+                    return perf_bash_hard(tool, top, slow_stages, drift=drift)
+                if slow_stages:
+                    return perf_bash_script(tool, top, slow_stages)
+                return perf_bash_fast(tool, top, drift=drift)  # easy/medium: one awk pass
 
-            if hard:
-                original = program(set(slow))
-                reference = program(set())
-                partial = program({slow[0]})
-                drift = program(set(), drift=True)
-            else:
-                original = perf_bash_script(tool, top, set(slow))
-                reference = perf_bash_fast(tool, top)
-                partial = perf_bash_script(tool, top, {slow[0]})
-                drift = perf_bash_fast(tool, top, drift=True)
             gen = inspect.getsource(datagen.perf_bash_data)
             gen_call = "perf_bash_data(r, **sizes)"
             files_of = ["access.log", "hosts.txt"]
@@ -579,16 +526,14 @@ class PerformanceBudget(Family):
             def program(slow_stages: set[str], drift: bool = False) -> str:
                 return perf_sql_script(top, slow_stages, drift=drift, hard=hard)
 
-            original = program(set(slow))
-            reference = program(set())
-            partial = program({slow[0]})
-            drift = program(set(), drift=True)
             gen = inspect.getsource(datagen.perf_sql_data)
             gen_call = "perf_sql_data(r, **sizes)"
             files_of = ["shop.db"]
             usage = f"python3 {script} {data}/shop.db"
             what = f"a regional sales report from the SQLite database `{data}/shop.db`"
             interp = "python3"
+        original, reference = program(set(slow)), program(set())
+        partial, drift = program({slow[0]}), program(set(), drift=True)
         extra: dict[str, Any] = {}
         if hard:
             extra = _hard_parts(kind, slow, program, original, reference, script)
