@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from factory.families.base import Draft, Family, register
-from factory.families.terminal.knobs import level_of, spread
+from factory.families.terminal.knobs import level_and_kind
 from factory.families.terminal.shipped import read
 from factory.families.terminal.words import TEAMS
 from factory.vocabulary import Difficulty, Trap
@@ -453,8 +453,7 @@ class PerformanceBudget(Family):
     def draft(self, rng: random.Random, difficulty: Difficulty, params: Mapping[str, Any]) -> Draft:
         import inspect
 
-        level = level_of(difficulty)
-        kind = params.get("kind") or spread(rng, sorted(PERF_KINDS), level)
+        level, kind = level_and_kind(rng, difficulty, params, PERF_KINDS)
         spec = PERF_KINDS[kind]
         hard = level == 2
         if hard:
