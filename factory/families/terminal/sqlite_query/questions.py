@@ -258,6 +258,14 @@ def plant_tie(rng: random.Random, shop: Shop, lo: datetime, hi: datetime, k: int
     return pair
 
 
+def revenue_rule(t) -> str:
+    """What the revenue of an event is (a rule's first sentence, without its end)."""
+    return (
+        f"The revenue of {with_article(t.event_one)} is the sum over its {t.line} of "
+        f"`{t.qty} * {t.price}`"
+    )
+
+
 def q_parent_revenue(rng: random.Random, shop: Shop, year: int) -> Question:
     t = shop.theme
     lo, hi = pick_range(rng, year)
@@ -287,8 +295,7 @@ ORDER BY cents DESC, id ASC"""
         summary=f"the revenue of every {t.parent_one} in a period.",
         rules=[
             win.rule(),
-            f"The revenue of {with_article(t.event_one)} is the sum over its {t.line} of "
-            f"`{t.qty} * {t.price}`.",
+            revenue_rule(t) + ".",
             f"Include one row per {t.parent_one} with at least one such {t.event_one}, and no "
             "other rows.",
         ],
@@ -402,9 +409,8 @@ ORDER BY cents DESC, grp ASC"""
         summary=f"the revenue per `{t.pgroup}` of the {t.parent} in a period.",
         rules=[
             win.rule(),
-            f"The revenue of {with_article(t.event_one)} is the sum over its {t.line} of "
-            f"`{t.qty} * {t.price}`; {with_article(t.event_one)} counts for the `{t.pgroup}` of its "
-            f"{t.parent_one}.",
+            revenue_rule(t) + f"; {with_article(t.event_one)} counts for the `{t.pgroup}` of "
+            f"its {t.parent_one}.",
             f"Include one row per `{t.pgroup}` with at least one such {t.event_one}.",
         ],
         header=[t.pgroup, t.parent, t.event, "revenue"],
