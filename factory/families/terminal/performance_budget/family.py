@@ -320,10 +320,33 @@ def perf_bash_hard(name: str, top: int, slow: set[str], drift: bool = False) -> 
 
 
 PERF_KINDS = {
-    "python": {"stages": ["dedup", "join", "top"], "budget": 6.0},
-    "bash": {"stages": ["fields", "lookup", "paths"], "budget": 4.0},
-    "sqlite": {"stages": ["lookup", "refunds", "totals"], "budget": 4.0},
+    "python": {
+        "stages": ["dedup", "join", "top"],
+        "budget": 6.0,
+        "data": "data",
+        "small": {"n_events": 60, "n_people": 14, "n_groups": 4},
+        "datagen": datagen.perf_py_data,
+        "interp": "python3",
+    },
+    "bash": {
+        "stages": ["fields", "lookup", "paths"],
+        "budget": 4.0,
+        "data": "logs",
+        "small": {"n_lines": 90, "n_hosts": 12},
+        "datagen": datagen.perf_bash_data,
+        "interp": "bash",
+    },
+    "sqlite": {
+        "stages": ["lookup", "refunds", "totals"],
+        "budget": 4.0,
+        "data": "db",
+        "small": {"n_orders": 70, "n_customers": 40, "n_refunds": 30},
+        "datagen": datagen.perf_sql_data,
+        "interp": "python3",
+    },
 }
+"""Per kind: the easy/medium stages and budget (seconds), the data folder (under the base), the
+sizes of the tests' small inputs, the data generator (shipped to the tests) and the interpreter."""
 HARD_STAGES = {
     "python": ["dedup", "join", "top", "idle", "repeat"],
     "bash": ["fields", "lower", "lookup", "paths", "bytes", "errors"],
@@ -465,6 +488,7 @@ class PerformanceBudget(Family):
         budget = HARD_BUDGET[kind] if hard else spec["budget"]
         small_seeds = [rng.randrange(1 << 30) for _ in range(5)]
         env_seed, hidden_seed = rng.randrange(1 << 30), rng.randrange(1 << 30)
+        data, small = f"{base}/{spec['data']}", dict(spec["small"])
         if kind == "python":
             theme = rng.choice(PERF_THEMES)
             big = {
@@ -472,14 +496,11 @@ class PerformanceBudget(Family):
                 "n_people": rng.randint(23000, 25000),
                 "n_groups": rng.randint(6, 24),
             }
-            small = {"n_events": 60, "n_people": 14, "n_groups": 4}
             script = f"{base}/{rng.choice(['report', 'summary', 'rollup', 'digest'])}.py"
-            data = f"{base}/data"
 
             def program(slow_stages: set[str], drift: bool = False) -> str:
                 return perf_py_script(theme, slow_stages, drift=drift, hard=hard)
 
-            gen = inspect.getsource(datagen.perf_py_data)
             gen_call = f"perf_py_data(r, {theme!r}, **sizes, messy=True)"
             files_of = [f"{theme['events']}.csv", f"{theme['people']}.csv"]
             usage = f"python3 {script} {data}"
@@ -487,14 +508,11 @@ class PerformanceBudget(Family):
                 f"a per-{theme['group']} report of `{data}/{files_of[0]}` joined with "
                 f"`{data}/{files_of[1]}`"
             )
-            interp = "python3"
         elif kind == "bash":
             tool = rng.choice(["summarize", "access-report", "logstat", "hostreport"])
             top = rng.randint(3, 8)
             big = {"n_lines": rng.randint(11500, 12500), "n_hosts": rng.randint(30, 60)}
-            small = {"n_lines": 90, "n_hosts": 12}
             script = f"{base}/bin/{tool}.sh"
-            data = f"{base}/logs"
 
             def program(slow_stages: set[str], drift: bool = False) -> str:
                 if hard:
@@ -503,14 +521,12 @@ class PerformanceBudget(Family):
                     return perf_bash_script(tool, top, slow_stages)
                 return perf_bash_fast(tool, top, drift=drift)  # easy/medium: one awk pass
 
-            gen = inspect.getsource(datagen.perf_bash_data)
             gen_call = "perf_bash_data(r, **sizes)"
             files_of = ["access.log", "hosts.txt"]
             usage = f"bash {script} {data}/access.log {data}/hosts.txt"
             what = (
                 f"a per-host summary of `{data}/access.log` (datacenters from `{data}/hosts.txt`)"
             )
-            interp = "bash"
         else:
             top = rng.randint(3, 8)
             big = {
@@ -518,21 +534,18 @@ class PerformanceBudget(Family):
                 "n_customers": rng.randint(48000, 52000),
                 "n_refunds": rng.randint(40000, 44000),
             }
-            small = {"n_orders": 70, "n_customers": 40, "n_refunds": 30}
             script = f"{base}/{rng.choice(['sales_report', 'regions', 'revenue'])}.py"
-            data = f"{base}/db"
 
             def program(slow_stages: set[str], drift: bool = False) -> str:
                 return perf_sql_script(top, slow_stages, drift=drift, hard=hard)
 
-            gen = inspect.getsource(datagen.perf_sql_data)
             gen_call = "perf_sql_data(r, **sizes)"
             files_of = ["shop.db"]
             usage = f"python3 {script} {data}/shop.db"
             what = f"a regional sales report from the SQLite database `{data}/shop.db`"
-            interp = "python3"
         original, reference = program(set(slow)), program(set())
         partial, drift = program({slow[0]}), program(set(), drift=True)
+        gen = inspect.getsource(spec["datagen"])
         extra: dict[str, Any] = {}
         if hard:
             extra = _hard_parts(kind, slow, program, original, reference, script)
@@ -547,7 +560,7 @@ class PerformanceBudget(Family):
                 "budget": budget,
                 "usage": usage,
                 "what": what,
-                "interp": interp,
+                "interp": spec["interp"],
                 "original": original,
                 "reference": reference,
                 "partial": partial,
