@@ -165,23 +165,38 @@ def _bash_loop_end_and_report(top: int) -> str:
     )
 
 
-def perf_bash_script(name: str, top: int, slow: set[str]) -> str:
+def perf_bash_script(
+    name: str, top: int, slow: set[str], drift: bool = False, hard: bool = False
+) -> str:
+    """The bash kind's tool, a process per log line in each slow stage; ``hard`` has six stages
+    (host names folded to lower case, the byte total and the 5xx test as stages of their own)."""
+
     def stage(key: str) -> str:
         return _stage("bash", key, key in slow)
 
-    head = _bash_head(
-        f"# {name}: requests, bytes and server errors (status >= 500) per host, with the\n"
-        f"# host's datacenter, then the {top} busiest endpoints (digits in paths folded to N).\n"
-        f"# Usage: {name} ACCESS_LOG HOSTS_FILE\n",
-        slow,
-    )
-    body = stage("fields") + stage("lookup") + '    [ -n "$dc" ] || dc=unknown\n' + stage("paths")
-    body += (
-        "    req[$host]=$(( ${req[$host]:-0} + 1 ))\n"
-        "    bytes[$host]=$(( ${bytes[$host]:-0} + size ))\n"
-        '    if [ "$status" -ge 500 ]; then\n'
-    )
-    return head + body + _bash_loop_end_and_report(top)
+    if hard:
+        comment = (
+            f"# {name}: requests, bytes and server errors (5xx) per host (names folded to lower\n"
+            f"# case), with the host's datacenter, then the {top} busiest endpoints (digits in\n"
+            f"# paths folded to N).\n# Usage: {name} ACCESS_LOG HOSTS_FILE\n"
+        )
+    else:
+        comment = (
+            f"# {name}: requests, bytes and server errors (status >= 500) per host, with the\n"
+            f"# host's datacenter, then the {top} busiest endpoints (digits in paths folded to N).\n"
+            f"# Usage: {name} ACCESS_LOG HOSTS_FILE\n"
+        )
+    body = stage("fields") + (stage("lower") if hard else "") + stage("lookup")
+    body += '    [ -n "$dc" ] || dc=unknown\n' + stage("paths")
+    body += "    req[$host]=$(( ${req[$host]:-0} + 1 ))\n"
+    if hard:
+        body += stage("bytes") + stage("errors")
+    else:
+        body += (
+            "    bytes[$host]=$(( ${bytes[$host]:-0} + size ))\n"
+            '    if [ "$status" -ge 500 ]; then\n'
+        )
+    return _bash_head(comment, slow, drift) + body + _bash_loop_end_and_report(top)
 
 
 def perf_bash_fast(name: str, top: int, drift: bool = False) -> str:
@@ -300,31 +315,13 @@ def _perf_sql_hard(top: int, slow: set[str], drift: bool) -> str:
     )
 
 
-def perf_bash_hard(name: str, top: int, slow: set[str], drift: bool = False) -> str:
-    """The bash kind's tool at hard: six stages, each a process per log line when slow."""
-
-    def stage(key: str) -> str:
-        return _stage("bash", key, key in slow)
-
-    head = _bash_head(
-        f"# {name}: requests, bytes and server errors (5xx) per host (names folded to lower\n"
-        f"# case), with the host's datacenter, then the {top} busiest endpoints (digits in\n"
-        f"# paths folded to N).\n# Usage: {name} ACCESS_LOG HOSTS_FILE\n",
-        slow,
-        drift,
-    )
-    body = stage("fields") + stage("lower") + stage("lookup")
-    body += '    [ -n "$dc" ] || dc=unknown\n' + stage("paths")
-    body += "    req[$host]=$(( ${req[$host]:-0} + 1 ))\n" + stage("bytes") + stage("errors")
-    return head + body + _bash_loop_end_and_report(top)
-
-
 PERF_KINDS = {
     "python": {
         "stages": ["dedup", "join", "top"],
         "budget": 6.0,
         "data": "data",
         "small": {"n_events": 60, "n_people": 14, "n_groups": 4},
+        "big": {"n_events": (36000, 40000), "n_people": (23000, 25000), "n_groups": (6, 24)},
         "datagen": datagen.perf_py_data,
         "interp": "python3",
     },
@@ -333,6 +330,7 @@ PERF_KINDS = {
         "budget": 4.0,
         "data": "logs",
         "small": {"n_lines": 90, "n_hosts": 12},
+        "big": {"n_lines": (11500, 12500), "n_hosts": (30, 60)},
         "datagen": datagen.perf_bash_data,
         "interp": "bash",
     },
@@ -341,12 +339,25 @@ PERF_KINDS = {
         "budget": 4.0,
         "data": "db",
         "small": {"n_orders": 70, "n_customers": 40, "n_refunds": 30},
+        "big": {
+            "n_orders": (28000, 32000),
+            "n_customers": (48000, 52000),
+            "n_refunds": (40000, 44000),
+        },
         "datagen": datagen.perf_sql_data,
         "interp": "python3",
     },
 }
 """Per kind: the easy/medium stages and budget (seconds), the data folder (under the base), the
-sizes of the tests' small inputs, the data generator (shipped to the tests) and the interpreter."""
+sizes of the tests' small inputs and the ranges of the big one's, the data generator (shipped to
+the tests) and the interpreter."""
+
+
+def _sizes(rng: random.Random, spans: dict[str, tuple[int, int]]) -> dict[str, int]:
+    """The big input's sizes, each drawn in its range (in the table's order)."""
+    return {key: rng.randint(*span) for key, span in spans.items()}
+
+
 HARD_STAGES = {
     "python": ["dedup", "join", "top", "idle", "repeat"],
     "bash": ["fields", "lower", "lookup", "paths", "bytes", "errors"],
@@ -491,11 +502,7 @@ class PerformanceBudget(Family):
         data, small = f"{base}/{spec['data']}", dict(spec["small"])
         if kind == "python":
             theme = rng.choice(PERF_THEMES)
-            big = {
-                "n_events": rng.randint(36000, 40000),
-                "n_people": rng.randint(23000, 25000),
-                "n_groups": rng.randint(6, 24),
-            }
+            big = _sizes(rng, spec["big"])
             script = f"{base}/{rng.choice(['report', 'summary', 'rollup', 'digest'])}.py"
 
             def program(slow_stages: set[str], drift: bool = False) -> str:
@@ -511,14 +518,12 @@ class PerformanceBudget(Family):
         elif kind == "bash":
             tool = rng.choice(["summarize", "access-report", "logstat", "hostreport"])
             top = rng.randint(3, 8)
-            big = {"n_lines": rng.randint(11500, 12500), "n_hosts": rng.randint(30, 60)}
+            big = _sizes(rng, spec["big"])
             script = f"{base}/bin/{tool}.sh"
 
             def program(slow_stages: set[str], drift: bool = False) -> str:
-                if hard:
-                    return perf_bash_hard(tool, top, slow_stages, drift=drift)
-                if slow_stages:
-                    return perf_bash_script(tool, top, slow_stages)
+                if hard or slow_stages:
+                    return perf_bash_script(tool, top, slow_stages, drift=drift, hard=hard)
                 return perf_bash_fast(tool, top, drift=drift)  # easy/medium: one awk pass
 
             gen_call = "perf_bash_data(r, **sizes)"
@@ -529,11 +534,7 @@ class PerformanceBudget(Family):
             )
         else:
             top = rng.randint(3, 8)
-            big = {
-                "n_orders": rng.randint(28000, 32000),
-                "n_customers": rng.randint(48000, 52000),
-                "n_refunds": rng.randint(40000, 44000),
-            }
+            big = _sizes(rng, spec["big"])
             script = f"{base}/{rng.choice(['sales_report', 'regions', 'revenue'])}.py"
 
             def program(slow_stages: set[str], drift: bool = False) -> str:
