@@ -258,6 +258,18 @@ def plant_tie(rng: random.Random, shop: Shop, lo: datetime, hi: datetime, k: int
     return pair
 
 
+def parent_totals(
+    shop: Shop, lo: datetime, hi: datetime, amounts: dict[int, int]
+) -> dict[int, tuple[int, int]]:
+    """Per parent with qualifying events in ``lo``..``hi``: how many, and the sum of their
+    ``amounts``."""
+    per: dict[int, tuple[int, int]] = {}
+    for eid, parent, _ in shop.good_events(lo, hi):
+        n, c = per.get(parent, (0, 0))
+        per[parent] = (n + 1, c + amounts[eid])
+    return per
+
+
 def revenue_rule(t) -> str:
     """What the revenue of an event is (a rule's first sentence, without its end)."""
     return (
@@ -274,10 +286,7 @@ def q_parent_revenue(rng: random.Random, shop: Shop, year: int) -> Question:
     shop.add_event(rng, shop.reserved[2], lo + timedelta(hours=30), t.statuses[2])
     amounts = shop.net(False)
     names = {p: name for p, name, _ in shop.parents}
-    per: dict[int, tuple[int, int]] = {}
-    for eid, parent, _ in shop.good_events(lo, hi):
-        n, c = per.get(parent, (0, 0))
-        per[parent] = (n + 1, c + amounts[eid])
+    per = parent_totals(shop, lo, hi, amounts)
     ranked = sorted(per.items(), key=lambda kv: (-kv[1][1], kv[0]))
     sql = f"""SELECT id, {t.pname}, n, {MONEY_SQL.format("cents")}
 FROM (

@@ -12,6 +12,7 @@ from factory.families.terminal.sql_rows import sql_time
 from .questions import (
     Question,
     Window,
+    parent_totals,
     pick_range,
     plant_tie,
 )
@@ -63,10 +64,7 @@ def q_net_having(rng: random.Random, shop: Shop, year: int) -> Question:
     shop.add_event(rng, r2, hi - timedelta(hours=3), t.statuses[3])
     amounts = shop.net(True)
     names = {p: (name, g) for p, name, g in shop.parents}
-    per: dict[int, tuple[int, int]] = {}
-    for eid, parent, _ in shop.good_events(lo, hi):
-        n, c = per.get(parent, (0, 0))
-        per[parent] = (n + 1, c + amounts[eid])
+    per = parent_totals(shop, lo, hi, amounts)
     ranked = sorted(
         ((p, v) for p, v in per.items() if v[0] >= k), key=lambda kv: (-kv[1][1], kv[0])
     )
