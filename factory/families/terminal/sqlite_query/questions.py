@@ -177,8 +177,7 @@ ORDER BY n DESC, p.id {{direction}}"""
         ],
         header=[f"{t.parent_one}_id", t.pname, col],
         columns=[
-            f"`{t.parent_one}_id`: the {t.parent_one}'s `id`.",
-            f"`{t.pname}`: the {t.parent_one}'s `{t.pname}`, exactly as stored.",
+            *parent_columns(t),
             f"`{col}`: the number of such {t.event}.",
         ],
         order=f"Order the rows by `{col}`, highest first; ties by `{t.parent_one}_id` ascending.",
@@ -258,6 +257,14 @@ def plant_tie(rng: random.Random, shop: Shop, lo: datetime, hi: datetime, k: int
     return pair
 
 
+def parent_columns(t) -> list[str]:
+    """The docs of the id and name columns of a per-parent question."""
+    return [
+        f"`{t.parent_one}_id`: the {t.parent_one}'s `id`.",
+        f"`{t.pname}`: the {t.parent_one}'s `{t.pname}`, exactly as stored.",
+    ]
+
+
 def parent_totals(
     shop: Shop, lo: datetime, hi: datetime, amounts: dict[int, int]
 ) -> dict[int, tuple[int, int]]:
@@ -310,8 +317,7 @@ ORDER BY cents DESC, id ASC"""
         ],
         header=[f"{t.parent_one}_id", t.pname, t.event, "revenue"],
         columns=[
-            f"`{t.parent_one}_id`: the {t.parent_one}'s `id`.",
-            f"`{t.pname}`: the {t.parent_one}'s `{t.pname}`, exactly as stored.",
+            *parent_columns(t),
             f"`{t.event}`: how many qualifying {t.event} the {t.parent_one} has.",
             "`revenue`: the total revenue of those "
             f"{t.event} in currency units (cents / 100) with exactly two decimals and no "

@@ -12,6 +12,7 @@ from factory.families.terminal.sql_rows import sql_time
 from .questions import (
     Question,
     Window,
+    parent_columns,
     parent_totals,
     pick_range,
     plant_tie,
@@ -95,8 +96,7 @@ ORDER BY cents DESC, id ASC"""
         ],
         header=[f"{t.parent_one}_id", t.pname, t.pgroup, t.event, "net_revenue"],
         columns=[
-            f"`{t.parent_one}_id`: the {t.parent_one}'s `id`.",
-            f"`{t.pname}`: the {t.parent_one}'s `{t.pname}`, exactly as stored.",
+            *parent_columns(t),
             f"`{t.pgroup}`: the {t.parent_one}'s `{t.pgroup}`, or the word `unknown` where it is "
             "NULL.",
             f"`{t.event}`: how many qualifying {t.event} the {t.parent_one} has.",
