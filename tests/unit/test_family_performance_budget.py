@@ -120,7 +120,7 @@ def _program(kind: str, theme, slow: set[str], drift: bool = False) -> str:
     if kind == "python":
         return pb.perf_py_script(theme, slow, drift=drift, hard=True)
     if kind == "bash":
-        return pb.perf_bash_hard("tool", 4, slow, drift=drift)
+        return pb.perf_bash_script("tool", 4, slow, drift=drift, hard=True)
     return pb.perf_sql_script(4, slow, drift=drift, hard=True)
 
 

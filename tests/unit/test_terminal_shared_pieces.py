@@ -8,7 +8,7 @@ import random
 import pytest
 
 from factory.families import registry
-from factory.families.terminal.knobs import fresh
+from factory.families.terminal.knobs import fresh, level_and_kind, spread
 from factory.families.terminal.near_miss import near_misses
 from factory.families.terminal.shell_script.options import ANY, POSITIVE, parse_options
 from factory.vocabulary import Difficulty
@@ -59,6 +59,23 @@ def test_fresh_draws_until_the_value_is_new():
     assert fresh(lambda: next(values), taken) == 2
     assert fresh(lambda: next(values), taken) == 3
     assert taken == {1, 2, 3}
+
+
+def test_level_and_kind_draws_a_kind_per_level_unless_one_is_given():
+    kinds = {"b": 1, "a": 2, "c": 3}
+    for difficulty, level in zip(Difficulty, (0, 1, 2), strict=True):
+        for seed in range(10):
+            rng, twin = random.Random(seed), random.Random(seed)
+            assert level_and_kind(rng, difficulty, {}, kinds) == (
+                level,
+                spread(twin, ["a", "b", "c"], level),
+            )
+            assert rng.random() == twin.random()  # one draw, as spread makes
+            rng, twin = random.Random(seed), random.Random(seed)
+            assert level_and_kind(rng, difficulty, {"kind": "c"}, kinds) == (level, "c")
+            assert rng.random() == twin.random()  # a given kind draws nothing
+    drawn = {level_and_kind(random.Random(s), Difficulty.EASY, {}, kinds)[1] for s in range(30)}
+    assert drawn == {"a", "b", "c"}
 
 
 TAKES = {"-n": (0, POSITIVE), "-v": (1, None), "-f": (2, ANY)}

@@ -4,7 +4,7 @@ level, a value picked per level, a value drawn until it is new."""
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from factory.vocabulary import Difficulty
@@ -18,6 +18,15 @@ def level_of(difficulty: Difficulty) -> int:
 def spread(rng: random.Random, kinds: list[str], level: int) -> str:
     """A kind drawn from rng, shifted by the level so one seed spans several kinds."""
     return kinds[(rng.randrange(len(kinds)) + level) % len(kinds)]
+
+
+def level_and_kind(
+    rng: random.Random, difficulty: Difficulty, params: Mapping[str, Any], kinds: Mapping[str, Any]
+) -> tuple[int, str]:
+    """The level of ``difficulty`` and the task's kind: ``params["kind"]`` when given, else one
+    of ``kinds`` drawn with :func:`spread` (no draw then)."""
+    level = level_of(difficulty)
+    return level, params.get("kind") or spread(rng, sorted(kinds), level)
 
 
 def pick(rng: random.Random, level: Difficulty, easy: Any, medium: Any, hard: Any) -> Any:

@@ -12,7 +12,7 @@ from typing import Any
 
 from factory.families.base import Draft, Family, register
 from factory.families.terminal.import_job import IMPORT_FAULTS, ImportJob, Wiring
-from factory.families.terminal.knobs import level_of, spread
+from factory.families.terminal.knobs import level_and_kind
 from factory.families.terminal.near_miss import near_misses
 from factory.families.terminal.words import CTF_APPS
 from factory.vocabulary import Difficulty
@@ -135,8 +135,7 @@ class JsonTransform(Family):
     def draft(self, rng: random.Random, difficulty: Difficulty, params: Mapping[str, Any]) -> Draft:
         import inspect
 
-        level = level_of(difficulty)
-        kind = params.get("kind") or spread(rng, sorted(JT_KINDS), level)
+        level, kind = level_and_kind(rng, difficulty, params, JT_KINDS)
         func, make = JT_KINDS[kind]
         app = rng.choice(CTF_APPS + ["atlas", "nimbus", "quokka"])
         root = rng.choice([f"/srv/{app}", f"/data/{app}", f"/home/analyst/{app}", f"/opt/{app}"])

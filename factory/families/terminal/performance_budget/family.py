@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from factory.families.base import Draft, Family, register
-from factory.families.terminal.knobs import level_of, spread
+from factory.families.terminal.knobs import level_and_kind
 from factory.families.terminal.shipped import read
 from factory.families.terminal.words import TEAMS
 from factory.vocabulary import Difficulty, Trap
@@ -28,53 +28,18 @@ def _stage(kind: str, name: str, slow: bool) -> str:
     return read(__file__, f"stages/{kind}/{name}.{'slow' if slow else 'fast'}.{ext}")
 
 
+_THEME_KEYS = ("events", "id", "who", "people", "group", "qty", "price")
 PERF_THEMES = [
-    {
-        "events": "orders",
-        "id": "order_id",
-        "who": "customer",
-        "people": "customers",
-        "group": "region",
-        "qty": "units",
-        "price": "unit_cents",
-    },
-    {
-        "events": "tickets",
-        "id": "ticket_id",
-        "who": "agent",
-        "people": "agents",
-        "group": "team",
-        "qty": "hours",
-        "price": "rate_cents",
-    },
-    {
-        "events": "shipments",
-        "id": "shipment_id",
-        "who": "carrier",
-        "people": "carriers",
-        "group": "hub",
-        "qty": "boxes",
-        "price": "box_cents",
-    },
-    {
-        "events": "bookings",
-        "id": "booking_id",
-        "who": "guest",
-        "people": "guests",
-        "group": "country",
-        "qty": "nights",
-        "price": "night_cents",
-    },
-    {
-        "events": "jobs",
-        "id": "job_id",
-        "who": "runner",
-        "people": "runners",
-        "group": "pool",
-        "qty": "minutes",
-        "price": "minute_cents",
-    },
+    dict(zip(_THEME_KEYS, row, strict=True))
+    for row in [
+        ("orders", "order_id", "customer", "customers", "region", "units", "unit_cents"),
+        ("tickets", "ticket_id", "agent", "agents", "team", "hours", "rate_cents"),
+        ("shipments", "shipment_id", "carrier", "carriers", "hub", "boxes", "box_cents"),
+        ("bookings", "booking_id", "guest", "guests", "country", "nights", "night_cents"),
+        ("jobs", "job_id", "runner", "runners", "pool", "minutes", "minute_cents"),
+    ]
 ]
+"""What the python kind's records are: events of people in groups, a quantity and a price."""
 
 
 def perf_py_script(theme: dict, slow: set[str], drift: bool = False, hard: bool = False) -> str:
@@ -162,6 +127,26 @@ def perf_py_script(theme: dict, slow: set[str], drift: bool = False, hard: bool 
     return "\n".join(parts) + "\n"
 
 
+_BASH_DECLARE = "declare -A req bytes errs where seen dc_of\n"
+_BASH_DC_LOOP = (
+    'while read -r h d; do\n    [ -n "${dc_of[$h]+set}" ] || dc_of[$h]=$d\ndone < "$hosts"\n'
+)
+"""The bash tool's set-up: its tables, and the datacenter table read once (the fast lookup)."""
+
+
+def _bash_head(comment: str, slow: set[str], drift: bool = False) -> str:
+    """The bash tool up to its per-line loop: ``comment``, the tables and the set-up the fast
+    lookup and paths stages need (``drift``: the last datacenter line of a host wins)."""
+    head = "#!/bin/bash\n" + comment + "log=$1\nhosts=$2\n" + _BASH_DECLARE
+    if "lookup" not in slow:
+        head += (
+            _BASH_DC_LOOP.replace('[ -n "${dc_of[$h]+set}" ] || ', "") if drift else _BASH_DC_LOOP
+        )
+    if "paths" not in slow:
+        head += "shopt -s extglob\n"
+    return head
+
+
 def _bash_loop_end_and_report(top: int) -> str:
     """The end of the bash tool's per-line loop (a 5xx counted, the host's datacenter and the
     folded path kept) and its report: per host, then the ``top`` busiest endpoints. The same at
@@ -180,32 +165,38 @@ def _bash_loop_end_and_report(top: int) -> str:
     )
 
 
-def perf_bash_script(name: str, top: int, slow: set[str]) -> str:
+def perf_bash_script(
+    name: str, top: int, slow: set[str], drift: bool = False, hard: bool = False
+) -> str:
+    """The bash kind's tool, a process per log line in each slow stage; ``hard`` has six stages
+    (host names folded to lower case, the byte total and the 5xx test as stages of their own)."""
+
     def stage(key: str) -> str:
         return _stage("bash", key, key in slow)
 
-    head = (
-        "#!/bin/bash\n"
-        f"# {name}: requests, bytes and server errors (status >= 500) per host, with the\n"
-        f"# host's datacenter, then the {top} busiest endpoints (digits in paths folded to N).\n"
-        f"# Usage: {name} ACCESS_LOG HOSTS_FILE\n"
-        "log=$1\nhosts=$2\n"
-        "declare -A req bytes errs where seen dc_of\n"
-    )
-    if "lookup" not in slow:
-        head += (
-            'while read -r h d; do\n    [ -n "${dc_of[$h]+set}" ] || dc_of[$h]=$d\n'
-            'done < "$hosts"\n'
+    if hard:
+        comment = (
+            f"# {name}: requests, bytes and server errors (5xx) per host (names folded to lower\n"
+            f"# case), with the host's datacenter, then the {top} busiest endpoints (digits in\n"
+            f"# paths folded to N).\n# Usage: {name} ACCESS_LOG HOSTS_FILE\n"
         )
-    if "paths" not in slow:
-        head += "shopt -s extglob\n"
-    body = stage("fields") + stage("lookup") + '    [ -n "$dc" ] || dc=unknown\n' + stage("paths")
-    body += (
-        "    req[$host]=$(( ${req[$host]:-0} + 1 ))\n"
-        "    bytes[$host]=$(( ${bytes[$host]:-0} + size ))\n"
-        '    if [ "$status" -ge 500 ]; then\n'
-    )
-    return head + body + _bash_loop_end_and_report(top)
+    else:
+        comment = (
+            f"# {name}: requests, bytes and server errors (status >= 500) per host, with the\n"
+            f"# host's datacenter, then the {top} busiest endpoints (digits in paths folded to N).\n"
+            f"# Usage: {name} ACCESS_LOG HOSTS_FILE\n"
+        )
+    body = stage("fields") + (stage("lower") if hard else "") + stage("lookup")
+    body += '    [ -n "$dc" ] || dc=unknown\n' + stage("paths")
+    body += "    req[$host]=$(( ${req[$host]:-0} + 1 ))\n"
+    if hard:
+        body += stage("bytes") + stage("errors")
+    else:
+        body += (
+            "    bytes[$host]=$(( ${bytes[$host]:-0} + size ))\n"
+            '    if [ "$status" -ge 500 ]; then\n'
+        )
+    return _bash_head(comment, slow, drift) + body + _bash_loop_end_and_report(top)
 
 
 def perf_bash_fast(name: str, top: int, drift: bool = False) -> str:
@@ -233,47 +224,32 @@ def perf_bash_fast(name: str, top: int, drift: bool = False) -> str:
     )
 
 
-def perf_sql_script(top: int, slow: set[str], drift: bool = False, hard: bool = False) -> str:
-    """The sqlite kind's report program; ``hard`` adds the refunded, repeat and idle columns
-    (and their stages)."""
-    if hard:
-        return _perf_sql_hard(top, slow, drift)
+_SQL_MAIN = (
+    'Usage: report.py DATABASE\n"""\n\nimport sqlite3\nimport sys\n\n\n'
+    "def money(cents):\n"
+    '    sign = "-" if cents < 0 else ""\n'
+    "    cents = abs(cents)\n"
+    '    return f"{sign}{cents // 100}.{cents % 100:02d}"\n\n\n'
+    "def main():\n"
+    "    db = sqlite3.connect(sys.argv[1])\n"
+    '    orders = db.execute("SELECT oid, cid, cents FROM orders ORDER BY rowid").fetchall()\n'
+)
+"""The sqlite report program from the end of its docstring to its first query."""
 
-    def stage(key: str) -> str:
-        code = _stage("sqlite", key, key in slow)
-        if drift and key == "lookup":
-            code = code.replace(
-                "known.setdefault(cid, (name, region))", "known[cid] = (name, region)"
-            )
-        return code
 
+def _sql_stages(keys: tuple[str, ...], slow: set[str], drift: bool) -> str:
+    """The sqlite program's stages ``keys``, a blank line after each (``drift``: the last
+    customer row of an id wins)."""
+    code = "\n".join(_stage("sqlite", key, key in slow) for key in keys) + "\n"
+    if drift and "lookup" in keys:
+        code = code.replace("known.setdefault(cid, (name, region))", "known[cid] = (name, region)")
+    return code
+
+
+def _sql_tail(top: int, slow: set[str]) -> str:
+    """The end of the sqlite program: spend per customer and the ``top`` biggest customers."""
     return (
-        "#!/usr/bin/env python3\n"
-        '"""Regional sales report from the shop database: orders, distinct customers and net\n'
-        f"revenue (order amount minus refunds) per region, then the {top} biggest customers.\n\n"
-        'Usage: report.py DATABASE\n"""\n\nimport sqlite3\nimport sys\n\n\n'
-        "def money(cents):\n"
-        '    sign = "-" if cents < 0 else ""\n'
-        "    cents = abs(cents)\n"
-        '    return f"{sign}{cents // 100}.{cents % 100:02d}"\n\n\n'
-        "def main():\n"
-        "    db = sqlite3.connect(sys.argv[1])\n"
-        '    orders = db.execute("SELECT oid, cid, cents FROM orders ORDER BY rowid").fetchall()\n'
-        + stage("lookup")
-        + "\n"
-        + stage("refunds")
-        + "\n"
-        "    regions = {}\n"
-        "    for oid, cid, cents in orders:\n"
-        "        _name, region = customer(cid)\n"
-        "        stats = regions.setdefault(region, [0, set(), 0])\n"
-        "        stats[0] += 1\n"
-        "        stats[1].add(cid)\n"
-        "        stats[2] += cents - refunded(oid)\n"
-        '    print("region\\torders\\tcustomers\\tnet")\n'
-        "    for region, (count, cids, net) in sorted(regions.items(), key=lambda kv: (-kv[1][2], kv[0])):\n"
-        '        print(f"{region}\\t{count}\\t{len(cids)}\\t{money(net)}")\n'
-        + stage("totals")
+        _stage("sqlite", "totals", "totals" in slow)
         + "    spend.sort(key=lambda item: (-item[0], item[1]))\n"
         '    print("top customers")\n'
         f"    for total, cid in spend[:{top}]:\n"
@@ -282,32 +258,41 @@ def perf_sql_script(top: int, slow: set[str], drift: bool = False, hard: bool = 
     )
 
 
-def _perf_sql_hard(top: int, slow: set[str], drift: bool) -> str:
-    def stage(key: str) -> str:
-        code = _stage("sqlite", key, key in slow)
-        if drift and key == "lookup":
-            code = code.replace(
-                "known.setdefault(cid, (name, region))", "known[cid] = (name, region)"
-            )
-        return code
+def perf_sql_script(top: int, slow: set[str], drift: bool = False, hard: bool = False) -> str:
+    """The sqlite kind's report program; ``hard`` adds the refunded, repeat and idle columns
+    (and their stages)."""
+    if hard:
+        return _perf_sql_hard(top, slow, drift)
 
+    return (
+        "#!/usr/bin/env python3\n"
+        '"""Regional sales report from the shop database: orders, distinct customers and net\n'
+        f"revenue (order amount minus refunds) per region, then the {top} biggest customers.\n\n"
+        + _SQL_MAIN
+        + _sql_stages(("lookup", "refunds"), slow, drift)
+        + "    regions = {}\n"
+        "    for oid, cid, cents in orders:\n"
+        "        _name, region = customer(cid)\n"
+        "        stats = regions.setdefault(region, [0, set(), 0])\n"
+        "        stats[0] += 1\n"
+        "        stats[1].add(cid)\n"
+        "        stats[2] += cents - refunded(oid)\n"
+        '    print("region\\torders\\tcustomers\\tnet")\n'
+        "    for region, (count, cids, net) in sorted(regions.items(), key=lambda kv: (-kv[1][2], kv[0])):\n"
+        '        print(f"{region}\\t{count}\\t{len(cids)}\\t{money(net)}")\n' + _sql_tail(top, slow)
+    )
+
+
+def _perf_sql_hard(top: int, slow: set[str], drift: bool) -> str:
     return (
         "#!/usr/bin/env python3\n"
         '"""Regional sales report from the shop database: orders, distinct customers, net\n'
         "revenue (order amount minus refunds), refunded orders, repeat customers (two orders or\n"
         "more) and idle customers (no order) per region, then the "
         f"{top} biggest customers.\n\n"
-        'Usage: report.py DATABASE\n"""\n\nimport sqlite3\nimport sys\n\n\n'
-        "def money(cents):\n"
-        '    sign = "-" if cents < 0 else ""\n'
-        "    cents = abs(cents)\n"
-        '    return f"{sign}{cents // 100}.{cents % 100:02d}"\n\n\n'
-        "def main():\n"
-        "    db = sqlite3.connect(sys.argv[1])\n"
-        '    orders = db.execute("SELECT oid, cid, cents FROM orders ORDER BY rowid").fetchall()\n'
-        + "\n".join(stage(key) for key in ("lookup", "refunds", "refcount", "repeat", "idle"))
-        + "\n"
-        "    regions = {}\n"
+        + _SQL_MAIN
+        + _sql_stages(("lookup", "refunds", "refcount", "repeat", "idle"), slow, drift)
+        + "    regions = {}\n"
         "    for oid, cid, cents in orders:\n"
         "        _name, region = customer(cid)\n"
         "        stats = regions.setdefault(region, [0, set(), 0, 0])\n"
@@ -326,46 +311,53 @@ def _perf_sql_hard(top: int, slow: set[str], drift: bool) -> str:
         "    for region, (count, cids, net, back) in ranked:\n"
         "        repeat = sum(1 for cid in cids if order_count(cid) > 1)\n"
         "        line = [region, count, len(cids), money(net), back, repeat, idle.get(region, 0)]\n"
-        '        print("\\t".join(str(x) for x in line))\n'
-        + stage("totals")
-        + "    spend.sort(key=lambda item: (-item[0], item[1]))\n"
-        '    print("top customers")\n'
-        f"    for total, cid in spend[:{top}]:\n"
-        '        print(f"{cid}\\t{customer(cid)[0]}\\t{money(total)}")\n\n\n'
-        'if __name__ == "__main__":\n    main()\n'
+        '        print("\\t".join(str(x) for x in line))\n' + _sql_tail(top, slow)
     )
-
-
-def perf_bash_hard(name: str, top: int, slow: set[str], drift: bool = False) -> str:
-    """The bash kind's tool at hard: six stages, each a process per log line when slow."""
-
-    def stage(key: str) -> str:
-        return _stage("bash", key, key in slow)
-
-    head = (
-        "#!/bin/bash\n"
-        f"# {name}: requests, bytes and server errors (5xx) per host (names folded to lower\n"
-        f"# case), with the host's datacenter, then the {top} busiest endpoints (digits in\n"
-        f"# paths folded to N).\n# Usage: {name} ACCESS_LOG HOSTS_FILE\n"
-        "log=$1\nhosts=$2\n"
-        "declare -A req bytes errs where seen dc_of\n"
-    )
-    if "lookup" not in slow:
-        first = "dc_of[$h]=$d" if drift else '[ -n "${dc_of[$h]+set}" ] || dc_of[$h]=$d'
-        head += f'while read -r h d; do\n    {first}\ndone < "$hosts"\n'
-    if "paths" not in slow:
-        head += "shopt -s extglob\n"
-    body = stage("fields") + stage("lower") + stage("lookup")
-    body += '    [ -n "$dc" ] || dc=unknown\n' + stage("paths")
-    body += "    req[$host]=$(( ${req[$host]:-0} + 1 ))\n" + stage("bytes") + stage("errors")
-    return head + body + _bash_loop_end_and_report(top)
 
 
 PERF_KINDS = {
-    "python": {"stages": ["dedup", "join", "top"], "budget": 6.0},
-    "bash": {"stages": ["fields", "lookup", "paths"], "budget": 4.0},
-    "sqlite": {"stages": ["lookup", "refunds", "totals"], "budget": 4.0},
+    "python": {
+        "stages": ["dedup", "join", "top"],
+        "budget": 6.0,
+        "data": "data",
+        "small": {"n_events": 60, "n_people": 14, "n_groups": 4},
+        "big": {"n_events": (36000, 40000), "n_people": (23000, 25000), "n_groups": (6, 24)},
+        "datagen": datagen.perf_py_data,
+        "interp": "python3",
+    },
+    "bash": {
+        "stages": ["fields", "lookup", "paths"],
+        "budget": 4.0,
+        "data": "logs",
+        "small": {"n_lines": 90, "n_hosts": 12},
+        "big": {"n_lines": (11500, 12500), "n_hosts": (30, 60)},
+        "datagen": datagen.perf_bash_data,
+        "interp": "bash",
+    },
+    "sqlite": {
+        "stages": ["lookup", "refunds", "totals"],
+        "budget": 4.0,
+        "data": "db",
+        "small": {"n_orders": 70, "n_customers": 40, "n_refunds": 30},
+        "big": {
+            "n_orders": (28000, 32000),
+            "n_customers": (48000, 52000),
+            "n_refunds": (40000, 44000),
+        },
+        "datagen": datagen.perf_sql_data,
+        "interp": "python3",
+    },
 }
+"""Per kind: the easy/medium stages and budget (seconds), the data folder (under the base), the
+sizes of the tests' small inputs and the ranges of the big one's, the data generator (shipped to
+the tests) and the interpreter."""
+
+
+def _sizes(rng: random.Random, spans: dict[str, tuple[int, int]]) -> dict[str, int]:
+    """The big input's sizes, each drawn in its range (in the table's order)."""
+    return {key: rng.randint(*span) for key, span in spans.items()}
+
+
 HARD_STAGES = {
     "python": ["dedup", "join", "top", "idle", "repeat"],
     "bash": ["fields", "lower", "lookup", "paths", "bytes", "errors"],
@@ -427,8 +419,7 @@ def _stage_pairs(kind: str, stage: str, current: str, fixed: str) -> list[tuple[
     bash, the set-up line(s) the fast code needs before the main loop."""
     pairs = [(_stage(kind, stage, True), _stage(kind, stage, False))]
     if kind == "bash" and stage in ("lookup", "paths"):
-        declare = "declare -A req bytes errs where seen dc_of\n"
-        loop = 'while read -r h d; do\n    [ -n "${dc_of[$h]+set}" ] || dc_of[$h]=$d\ndone < "$hosts"\n'
+        declare, loop = _BASH_DECLARE, _BASH_DC_LOOP
         if stage == "lookup":
             pairs.append((declare, declare + loop))
         else:
@@ -496,8 +487,7 @@ class PerformanceBudget(Family):
     def draft(self, rng: random.Random, difficulty: Difficulty, params: Mapping[str, Any]) -> Draft:
         import inspect
 
-        level = level_of(difficulty)
-        kind = params.get("kind") or spread(rng, sorted(PERF_KINDS), level)
+        level, kind = level_and_kind(rng, difficulty, params, PERF_KINDS)
         spec = PERF_KINDS[kind]
         hard = level == 2
         if hard:
@@ -509,25 +499,15 @@ class PerformanceBudget(Family):
         budget = HARD_BUDGET[kind] if hard else spec["budget"]
         small_seeds = [rng.randrange(1 << 30) for _ in range(5)]
         env_seed, hidden_seed = rng.randrange(1 << 30), rng.randrange(1 << 30)
+        data, small = f"{base}/{spec['data']}", dict(spec["small"])
         if kind == "python":
             theme = rng.choice(PERF_THEMES)
-            big = {
-                "n_events": rng.randint(36000, 40000),
-                "n_people": rng.randint(23000, 25000),
-                "n_groups": rng.randint(6, 24),
-            }
-            small = {"n_events": 60, "n_people": 14, "n_groups": 4}
+            big = _sizes(rng, spec["big"])
             script = f"{base}/{rng.choice(['report', 'summary', 'rollup', 'digest'])}.py"
-            data = f"{base}/data"
 
             def program(slow_stages: set[str], drift: bool = False) -> str:
                 return perf_py_script(theme, slow_stages, drift=drift, hard=hard)
 
-            original = program(set(slow))
-            reference = program(set())
-            partial = program({slow[0]})
-            drift = program(set(), drift=True)
-            gen = inspect.getsource(datagen.perf_py_data)
             gen_call = f"perf_py_data(r, {theme!r}, **sizes, messy=True)"
             files_of = [f"{theme['events']}.csv", f"{theme['people']}.csv"]
             usage = f"python3 {script} {data}"
@@ -535,60 +515,38 @@ class PerformanceBudget(Family):
                 f"a per-{theme['group']} report of `{data}/{files_of[0]}` joined with "
                 f"`{data}/{files_of[1]}`"
             )
-            interp = "python3"
         elif kind == "bash":
             tool = rng.choice(["summarize", "access-report", "logstat", "hostreport"])
             top = rng.randint(3, 8)
-            big = {"n_lines": rng.randint(11500, 12500), "n_hosts": rng.randint(30, 60)}
-            small = {"n_lines": 90, "n_hosts": 12}
+            big = _sizes(rng, spec["big"])
             script = f"{base}/bin/{tool}.sh"
-            data = f"{base}/logs"
 
             def program(slow_stages: set[str], drift: bool = False) -> str:
-                return perf_bash_hard(tool, top, slow_stages, drift=drift)
+                if hard or slow_stages:
+                    return perf_bash_script(tool, top, slow_stages, drift=drift, hard=hard)
+                return perf_bash_fast(tool, top, drift=drift)  # easy/medium: one awk pass
 
-            if hard:
-                original = program(set(slow))
-                reference = program(set())
-                partial = program({slow[0]})
-                drift = program(set(), drift=True)
-            else:
-                original = perf_bash_script(tool, top, set(slow))
-                reference = perf_bash_fast(tool, top)
-                partial = perf_bash_script(tool, top, {slow[0]})
-                drift = perf_bash_fast(tool, top, drift=True)
-            gen = inspect.getsource(datagen.perf_bash_data)
             gen_call = "perf_bash_data(r, **sizes)"
             files_of = ["access.log", "hosts.txt"]
             usage = f"bash {script} {data}/access.log {data}/hosts.txt"
             what = (
                 f"a per-host summary of `{data}/access.log` (datacenters from `{data}/hosts.txt`)"
             )
-            interp = "bash"
         else:
             top = rng.randint(3, 8)
-            big = {
-                "n_orders": rng.randint(28000, 32000),
-                "n_customers": rng.randint(48000, 52000),
-                "n_refunds": rng.randint(40000, 44000),
-            }
-            small = {"n_orders": 70, "n_customers": 40, "n_refunds": 30}
+            big = _sizes(rng, spec["big"])
             script = f"{base}/{rng.choice(['sales_report', 'regions', 'revenue'])}.py"
-            data = f"{base}/db"
 
             def program(slow_stages: set[str], drift: bool = False) -> str:
                 return perf_sql_script(top, slow_stages, drift=drift, hard=hard)
 
-            original = program(set(slow))
-            reference = program(set())
-            partial = program({slow[0]})
-            drift = program(set(), drift=True)
-            gen = inspect.getsource(datagen.perf_sql_data)
             gen_call = "perf_sql_data(r, **sizes)"
             files_of = ["shop.db"]
             usage = f"python3 {script} {data}/shop.db"
             what = f"a regional sales report from the SQLite database `{data}/shop.db`"
-            interp = "python3"
+        original, reference = program(set(slow)), program(set())
+        partial, drift = program({slow[0]}), program(set(), drift=True)
+        gen = inspect.getsource(spec["datagen"])
         extra: dict[str, Any] = {}
         if hard:
             extra = _hard_parts(kind, slow, program, original, reference, script)
@@ -603,7 +561,7 @@ class PerformanceBudget(Family):
                 "budget": budget,
                 "usage": usage,
                 "what": what,
-                "interp": interp,
+                "interp": spec["interp"],
                 "original": original,
                 "reference": reference,
                 "partial": partial,

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from factory.families.base import Draft, Family, Trap, register
-from factory.families.terminal.knobs import level_of, spread
+from factory.families.terminal.knobs import level_and_kind
 from factory.families.terminal.words import TEAMS
 from factory.vocabulary import Difficulty
 
@@ -49,8 +49,7 @@ class ShellScript(Family):
     category = "shell-scripting"
 
     def draft(self, rng: random.Random, difficulty: Difficulty, params: Mapping[str, Any]) -> Draft:
-        level = level_of(difficulty)
-        kind = params.get("kind") or spread(rng, sorted(SHELL_KINDS), level)
+        level, kind = level_and_kind(rng, difficulty, params, SHELL_KINDS)
         names, make_cases, code_names = SHELL_KINDS[kind]
         tool = rng.choice(names)
         team = rng.choice(TEAMS)

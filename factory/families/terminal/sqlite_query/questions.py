@@ -177,8 +177,7 @@ ORDER BY n DESC, p.id {{direction}}"""
         ],
         header=[f"{t.parent_one}_id", t.pname, col],
         columns=[
-            f"`{t.parent_one}_id`: the {t.parent_one}'s `id`.",
-            f"`{t.pname}`: the {t.parent_one}'s `{t.pname}`, exactly as stored.",
+            *parent_columns(t),
             f"`{col}`: the number of such {t.event}.",
         ],
         order=f"Order the rows by `{col}`, highest first; ties by `{t.parent_one}_id` ascending.",
@@ -258,6 +257,34 @@ def plant_tie(rng: random.Random, shop: Shop, lo: datetime, hi: datetime, k: int
     return pair
 
 
+def parent_columns(t) -> list[str]:
+    """The docs of the id and name columns of a per-parent question."""
+    return [
+        f"`{t.parent_one}_id`: the {t.parent_one}'s `id`.",
+        f"`{t.pname}`: the {t.parent_one}'s `{t.pname}`, exactly as stored.",
+    ]
+
+
+def parent_totals(
+    shop: Shop, lo: datetime, hi: datetime, amounts: dict[int, int]
+) -> dict[int, tuple[int, int]]:
+    """Per parent with qualifying events in ``lo``..``hi``: how many, and the sum of their
+    ``amounts``."""
+    per: dict[int, tuple[int, int]] = {}
+    for eid, parent, _ in shop.good_events(lo, hi):
+        n, c = per.get(parent, (0, 0))
+        per[parent] = (n + 1, c + amounts[eid])
+    return per
+
+
+def revenue_rule(t) -> str:
+    """What the revenue of an event is (a rule's first sentence, without its end)."""
+    return (
+        f"The revenue of {with_article(t.event_one)} is the sum over its {t.line} of "
+        f"`{t.qty} * {t.price}`"
+    )
+
+
 def q_parent_revenue(rng: random.Random, shop: Shop, year: int) -> Question:
     t = shop.theme
     lo, hi = pick_range(rng, year)
@@ -266,10 +293,7 @@ def q_parent_revenue(rng: random.Random, shop: Shop, year: int) -> Question:
     shop.add_event(rng, shop.reserved[2], lo + timedelta(hours=30), t.statuses[2])
     amounts = shop.net(False)
     names = {p: name for p, name, _ in shop.parents}
-    per: dict[int, tuple[int, int]] = {}
-    for eid, parent, _ in shop.good_events(lo, hi):
-        n, c = per.get(parent, (0, 0))
-        per[parent] = (n + 1, c + amounts[eid])
+    per = parent_totals(shop, lo, hi, amounts)
     ranked = sorted(per.items(), key=lambda kv: (-kv[1][1], kv[0]))
     sql = f"""SELECT id, {t.pname}, n, {MONEY_SQL.format("cents")}
 FROM (
@@ -287,15 +311,13 @@ ORDER BY cents DESC, id ASC"""
         summary=f"the revenue of every {t.parent_one} in a period.",
         rules=[
             win.rule(),
-            f"The revenue of {with_article(t.event_one)} is the sum over its {t.line} of "
-            f"`{t.qty} * {t.price}`.",
+            revenue_rule(t) + ".",
             f"Include one row per {t.parent_one} with at least one such {t.event_one}, and no "
             "other rows.",
         ],
         header=[f"{t.parent_one}_id", t.pname, t.event, "revenue"],
         columns=[
-            f"`{t.parent_one}_id`: the {t.parent_one}'s `id`.",
-            f"`{t.pname}`: the {t.parent_one}'s `{t.pname}`, exactly as stored.",
+            *parent_columns(t),
             f"`{t.event}`: how many qualifying {t.event} the {t.parent_one} has.",
             "`revenue`: the total revenue of those "
             f"{t.event} in currency units (cents / 100) with exactly two decimals and no "
@@ -402,9 +424,8 @@ ORDER BY cents DESC, grp ASC"""
         summary=f"the revenue per `{t.pgroup}` of the {t.parent} in a period.",
         rules=[
             win.rule(),
-            f"The revenue of {with_article(t.event_one)} is the sum over its {t.line} of "
-            f"`{t.qty} * {t.price}`; {with_article(t.event_one)} counts for the `{t.pgroup}` of its "
-            f"{t.parent_one}.",
+            revenue_rule(t) + f"; {with_article(t.event_one)} counts for the `{t.pgroup}` of "
+            f"its {t.parent_one}.",
             f"Include one row per `{t.pgroup}` with at least one such {t.event_one}.",
         ],
         header=[t.pgroup, t.parent, t.event, "revenue"],

@@ -12,6 +12,8 @@ from factory.families.terminal.sql_rows import sql_time
 from .questions import (
     Question,
     Window,
+    parent_columns,
+    parent_totals,
     pick_range,
     plant_tie,
 )
@@ -63,10 +65,7 @@ def q_net_having(rng: random.Random, shop: Shop, year: int) -> Question:
     shop.add_event(rng, r2, hi - timedelta(hours=3), t.statuses[3])
     amounts = shop.net(True)
     names = {p: (name, g) for p, name, g in shop.parents}
-    per: dict[int, tuple[int, int]] = {}
-    for eid, parent, _ in shop.good_events(lo, hi):
-        n, c = per.get(parent, (0, 0))
-        per[parent] = (n + 1, c + amounts[eid])
+    per = parent_totals(shop, lo, hi, amounts)
     ranked = sorted(
         ((p, v) for p, v in per.items() if v[0] >= k), key=lambda kv: (-kv[1][1], kv[0])
     )
@@ -97,8 +96,7 @@ ORDER BY cents DESC, id ASC"""
         ],
         header=[f"{t.parent_one}_id", t.pname, t.pgroup, t.event, "net_revenue"],
         columns=[
-            f"`{t.parent_one}_id`: the {t.parent_one}'s `id`.",
-            f"`{t.pname}`: the {t.parent_one}'s `{t.pname}`, exactly as stored.",
+            *parent_columns(t),
             f"`{t.pgroup}`: the {t.parent_one}'s `{t.pgroup}`, or the word `unknown` where it is "
             "NULL.",
             f"`{t.event}`: how many qualifying {t.event} the {t.parent_one} has.",
