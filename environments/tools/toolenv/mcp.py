@@ -17,10 +17,17 @@ import uuid
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from .server import ToolService
+
+class Service(Protocol):
+    """What the endpoint needs of the server's service (:class:`.server.ToolService`)."""
+
+    backend: Any
+    """The server's backend: ``name``, ``policy`` and ``mcp_tools()`` are used here."""
+
+    def call(self, name: str, arguments: Any) -> dict: ...
+
 
 HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 """Revisions negotiated with ``initialize``, oldest first."""
@@ -65,7 +72,7 @@ class HttpReply:
 class McpEndpoint:
     """``/mcp``: JSON-RPC over streamable HTTP for both protocol eras (see above)."""
 
-    def __init__(self, service: ToolService) -> None:
+    def __init__(self, service: Service) -> None:
         self.service = service
         self.sessions: OrderedDict[str, str] = OrderedDict()
         """Session id -> the handshake revision negotiated for it."""
