@@ -7,7 +7,7 @@ import ast
 import datetime
 import operator
 
-from ..core import JSON, Domain, ToolError, find, require
+from ..core import JSON, Domain, ToolError, finder, lookup, require
 
 CABINS = ("basic_economy", "economy", "business")
 FREE_BAGS = {
@@ -137,12 +137,8 @@ def _name(text: object, what: str) -> str:
     return " ".join(part.capitalize() for part in str(text).split())
 
 
-def _user(state: JSON, user_id: str) -> JSON:
-    return find(state["users"], "user_id", user_id, "user")
-
-
-def _reservation(state: JSON, reservation_id: str) -> JSON:
-    return find(state["reservations"], "reservation_id", reservation_id, "reservation")
+_user = finder("users", "user_id", "user")
+_reservation = finder("reservations", "reservation_id", "reservation")
 
 
 def _flight(state: JSON, number: str, date: str) -> JSON:
@@ -153,7 +149,7 @@ def _flight(state: JSON, number: str, date: str) -> JSON:
 
 
 def _lookup(state: JSON, reservation_id: str) -> JSON | None:
-    return next((r for r in state["reservations"] if r["reservation_id"] == reservation_id), None)
+    return lookup(state["reservations"], "reservation_id", reservation_id)
 
 
 def _flight_of(state: JSON, leg: JSON) -> JSON | None:
@@ -647,7 +643,7 @@ def cancellation(state: JSON, tool: str, args: JSON) -> str | None:
 @DOMAIN.rule_on("send_certificate")
 def compensation(state: JSON, tool: str, args: JSON) -> str | None:
     reservation = _lookup(state, args["reservation_id"])
-    user = next((u for u in state["users"] if u["user_id"] == args["user_id"]), None)
+    user = lookup(state["users"], "user_id", args["user_id"])
     if reservation is None or user is None:
         return None
     if (

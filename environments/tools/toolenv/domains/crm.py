@@ -3,7 +3,7 @@ manager approvals for discounts, email templates and an outbox, worked by one sa
 
 from __future__ import annotations
 
-from ..core import JSON, Domain, ToolError, find, lookup, require
+from ..core import JSON, Domain, ToolError, find, finder, lookup, require
 
 POLICY = """\
 # Sales policy
@@ -39,16 +39,9 @@ _ID = {"type": "string"}
 _DATE = {"type": "string", "description": "ISO date, YYYY-MM-DD"}
 
 
-def _company(state: JSON, company_id: str) -> JSON:
-    return find(state["companies"], "company_id", company_id, "company")
-
-
-def _contact(state: JSON, contact_id: str) -> JSON:
-    return find(state["contacts"], "contact_id", contact_id, "contact")
-
-
-def _deal(state: JSON, deal_id: str) -> JSON:
-    return find(state["deals"], "deal_id", deal_id, "deal")
+_company = finder("companies", "company_id", "company")
+_contact = finder("contacts", "contact_id", "contact")
+_deal = finder("deals", "deal_id", "deal")
 
 
 def _contact_row(state: JSON, contact: JSON) -> JSON:

@@ -3,7 +3,7 @@ history, per-person sharing, share links, a trash and per-user storage quotas.""
 
 from __future__ import annotations
 
-from ..core import JSON, Domain, ToolError, find, require
+from ..core import JSON, Domain, ToolError, find, finder, require
 
 POLICY = """\
 # Drive policy
@@ -71,8 +71,7 @@ def _live(state: JSON, file_id: str) -> JSON:
     return file
 
 
-def _folder(state: JSON, folder_id: str) -> JSON:
-    return find(state["folders"], "folder_id", folder_id, "folder")
+_folder = finder("folders", "folder_id", "folder")
 
 
 def _path(state: JSON, folder_id: str) -> str:
