@@ -399,3 +399,9 @@ def days_past(earlier: str, later: str, window: int) -> int | None:
     within it, or when either is no ISO date (see :func:`days_between`)."""
     age = days_between(earlier, later)
     return age if age is not None and age > window else None
+
+
+def acting_user(state: JSON) -> JSON:
+    """The user the agent works for: the row of ``state["users"]`` named by
+    ``state["acting_user"]``."""
+    return find(state["users"], "user_id", state["acting_user"], "user")

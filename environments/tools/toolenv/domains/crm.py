@@ -3,7 +3,7 @@ manager approvals for discounts, email templates and an outbox, worked by one sa
 
 from __future__ import annotations
 
-from ..core import JSON, Domain, ToolError, find, finder, lookup, require
+from ..core import JSON, Domain, ToolError, acting_user, find, finder, lookup, require
 
 POLICY = """\
 # Sales policy
@@ -90,7 +90,7 @@ def _next_id(state: JSON, counter: str, prefix: str) -> str:
 # --- read-only tools ------------------------------------------------------------------------------
 @DOMAIN.tool("The acting user (the rep you work for), their manager and today's date.")
 def get_account(state: JSON) -> JSON:
-    me = find(state["users"], "user_id", state["acting_user"], "user")
+    me = acting_user(state)
     return {"user": me, "today": state["today"]}
 
 
@@ -364,7 +364,7 @@ def send_email(state: JSON, contact_id: str, template_id: str, fields: JSON) -> 
     require(not wanted - given, f"{template_id} needs field(s) {', '.join(sorted(wanted - given))}")
     for key, value in fields.items():
         require(isinstance(value, str) and value.strip() != "", f"field {key} must be a text")
-    me = find(state["users"], "user_id", state["acting_user"], "user")
+    me = acting_user(state)
     company = lookup(state["companies"], "company_id", contact["company_id"]) or {}
     values = {
         "first_name": contact["name"].split()[0],

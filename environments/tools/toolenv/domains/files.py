@@ -3,7 +3,7 @@ history, per-person sharing, share links, a trash and per-user storage quotas.""
 
 from __future__ import annotations
 
-from ..core import JSON, Domain, ToolError, find, finder, require
+from ..core import JSON, Domain, ToolError, acting_user, find, finder, require
 
 POLICY = """\
 # Drive policy
@@ -36,13 +36,9 @@ _ID = {"type": "string"}
 
 
 # --- helpers (also used by the rules) -----------------------------------------------------------
-def _me(state: JSON) -> JSON:
-    return find(state["users"], "user_id", state["acting_user"], "user")
-
-
 def _role(state: JSON, file: JSON) -> str:
     """The acting user's access to a file: owner, editor, viewer or '' (none)."""
-    me = _me(state)
+    me = acting_user(state)
     if file["owner"] == me["user_id"]:
         return "owner"
     for share in file["shares"]:
@@ -153,7 +149,7 @@ def _domain_of(email: str) -> str:
 def get_account(state: JSON) -> JSON:
     root = next(f for f in state["folders"] if not f["parent_id"])
     return {
-        "user": {k: v for k, v in _me(state).items() if k != "quota_bytes"},
+        "user": {k: v for k, v in acting_user(state).items() if k != "quota_bytes"},
         "company_domain": state["company_domain"],
         "root_folder": root["folder_id"],
         "today": state["today"],
