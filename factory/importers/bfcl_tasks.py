@@ -59,7 +59,7 @@ REPORT_NAME = ".bfcl-import.json"
 """Import report in the output folder (hidden: ``DIR/*`` globs only the tasks)."""
 TEMPLATES = "import/bfcl"
 TOOLENV_DIR = toolenv_dir()  # environments/tools/toolenv
-_KIT_FILES = ("__init__.py", "core.py", "server.py", "cli.py", "bfcl_backend.py")
+_KIT_FILES = ("__init__.py", "core.py", "server.py", "mcp.py", "cli.py", "bfcl_backend.py")
 #: BFCL module every API class imports (its long-context filler data).
 _SHARED_MODULES = ("long_context",)
 

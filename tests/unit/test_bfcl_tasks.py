@@ -298,6 +298,7 @@ def test_task_files_and_notes(imported: Path) -> None:
         "environment/start-tools.sh",
         "environment/bfcl_task.json",
         "environment/toolenv/server.py",
+        "environment/toolenv/mcp.py",
         "environment/toolenv/bfcl_backend.py",
         "environment/toolenv/bfcl_runtime.py",
         "environment/bfcl_api/gorilla_file_system.py",

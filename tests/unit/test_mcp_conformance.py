@@ -11,7 +11,7 @@ import urllib.request
 import anyio
 import pytest
 from factory.toolenv.core import load_domain
-from factory.toolenv.server import HANDSHAKE_VERSIONS, MODERN_VERSIONS
+from factory.toolenv.mcp import HANDSHAKE_VERSIONS, MODERN_VERSIONS
 from fixtures.tool_server import serve_domain
 
 mcp_client = pytest.importorskip("mcp.client", reason="the dev extra installs mcp")

@@ -315,16 +315,20 @@ class Environment:
                 if message:
                     entry["violation"] = message
                     raise ToolError(f"refused by policy: {message}")
-            # Work on a copy so a tool that fails half-way leaves the state untouched.
-            scratch = copy.deepcopy(self.state) if tool.mutates else self.state
-            result = tool.fn(scratch, **arguments)
-            if tool.mutates:
-                self.state = scratch
-            entry.update(ok=True, result=result)
+            entry.update(ok=True, result=self.run_tool(tool, arguments))
         except ToolError as exc:
             entry.update(ok=False, error=str(exc))
         self.log.append(entry)
         return {k: v for k, v in entry.items() if k in ("ok", "result", "error", "violation")}
+
+    def run_tool(self, tool: Tool, arguments: JSON) -> Any:
+        """Run a tool on the state: a mutating one on a copy, which replaces the state only
+        when it succeeds, so a tool that fails half-way leaves the state untouched."""
+        scratch = copy.deepcopy(self.state) if tool.mutates else self.state
+        result = tool.fn(scratch, **arguments)
+        if tool.mutates:
+            self.state = scratch
+        return result
 
     def violations(self) -> list[JSON]:
         return [e for e in self.log if "violation" in e]
@@ -378,3 +382,26 @@ def find(rows: list[JSON], key: str, value: Any, what: str) -> JSON:
         if row.get(key) == value:
             return row
     raise ToolError(f"no {what} with {key} {json.dumps(value)}")
+
+
+def finder(collection: str, key: str, what: str) -> Callable[[JSON, Any], JSON]:
+    """``get(state, value)``: the row of ``state[collection]`` whose ``key`` equals ``value``, or
+    a ToolError naming ``what`` (see :func:`find`); a domain's accessor for one kind of record."""
+
+    def get(state: JSON, value: Any) -> JSON:
+        return find(state[collection], key, value, what)
+
+    return get
+
+
+def days_past(earlier: str, later: str, window: int) -> int | None:
+    """The whole days from ``earlier`` to ``later`` when they are more than ``window``; None when
+    within it, or when either is no ISO date (see :func:`days_between`)."""
+    age = days_between(earlier, later)
+    return age if age is not None and age > window else None
+
+
+def acting_user(state: JSON) -> JSON:
+    """The user the agent works for: the row of ``state["users"]`` named by
+    ``state["acting_user"]``."""
+    return find(state["users"], "user_id", state["acting_user"], "user")

@@ -190,11 +190,7 @@ class DualEnvironment(Environment):
             if tool is None:
                 known = ", ".join(sorted(self.customer_tools))
                 raise ToolError(f"the customer has no tool '{name}'; theirs: {known}")
-            scratch = copy.deepcopy(self.state) if tool.mutates else self.state
-            result = tool.fn(scratch, **arguments)
-            if tool.mutates:
-                self.state = scratch
-            entry.update(ok=True, result=result)
+            entry.update(ok=True, result=self.run_tool(tool, arguments))
         except (ToolError, TypeError) as exc:
             entry.update(ok=False, error=str(exc))
         self.log.append(entry)

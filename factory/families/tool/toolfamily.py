@@ -80,7 +80,15 @@ from factory.toolenv.dual import dual_domain
 from factory.vocabulary import AGENT_USER, Difficulty, Domain
 
 TOOLENV_DIR = toolenv_dir()
-KIT_FILES = ("__init__.py", "core.py", "server.py", "cli.py", "admin.py", "domains/__init__.py")
+KIT_FILES = (
+    "__init__.py",
+    "core.py",
+    "server.py",
+    "mcp.py",
+    "cli.py",
+    "admin.py",
+    "domains/__init__.py",
+)
 DUAL_FILE = "dual.py"
 """The dual-control server (:mod:`factory.toolenv.dual`), shipped only with ``user: dual``."""
 CUSTOMER_FILE = "customer.json"

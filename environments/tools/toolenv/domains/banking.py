@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 
-from ..core import JSON, Domain, ToolError, days_between, find, lookup, require
+from ..core import JSON, Domain, ToolError, days_past, find, finder, lookup, require
 
 NEW_PAYEE_CAP = 500
 DISPUTE_WINDOW_DAYS = 60
@@ -52,12 +52,10 @@ _ID = {"type": "string"}
 _AMOUNT = {"type": "number", "description": "US dollars, e.g. 125.50"}
 
 
-def _customer(state: JSON, customer_id: str) -> JSON:
-    return find(state["customers"], "customer_id", customer_id, "customer")
-
-
-def _account(state: JSON, account_id: str) -> JSON:
-    return find(state["accounts"], "account_id", account_id, "account")
+_customer = finder("customers", "customer_id", "customer")
+_account = finder("accounts", "account_id", "account")
+_card = finder("cards", "card_id", "card")
+_payee = finder("payees", "payee_id", "payee")
 
 
 def _amount(amount: float) -> float:
@@ -242,7 +240,7 @@ def transfer_between_accounts(
 def pay_payee(state: JSON, from_account_id: str, payee_id: str, amount: float) -> JSON:
     amount = _amount(amount)
     source = _account(state, from_account_id)
-    payee = find(state["payees"], "payee_id", payee_id, "payee")
+    payee = _payee(state, payee_id)
     require(
         payee["customer_id"] == source["customer_id"],
         f"payee {payee_id} belongs to another customer",
@@ -294,14 +292,14 @@ def add_payee(state: JSON, customer_id: str, name: str, account_number: str, ban
 
 @DOMAIN.tool("Delete a saved payee.", {"payee_id": _ID}, mutates=True)
 def remove_payee(state: JSON, payee_id: str) -> JSON:
-    payee = find(state["payees"], "payee_id", payee_id, "payee")
+    payee = _payee(state, payee_id)
     state["payees"].remove(payee)
     return {"removed": payee_id}
 
 
 @DOMAIN.tool("Freeze a card at the customer's request.", {"card_id": _ID}, mutates=True)
 def freeze_card(state: JSON, card_id: str) -> JSON:
-    card = find(state["cards"], "card_id", card_id, "card")
+    card = _card(state, card_id)
     require(card["status"] == "active", f"card {card_id} is {card['status']}")
     card.update(status="frozen", frozen_reason="customer")
     return card
@@ -309,7 +307,7 @@ def freeze_card(state: JSON, card_id: str) -> JSON:
 
 @DOMAIN.tool("Unfreeze a frozen card.", {"card_id": _ID}, mutates=True)
 def unfreeze_card(state: JSON, card_id: str) -> JSON:
-    card = find(state["cards"], "card_id", card_id, "card")
+    card = _card(state, card_id)
     require(card["status"] == "frozen", f"card {card_id} is {card['status']}, not frozen")
     card.update(status="active", frozen_reason=None)
     return card
@@ -426,8 +424,8 @@ def dispute_window(state: JSON, tool: str, args: JSON) -> str | None:
         return None
     if transaction["amount"] >= 0:
         return f"disputing {transaction['transaction_id']}, which is not a debit"
-    age = days_between(transaction["date"], state["today"])
-    if age is not None and age > DISPUTE_WINDOW_DAYS:
+    age = days_past(transaction["date"], state["today"], DISPUTE_WINDOW_DAYS)
+    if age is not None:
         return (
             f"disputing {transaction['transaction_id']} from {transaction['date']}, "
             f"{age} days ago (limit {DISPUTE_WINDOW_DAYS})"

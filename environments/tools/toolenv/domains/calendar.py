@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..core import JSON, Domain, ToolError, find, require
+from ..core import JSON, Domain, ToolError, find, finder, require
 
 POLICY = """\
 # Scheduling policy
@@ -24,6 +24,9 @@ DOMAIN = Domain("calendar", "Calendar & Scheduling", POLICY, handovers=HANDOVERS
 
 _TIME = {"type": "string", "description": "24-hour time, HH:MM"}
 _DATE = {"type": "string", "description": "ISO date, YYYY-MM-DD"}
+_ID = {"type": "string"}
+_user = finder("users", "user_id", "user")
+_event = finder("events", "event_id", "event")
 _WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 
 
@@ -64,9 +67,9 @@ def find_user(state: JSON, query: str) -> list[JSON]:
     return [u for u in state["users"] if query.lower() in u["name"].lower()]
 
 
-@DOMAIN.tool("Details of one user.", {"user_id": {"type": "string"}})
+@DOMAIN.tool("Details of one user.", {"user_id": _ID})
 def get_user(state: JSON, user_id: str) -> JSON:
-    return find(state["users"], "user_id", user_id, "user")
+    return _user(state, user_id)
 
 
 @DOMAIN.tool("All meeting rooms with their capacity.")
@@ -76,7 +79,7 @@ def list_rooms(state: JSON) -> list[JSON]:
 
 @DOMAIN.tool(
     "Events on a date that the user organises or attends.",
-    {"user_id": {"type": "string"}, "date": _DATE},
+    {"user_id": _ID, "date": _DATE},
 )
 def list_events(state: JSON, user_id: str, date: str) -> list[JSON]:
     return [
@@ -86,9 +89,9 @@ def list_events(state: JSON, user_id: str, date: str) -> list[JSON]:
     ]
 
 
-@DOMAIN.tool("One event by id.", {"event_id": {"type": "string"}})
+@DOMAIN.tool("One event by id.", {"event_id": _ID})
 def get_event(state: JSON, event_id: str) -> JSON:
-    return find(state["events"], "event_id", event_id, "event")
+    return _event(state, event_id)
 
 
 @DOMAIN.tool(
@@ -127,7 +130,7 @@ def create_event(
 ) -> JSON:
     require(_minutes(start) < _minutes(end), "the event must end after it starts")
     for user_id in attendees:
-        find(state["users"], "user_id", user_id, "user")
+        _user(state, user_id)
     if room_id:
         find(state["rooms"], "room_id", room_id, "room")
         require(_room_free(state, room_id, date, start, end), f"room {room_id} is taken then")
@@ -148,11 +151,11 @@ def create_event(
 
 @DOMAIN.tool(
     "Move an event to a new slot (its room must be free then).",
-    {"event_id": {"type": "string"}, "date": _DATE, "start": _TIME, "end": _TIME},
+    {"event_id": _ID, "date": _DATE, "start": _TIME, "end": _TIME},
     mutates=True,
 )
 def move_event(state: JSON, event_id: str, date: str, start: str, end: str) -> JSON:
-    event = find(state["events"], "event_id", event_id, "event")
+    event = _event(state, event_id)
     require(_minutes(start) < _minutes(end), "the event must end after it starts")
     if event["room_id"]:
         require(
@@ -163,21 +166,21 @@ def move_event(state: JSON, event_id: str, date: str, start: str, end: str) -> J
     return event
 
 
-@DOMAIN.tool("Cancel (delete) an event.", {"event_id": {"type": "string"}}, mutates=True)
+@DOMAIN.tool("Cancel (delete) an event.", {"event_id": _ID}, mutates=True)
 def cancel_event(state: JSON, event_id: str) -> JSON:
-    event = find(state["events"], "event_id", event_id, "event")
+    event = _event(state, event_id)
     state["events"].remove(event)
     return {"cancelled": event_id}
 
 
 @DOMAIN.tool(
     "Add a person to an event.",
-    {"event_id": {"type": "string"}, "user_id": {"type": "string"}},
+    {"event_id": _ID, "user_id": _ID},
     mutates=True,
 )
 def add_attendee(state: JSON, event_id: str, user_id: str) -> JSON:
-    event = find(state["events"], "event_id", event_id, "event")
-    find(state["users"], "user_id", user_id, "user")
+    event = _event(state, event_id)
+    _user(state, user_id)
     require(user_id not in event["attendees"], f"{user_id} already attends {event_id}")
     event["attendees"] = sorted([*event["attendees"], user_id])
     return event
@@ -185,11 +188,11 @@ def add_attendee(state: JSON, event_id: str, user_id: str) -> JSON:
 
 @DOMAIN.tool(
     "Remove a person from an event.",
-    {"event_id": {"type": "string"}, "user_id": {"type": "string"}},
+    {"event_id": _ID, "user_id": _ID},
     mutates=True,
 )
 def remove_attendee(state: JSON, event_id: str, user_id: str) -> JSON:
-    event = find(state["events"], "event_id", event_id, "event")
+    event = _event(state, event_id)
     require(user_id in event["attendees"], f"{user_id} does not attend {event_id}")
     event["attendees"] = [a for a in event["attendees"] if a != user_id]
     return event

@@ -3,7 +3,7 @@ manager approvals for discounts, email templates and an outbox, worked by one sa
 
 from __future__ import annotations
 
-from ..core import JSON, Domain, ToolError, find, lookup, require
+from ..core import JSON, Domain, ToolError, acting_user, find, finder, lookup, require
 
 POLICY = """\
 # Sales policy
@@ -39,16 +39,9 @@ _ID = {"type": "string"}
 _DATE = {"type": "string", "description": "ISO date, YYYY-MM-DD"}
 
 
-def _company(state: JSON, company_id: str) -> JSON:
-    return find(state["companies"], "company_id", company_id, "company")
-
-
-def _contact(state: JSON, contact_id: str) -> JSON:
-    return find(state["contacts"], "contact_id", contact_id, "contact")
-
-
-def _deal(state: JSON, deal_id: str) -> JSON:
-    return find(state["deals"], "deal_id", deal_id, "deal")
+_company = finder("companies", "company_id", "company")
+_contact = finder("contacts", "contact_id", "contact")
+_deal = finder("deals", "deal_id", "deal")
 
 
 def _contact_row(state: JSON, contact: JSON) -> JSON:
@@ -97,7 +90,7 @@ def _next_id(state: JSON, counter: str, prefix: str) -> str:
 # --- read-only tools ------------------------------------------------------------------------------
 @DOMAIN.tool("The acting user (the rep you work for), their manager and today's date.")
 def get_account(state: JSON) -> JSON:
-    me = find(state["users"], "user_id", state["acting_user"], "user")
+    me = acting_user(state)
     return {"user": me, "today": state["today"]}
 
 
@@ -371,7 +364,7 @@ def send_email(state: JSON, contact_id: str, template_id: str, fields: JSON) -> 
     require(not wanted - given, f"{template_id} needs field(s) {', '.join(sorted(wanted - given))}")
     for key, value in fields.items():
         require(isinstance(value, str) and value.strip() != "", f"field {key} must be a text")
-    me = find(state["users"], "user_id", state["acting_user"], "user")
+    me = acting_user(state)
     company = lookup(state["companies"], "company_id", contact["company_id"]) or {}
     values = {
         "first_name": contact["name"].split()[0],

@@ -3,7 +3,7 @@ history, per-person sharing, share links, a trash and per-user storage quotas.""
 
 from __future__ import annotations
 
-from ..core import JSON, Domain, ToolError, find, require
+from ..core import JSON, Domain, ToolError, acting_user, find, finder, require
 
 POLICY = """\
 # Drive policy
@@ -36,13 +36,9 @@ _ID = {"type": "string"}
 
 
 # --- helpers (also used by the rules) -----------------------------------------------------------
-def _me(state: JSON) -> JSON:
-    return find(state["users"], "user_id", state["acting_user"], "user")
-
-
 def _role(state: JSON, file: JSON) -> str:
     """The acting user's access to a file: owner, editor, viewer or '' (none)."""
-    me = _me(state)
+    me = acting_user(state)
     if file["owner"] == me["user_id"]:
         return "owner"
     for share in file["shares"]:
@@ -71,8 +67,7 @@ def _live(state: JSON, file_id: str) -> JSON:
     return file
 
 
-def _folder(state: JSON, folder_id: str) -> JSON:
-    return find(state["folders"], "folder_id", folder_id, "folder")
+_folder = finder("folders", "folder_id", "folder")
 
 
 def _path(state: JSON, folder_id: str) -> str:
@@ -154,7 +149,7 @@ def _domain_of(email: str) -> str:
 def get_account(state: JSON) -> JSON:
     root = next(f for f in state["folders"] if not f["parent_id"])
     return {
-        "user": {k: v for k, v in _me(state).items() if k != "quota_bytes"},
+        "user": {k: v for k, v in acting_user(state).items() if k != "quota_bytes"},
         "company_domain": state["company_domain"],
         "root_folder": root["folder_id"],
         "today": state["today"],

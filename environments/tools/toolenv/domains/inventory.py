@@ -3,7 +3,7 @@ status, and returns."""
 
 from __future__ import annotations
 
-from ..core import JSON, Domain, days_between, find, lookup, require
+from ..core import JSON, Domain, days_past, finder, lookup, require
 
 RETURN_WINDOW_DAYS = 30
 DISCOUNT_CAP = {"standard": 10, "vip": 15}
@@ -55,12 +55,10 @@ _LINES = {
 }
 
 
-def _order(state: JSON, order_id: str) -> JSON:
-    return find(state["orders"], "order_id", order_id, "order")
-
-
-def _product(state: JSON, sku: str) -> JSON:
-    return find(state["products"], "sku", sku, "product")
+_order = finder("orders", "order_id", "order")
+_product = finder("products", "sku", "product")
+_customer = finder("customers", "customer_id", "customer")
+_warehouse = finder("warehouses", "warehouse_id", "warehouse")
 
 
 def _lines(lines: list[JSON], what: str) -> list[JSON]:
@@ -87,10 +85,13 @@ def _total(order: JSON) -> None:
     order["total"] = round(subtotal * (100 - order["discount_pct"]) / 100, 2)
 
 
-def _pending(order: JSON) -> None:
+def _pending(state: JSON, order_id: str) -> JSON:
+    """The order, which must still be pending (only a pending order may change)."""
+    order = _order(state, order_id)
     require(
         order["status"] == "pending", f"order {order['order_id']} is {order['status']}, not pending"
     )
+    return order
 
 
 def _take(state: JSON, sku: str, warehouse: str, quantity: int) -> None:
@@ -162,7 +163,7 @@ def list_warehouses(state: JSON) -> list[JSON]:
     required=["customer_id"],
 )
 def list_orders(state: JSON, customer_id: str, status: str = "") -> list[JSON]:
-    find(state["customers"], "customer_id", customer_id, "customer")
+    _customer(state, customer_id)
     return [
         o
         for o in state["orders"]
@@ -191,8 +192,8 @@ def list_returns(state: JSON, order_id: str) -> list[JSON]:
     mutates=True,
 )
 def create_order(state: JSON, customer_id: str, warehouse_id: str, lines: list[JSON]) -> JSON:
-    find(state["customers"], "customer_id", customer_id, "customer")
-    find(state["warehouses"], "warehouse_id", warehouse_id, "warehouse")
+    _customer(state, customer_id)
+    _warehouse(state, warehouse_id)
     order_lines = []
     for line in _lines(lines, "order"):
         product = _product(state, line["sku"])
@@ -220,8 +221,7 @@ def create_order(state: JSON, customer_id: str, warehouse_id: str, lines: list[J
     mutates=True,
 )
 def add_line(state: JSON, order_id: str, sku: str, quantity: int) -> JSON:
-    order = _order(state, order_id)
-    _pending(order)
+    order = _pending(state, order_id)
     require(quantity >= 1, "quantity must be at least 1")
     product = _product(state, sku)
     _take(state, sku, order["warehouse_id"], quantity)
@@ -241,8 +241,7 @@ def add_line(state: JSON, order_id: str, sku: str, quantity: int) -> JSON:
     mutates=True,
 )
 def update_quantity(state: JSON, order_id: str, sku: str, quantity: int) -> JSON:
-    order = _order(state, order_id)
-    _pending(order)
+    order = _pending(state, order_id)
     require(quantity >= 1, "quantity must be at least 1 (use remove_line to drop a line)")
     line = lookup(order["lines"], "sku", sku)
     require(line is not None, f"order {order_id} has no line for {sku}")
@@ -262,8 +261,7 @@ def update_quantity(state: JSON, order_id: str, sku: str, quantity: int) -> JSON
     mutates=True,
 )
 def remove_line(state: JSON, order_id: str, sku: str) -> JSON:
-    order = _order(state, order_id)
-    _pending(order)
+    order = _pending(state, order_id)
     line = lookup(order["lines"], "sku", sku)
     require(line is not None, f"order {order_id} has no line for {sku}")
     require(len(order["lines"]) > 1, "an order keeps at least one line; cancel it instead")
@@ -279,8 +277,7 @@ def remove_line(state: JSON, order_id: str, sku: str) -> JSON:
     mutates=True,
 )
 def apply_discount(state: JSON, order_id: str, percent: int) -> JSON:
-    order = _order(state, order_id)
-    _pending(order)
+    order = _pending(state, order_id)
     require(0 <= percent < 100, "percent must be between 0 and 99")
     require(percent != order["discount_pct"], f"the order already has {percent}% off")
     order["discount_pct"] = percent
@@ -290,8 +287,7 @@ def apply_discount(state: JSON, order_id: str, percent: int) -> JSON:
 
 @DOMAIN.tool("Cancel a pending order; its units go back to stock.", {"order_id": _ID}, mutates=True)
 def cancel_order(state: JSON, order_id: str) -> JSON:
-    order = _order(state, order_id)
-    _pending(order)
+    order = _pending(state, order_id)
     for line in order["lines"]:
         _give(state, line["sku"], order["warehouse_id"], line["quantity"])
     order["status"] = "cancelled"
@@ -300,8 +296,7 @@ def cancel_order(state: JSON, order_id: str) -> JSON:
 
 @DOMAIN.tool("Ship a pending order today.", {"order_id": _ID}, mutates=True)
 def ship_order(state: JSON, order_id: str) -> JSON:
-    order = _order(state, order_id)
-    _pending(order)
+    order = _pending(state, order_id)
     order.update(status="shipped", shipped_on=state["today"])
     return order
 
@@ -312,7 +307,7 @@ def ship_order(state: JSON, order_id: str) -> JSON:
     mutates=True,
 )
 def restock(state: JSON, sku: str, warehouse_id: str, quantity: int) -> JSON:
-    find(state["warehouses"], "warehouse_id", warehouse_id, "warehouse")
+    _warehouse(state, warehouse_id)
     require(quantity >= 1, "quantity must be at least 1")
     _give(state, sku, warehouse_id, quantity)
     return _product(state, sku)
@@ -419,8 +414,8 @@ def return_window(state: JSON, tool: str, args: JSON) -> str | None:
     order = lookup(state["orders"], "order_id", args["order_id"])
     if not order or order["status"] not in ("shipped", "delivered") or not order["shipped_on"]:
         return None
-    age = days_between(order["shipped_on"], state["today"])
-    if age is not None and age > RETURN_WINDOW_DAYS:
+    age = days_past(order["shipped_on"], state["today"], RETURN_WINDOW_DAYS)
+    if age is not None:
         return (
             f"a return on order {order['order_id']}, shipped {order['shipped_on']} ({age} days "
             f"ago; the window is {RETURN_WINDOW_DAYS} days)"

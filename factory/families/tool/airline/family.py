@@ -49,6 +49,7 @@ class AirlineRequests(ToolFamily):
     shapes = tuple(Shape)
     title = "Handle an airline customer's request with reservation tools under an airline policy"
     toolenv_domain = "airline"
+    toolenv_modules = ("domains/airline_policy.py",)
 
     # --- seeding -----------------------------------------------------------------------------
 
