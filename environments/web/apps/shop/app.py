@@ -115,16 +115,23 @@ def product(product_id: int):
     return web.page(row["name"], body)
 
 
-@app.route("/cart/add", methods=["POST"])
-@web.login_required
-def cart_add():
+def cart_form(qty_default: str, qty_invalid: int):
+    """A cart form's answer: the signed-in user, the product id, its row (None when there is
+    no such product) and the quantity (``qty_invalid`` when it is not a whole number)."""
     user = web.current_user()
     product_id = int(request.form.get("product_id", "0") or 0)
     row = web.one("SELECT * FROM products WHERE id = ?", (product_id,))
     try:
-        qty = int(request.form.get("qty", "1"))
+        qty = int(request.form.get("qty", qty_default))
     except ValueError:
-        qty = 0
+        qty = qty_invalid
+    return user, product_id, row, qty
+
+
+@app.route("/cart/add", methods=["POST"])
+@web.login_required
+def cart_add():
+    user, product_id, row, qty = cart_form("1", 0)
     if row is None or qty < 1:
         web.flash("Choose a product and a quantity of at least 1.", "error")
         return redirect(f"/products/{product_id}")
@@ -185,13 +192,7 @@ def cart():
 
 @web.action("/cart/update", "/cart")
 def cart_update():
-    user = web.current_user()
-    product_id = int(request.form.get("product_id", "0") or 0)
-    row = web.one("SELECT * FROM products WHERE id = ?", (product_id,))
-    try:
-        qty = int(request.form.get("qty", ""))
-    except ValueError:
-        qty = -1
+    user, product_id, row, qty = cart_form("", -1)
     if row is None or qty < 0:
         web.flash("Quantity must be a whole number, 0 or more.", "error")
     elif qty > row["stock"]:
