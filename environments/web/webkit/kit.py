@@ -88,6 +88,50 @@ def text_inputs(form: Mapping[str, str], fields: Iterable[tuple[str, str]]) -> s
     )
 
 
+def options(values: Iterable[Any], chosen: Any, blank: str | None = None) -> str:
+    """``<option>``s of ``values`` (each a value or a (value, text) pair), ``chosen`` selected
+    (compared as text); first an empty-valued ``blank`` option when given."""
+    out = f'<option value="">{esc(blank)}</option>' if blank is not None else ""
+    for value in values:
+        v, text = value if isinstance(value, tuple) else (value, value)
+        selected = " selected" if str(v) == str(chosen) else ""
+        out += f'<option value="{esc(v)}"{selected}>{esc(text)}</option>'
+    return out
+
+
+def select(
+    name: str, label: str, values: Iterable[Any], chosen: Any, blank: str | None = None
+) -> str:
+    """A labelled ``<select>`` called ``name`` with :func:`options`."""
+    return (
+        f'<label for="{name}">{label}</label> <select id="{name}" name="{name}">'
+        f"{options(values, chosen, blank)}</select>"
+    )
+
+
+def table(headers: Iterable[str], rows: Iterable[Iterable[Any]]) -> str:
+    """A ``<table>``: a header row of ``headers``, then one row of cells (HTML) per row."""
+    head = "".join(f"<th>{h}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
+    return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def bullets(items: Iterable[str]) -> str:
+    """A ``<ul>`` with one ``<li>`` per item (HTML)."""
+    return "<ul>" + "".join(f"<li>{item}</li>" for item in items) + "</ul>"
+
+
+def where(sql: str, *filters: tuple[Any, str, tuple]) -> tuple[str, tuple]:
+    """``sql`` (ending in a WHERE clause) narrowed by `` AND condition`` for each
+    (wanted, condition, args) filter that is wanted, and the query's arguments."""
+    args: list[Any] = []
+    for wanted, condition, condition_args in filters:
+        if wanted:
+            sql += f" AND {condition}"
+            args += condition_args
+    return sql, tuple(args)
+
+
 class WebApp:
     """One app: the Flask object plus the shared routes and helpers."""
 
@@ -155,6 +199,10 @@ class WebApp:
             for sql, args in sql_statements:
                 db.execute(sql, args)
             self.audit(action, **data)
+
+    def execute(self, action: str, sql: str, args: tuple, /, **data: Any) -> None:
+        """:meth:`change` with one statement."""
+        self.change(action, [(sql, args)], **data)
 
     def audit(self, action: str, **data: Any) -> None:
         user = self.current_user()
@@ -226,6 +274,30 @@ class WebApp:
             return view(*args, **kwargs)
 
         return wrapped
+
+    def action(self, rule: str, back: str, *, role: str | None = None) -> Any:
+        """Decorator: a POST-only route for signed-in users (of ``role`` when given). The view
+        makes its change and flashes; the answer is then a redirect to ``back`` formatted with
+        the route's arguments, unless the view returns an answer of its own."""
+
+        def decorate(view: Any) -> Any:
+            @functools.wraps(view)
+            def answer(**kwargs: Any) -> Any:
+                response = view(**kwargs)
+                return redirect(back.format(**kwargs)) if response is None else response
+
+            self.app.add_url_rule(
+                rule, view.__name__, self.login_required(answer, role=role), methods=["POST"]
+            )
+            return view
+
+        return decorate
+
+    def home(self, *, login: bool = False) -> None:
+        """Route ``/`` to a redirect to the first page of the menu (for signed-in users only
+        when ``login``)."""
+        view = lambda: redirect(self.nav[0][1])  # noqa: E731
+        self.app.add_url_rule("/", "home", self.login_required(view) if login else view)
 
     def _login(self) -> Any:
         error = ""

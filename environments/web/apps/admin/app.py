@@ -4,7 +4,7 @@ account status (active / suspended)."""
 import re
 
 from flask import redirect, request
-from kit import WebApp, error_lines, esc, text_inputs
+from kit import WebApp, bullets, error_lines, esc, select, table, text_inputs, where
 
 SCHEMA = """
 CREATE TABLE accounts (
@@ -42,6 +42,7 @@ web = WebApp(
     ],
 )
 app = web.app
+web.home(login=True)
 admin_only = web.login_required(role="admin")
 
 
@@ -52,19 +53,6 @@ def departments() -> list[str]:
     ]
 
 
-def options(values, chosen) -> str:
-    return "".join(
-        f'<option value="{esc(v)}"{" selected" if v == chosen else ""}>{esc(label)}</option>'
-        for v, label in values
-    )
-
-
-@app.route("/")
-@web.login_required
-def home():
-    return redirect("/accounts")
-
-
 @app.route("/accounts")
 @web.login_required
 def accounts():
@@ -72,39 +60,37 @@ def accounts():
     dept = request.args.get("department", "")
     status = request.args.get("status", "")
     before = request.args.get("inactive_since", "").strip()
-    sql, args = "SELECT * FROM accounts WHERE 1=1", []
-    if q:
-        sql += " AND (username LIKE ? OR full_name LIKE ? OR email LIKE ?)"
-        args += [f"%{q}%"] * 3
-    if dept:
-        sql += " AND department = ?"
-        args.append(dept)
-    if status:
-        sql += " AND status = ?"
-        args.append(status)
-    if before:
-        sql += " AND (last_login IS NULL OR last_login < ?)"
-        args.append(before)
-    rows, pager = web.paginate(sql + " ORDER BY username", tuple(args))
+    sql, args = where(
+        "SELECT * FROM accounts WHERE 1=1",
+        (q, "(username LIKE ? OR full_name LIKE ? OR email LIKE ?)", (f"%{q}%",) * 3),
+        (dept, "department = ?", (dept,)),
+        (status, "status = ?", (status,)),
+        (before, "(last_login IS NULL OR last_login < ?)", (before,)),
+    )
+    rows, pager = web.paginate(sql + " ORDER BY username", args)
     body = (
         '<form method="get" action="/accounts"><label for="q">Search</label> '
-        f'<input id="q" name="q" value="{esc(q)}"> <label for="department">Department</label> '
-        f'<select id="department" name="department">'
-        f"{options([('', 'All')] + [(d, d) for d in departments()], dept)}</select> "
-        '<label for="status">Status</label> <select id="status" name="status">'
-        f"{options([('', 'All'), ('active', 'active'), ('suspended', 'suspended')], status)}"
-        '</select> <label for="inactive_since">Last login before (YYYY-MM-DD)</label> '
+        f'<input id="q" name="q" value="{esc(q)}"> '
+        + select("department", "Department", [("", "All"), *departments()], dept)
+        + " "
+        + select("status", "Status", [("", "All"), "active", "suspended"], status)
+        + ' <label for="inactive_since">Last login before (YYYY-MM-DD)</label> '
         f'<input id="inactive_since" name="inactive_since" value="{esc(before)}"> '
         '<button type="submit">Filter</button></form>'
-        "<table><tr><th>Username</th><th>Name</th><th>Department</th><th>Status</th>"
-        "<th>Last login</th></tr>"
-        + "".join(
-            f'<tr><td><a href="/accounts/{r["id"]}">{esc(r["username"])}</a></td>'
-            f"<td>{esc(r['full_name'])}</td><td>{esc(r['department'])}</td>"
-            f"<td>{esc(r['status'])}</td><td>{esc(r['last_login'] or 'never')}</td></tr>"
-            for r in rows
+        + table(
+            ("Username", "Name", "Department", "Status", "Last login"),
+            (
+                (
+                    f'<a href="/accounts/{r["id"]}">{esc(r["username"])}</a>',
+                    esc(r["full_name"]),
+                    esc(r["department"]),
+                    esc(r["status"]),
+                    esc(r["last_login"] or "never"),
+                )
+                for r in rows
+            ),
         )
-        + f"</table>{pager}"
+        + pager
     )
     return web.page("Accounts", body)
 
@@ -221,8 +207,7 @@ def account(account_id: int):
     return web.page(f"Account {row['username']}", body)
 
 
-@app.route("/accounts/<int:account_id>/status", methods=["POST"])
-@admin_only
+@web.action("/accounts/<int:account_id>/status", "/accounts/{account_id}", role="admin")
 def account_status(account_id: int):
     row = web.one("SELECT * FROM accounts WHERE id = ?", (account_id,))
     status = request.form.get("status", "")
@@ -231,18 +216,17 @@ def account_status(account_id: int):
     elif row["status"] == status:
         web.flash(f"{row['username']} is already {status}.", "error")
     else:
-        web.change(
+        web.execute(
             "set_status",
-            [("UPDATE accounts SET status = ? WHERE id = ?", (status, account_id))],
+            "UPDATE accounts SET status = ? WHERE id = ?",
+            (status, account_id),
             account_id=account_id,
             status=status,
         )
         web.flash(f"Account {row['username']} is now {status}.")
-    return redirect(f"/accounts/{account_id}")
 
 
-@app.route("/accounts/<int:account_id>/groups", methods=["POST"])
-@admin_only
+@web.action("/accounts/<int:account_id>/groups", "/accounts/{account_id}", role="admin")
 def account_groups(account_id: int):
     wanted = sorted({int(g) for g in request.form.getlist("groups") if g.isdigit()})
     web.change(
@@ -253,7 +237,6 @@ def account_groups(account_id: int):
         groups=wanted,
     )
     web.flash("Groups saved.")
-    return redirect(f"/accounts/{account_id}")
 
 
 @app.route("/groups")
@@ -263,14 +246,10 @@ def groups():
         "SELECT g.*, (SELECT COUNT(*) FROM memberships m WHERE m.group_id = g.id) AS n "
         "FROM groups g ORDER BY g.name"
     )
-    body = (
-        "<ul>"
-        + "".join(
-            f'<li><a href="/groups/{r["id"]}">{esc(r["name"])}</a> - {esc(r["description"])} '
-            f"({r['n']} members)</li>"
-            for r in rows
-        )
-        + "</ul>"
+    body = bullets(
+        f'<a href="/groups/{r["id"]}">{esc(r["name"])}</a> - {esc(r["description"])} '
+        f"({r['n']} members)"
+        for r in rows
     )
     return web.page("Groups", body)
 
@@ -296,18 +275,16 @@ def group(group_id: int):
         f"<p>{esc(row['description'])}</p><h2>Permissions</h2>"
         f'<form method="post" action="/groups/{group_id}/permissions">{web.csrf_field()}{boxes}'
         '<button type="submit">Save permissions</button></form>'
-        f"<h2>Members ({len(members)})</h2><ul>"
-        + "".join(
-            f'<li><a href="/accounts/{m["id"]}">{esc(m["username"])}</a> ({esc(m["status"])})</li>'
+        f"<h2>Members ({len(members)})</h2>"
+        + bullets(
+            f'<a href="/accounts/{m["id"]}">{esc(m["username"])}</a> ({esc(m["status"])})'
             for m in members
         )
-        + "</ul>"
     )
     return web.page(f"Group {row['name']}", body)
 
 
-@app.route("/groups/<int:group_id>/permissions", methods=["POST"])
-@admin_only
+@web.action("/groups/<int:group_id>/permissions", "/groups/{group_id}", role="admin")
 def group_permissions(group_id: int):
     known = {r["code"] for r in web.query("SELECT code FROM permissions")}
     wanted = sorted(set(request.form.getlist("codes")) & known)
@@ -323,7 +300,6 @@ def group_permissions(group_id: int):
         revoked=sorted(set(before) - set(wanted)),
     )
     web.flash("Permissions saved.")
-    return redirect(f"/groups/{group_id}")
 
 
 @app.route("/invitations")
@@ -334,39 +310,42 @@ def invitations():
         "ON g.id = i.group_id ORDER BY i.sent DESC, i.id DESC"
     )
     body = (
-        "<table><tr><th>Email</th><th>Group</th><th>Sent</th><th>Status</th><th></th></tr>"
-        + "".join(
-            f"<tr><td>{esc(r['email'])}</td><td>{esc(r['group_name'] or '-')}</td>"
-            f"<td>{esc(r['sent'])}</td><td>{esc(r['status'])}</td><td>"
-            + (
-                f'<form method="post" action="/invitations/{r["id"]}/revoke">{web.csrf_field()}'
-                f'<button type="submit">Revoke invitation for {esc(r["email"])}</button></form>'
-                if r["status"] == "pending"
-                else ""
-            )
-            + "</td></tr>"
-            for r in rows
+        table(
+            ("Email", "Group", "Sent", "Status", ""),
+            (
+                (
+                    esc(r["email"]),
+                    esc(r["group_name"] or "-"),
+                    esc(r["sent"]),
+                    esc(r["status"]),
+                    f'<form method="post" action="/invitations/{r["id"]}/revoke">'
+                    f'{web.csrf_field()}<button type="submit">Revoke invitation for '
+                    f"{esc(r['email'])}</button></form>"
+                    if r["status"] == "pending"
+                    else "",
+                )
+                for r in rows
+            ),
         )
-        + f"</table>{pager}"
+        + pager
     )
     return web.page("Invitations", body)
 
 
-@app.route("/invitations/<int:invitation_id>/revoke", methods=["POST"])
-@admin_only
+@web.action("/invitations/<int:invitation_id>/revoke", "/invitations", role="admin")
 def revoke(invitation_id: int):
     row = web.one("SELECT * FROM invitations WHERE id = ?", (invitation_id,))
     if row is None or row["status"] != "pending":
         web.flash("No pending invitation with that id.", "error")
     else:
-        web.change(
+        web.execute(
             "revoke_invitation",
-            [("UPDATE invitations SET status = 'revoked' WHERE id = ?", (invitation_id,))],
+            "UPDATE invitations SET status = 'revoked' WHERE id = ?",
+            (invitation_id,),
             invitation_id=invitation_id,
             email=row["email"],
         )
         web.flash(f"Invitation for {row['email']} revoked.")
-    return redirect("/invitations")
 
 
 if __name__ == "__main__":

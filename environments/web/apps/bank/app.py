@@ -6,7 +6,7 @@ import re
 import secrets
 
 from flask import redirect, request
-from kit import WebApp, error_lines, esc, text_inputs
+from kit import WebApp, error_lines, esc, select, table, text_inputs
 
 SCHEMA = """
 CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -40,6 +40,7 @@ web = WebApp(
     ],
 )
 app = web.app
+web.home()
 NUMBER_RE = re.compile(r"^\d{4}-\d{4}-\d{2}$")
 AMOUNT_RE = re.compile(r"^\d+(\.\d{1,2})?$")
 
@@ -64,25 +65,22 @@ def my_accounts(user_id: int):
     return web.query("SELECT * FROM accounts WHERE user_id = ? ORDER BY id", (user_id,))
 
 
-@app.route("/")
-def home():
-    return redirect("/accounts")
-
-
 @app.route("/accounts")
 @web.login_required
 def accounts():
     user = web.current_user()
-    rows = "".join(
-        f'<tr><td><a href="/accounts/{a["id"]}">{esc(a["name"])}</a></td><td>{esc(a["number"])}'
-        f"</td><td>{money(a['balance_cents'])}</td><td>{money(a['daily_limit_cents'])}</td>"
-        f"<td>{money(used_today(a['id']))}</td></tr>"
-        for a in my_accounts(user["id"])
-    )
-    body = (
-        f"<p>Today is {today()}.</p><table><tr><th>Account</th><th>Number</th>"
-        "<th>Balance</th><th>Daily transfer limit</th><th>Sent today</th></tr>"
-        f"{rows}</table>"
+    body = f"<p>Today is {today()}.</p>" + table(
+        ("Account", "Number", "Balance", "Daily transfer limit", "Sent today"),
+        (
+            (
+                f'<a href="/accounts/{a["id"]}">{esc(a["name"])}</a>',
+                esc(a["number"]),
+                money(a["balance_cents"]),
+                money(a["daily_limit_cents"]),
+                money(used_today(a["id"])),
+            )
+            for a in my_accounts(user["id"])
+        ),
     )
     return web.page("Your accounts", body)
 
@@ -99,15 +97,21 @@ def account(account_id: int):
         (account_id, acc["number"]),
     )
     body = (
-        f"<p>{esc(acc['number'])} - balance {money(acc['balance_cents'])}</p><table><tr>"
-        "<th>Day</th><th>From</th><th>To</th><th>Amount</th><th>Reference</th></tr>"
-        + "".join(
-            f"<tr><td>{esc(t['day'])}</td><td>{'this account' if t['from_account_id'] == account_id else 'incoming'}</td>"
-            f"<td>{esc(t['to_name'])} ({esc(t['to_number'])})</td><td>{money(t['amount_cents'])}</td>"
-            f"<td>{esc(t['reference'])}</td></tr>"
-            for t in rows
+        f"<p>{esc(acc['number'])} - balance {money(acc['balance_cents'])}</p>"
+        + table(
+            ("Day", "From", "To", "Amount", "Reference"),
+            (
+                (
+                    esc(t["day"]),
+                    "this account" if t["from_account_id"] == account_id else "incoming",
+                    f"{esc(t['to_name'])} ({esc(t['to_number'])})",
+                    money(t["amount_cents"]),
+                    esc(t["reference"]),
+                )
+                for t in rows
+            ),
         )
-        + f"</table>{pager}"
+        + pager
     )
     return web.page(acc["name"], body)
 
@@ -133,14 +137,10 @@ def payees():
         ):
             errors.append("You already have a payee with that account number.")
         if not errors:
-            web.change(
+            web.execute(
                 "payee_add",
-                [
-                    (
-                        "INSERT INTO payees (user_id, name, account_number) VALUES (?, ?, ?)",
-                        (user["id"], name, number),
-                    )
-                ],
+                "INSERT INTO payees (user_id, name, account_number) VALUES (?, ?, ?)",
+                (user["id"], name, number),
                 name=name,
                 account_number=number,
             )
@@ -149,11 +149,10 @@ def payees():
     rows = web.query("SELECT * FROM payees WHERE user_id = ? ORDER BY name", (user["id"],))
     body = (
         error_lines(errors)
-        + "<table><tr><th>Payee</th><th>Account number</th></tr>"
-        + "".join(
-            f"<tr><td>{esc(p['name'])}</td><td>{esc(p['account_number'])}</td></tr>" for p in rows
+        + table(
+            ("Payee", "Account number"), ((esc(p["name"]), esc(p["account_number"])) for p in rows)
         )
-        + "</table><h2>Add a payee</h2>"
+        + "<h2>Add a payee</h2>"
         f'<form method="post" action="/payees">{web.csrf_field()}'
         + text_inputs(form, (("name", "Name"), ("account_number", "Account number")))
         + '<button type="submit">Add payee</button></form>'
@@ -234,20 +233,17 @@ def transfer():
             )
             return web.page("Confirm transfer", body)
     body = (
-        error_lines(errors) + f'<form method="post" action="/transfer">{web.csrf_field()}'
-        '<label for="from">From account</label> <select id="from" name="from">'
-        + "".join(
-            f'<option value="{a["id"]}"{" selected" if str(a["id"]) == form.get("from") else ""}>'
-            f"{esc(a['name'])} ({esc(a['number'])})</option>"
-            for a in mine
+        error_lines(errors)
+        + f'<form method="post" action="/transfer">{web.csrf_field()}'
+        + select(
+            "from",
+            "From account",
+            [(a["id"], f"{a['name']} ({a['number']})") for a in mine],
+            form.get("from"),
         )
-        + '</select><br><label for="to">To</label> <select id="to" name="to">'
-        + "".join(
-            f'<option value="{esc(t[0])}"{" selected" if t[0] == form.get("to") else ""}>'
-            f"{esc(t[1])}</option>"
-            for t in targets
-        )
-        + '</select><br><label for="amount">Amount</label> <input id="amount" name="amount" '
+        + "<br>"
+        + select("to", "To", [t[:2] for t in targets], form.get("to"))
+        + '<br><label for="amount">Amount</label> <input id="amount" name="amount" '
         f'value="{esc(form.get("amount", ""))}"><br><label for="reference">Reference</label> '
         f'<input id="reference" name="reference" value="{esc(form.get("reference", ""))}"><br>'
         '<button type="submit">Continue</button></form>'
@@ -268,9 +264,10 @@ def confirm():
         return redirect("/transfer")
     if request.form.get("code", "").strip() != row["code"]:
         web.flash("Wrong confirmation code; the transfer was cancelled. Start again.", "error")
-        web.change(
+        web.execute(
             "transfer_cancel",
-            [("UPDATE pending SET used = 1 WHERE id = ?", (row["id"],))],
+            "UPDATE pending SET used = 1 WHERE id = ?",
+            (row["id"],),
             pending_id=row["id"],
         )
         return redirect("/transfer")

@@ -1,10 +1,11 @@
 """Blog: posts (draft / scheduled / published) with tags, editing, publishing by editors, and a
 paginated comment moderation queue."""
 
+import functools
 import re
 
 from flask import abort, redirect, request
-from kit import WebApp, error_lines, esc
+from kit import WebApp, bullets, error_lines, esc, select, table, where
 
 SCHEMA = """
 CREATE TABLE posts (
@@ -33,6 +34,7 @@ web = WebApp(
     ],
 )
 app = web.app
+web.home()
 STATUSES = ("draft", "scheduled", "published")
 TAG_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -68,45 +70,37 @@ def post_tags(post_id: int) -> list[str]:
     ]
 
 
-@app.route("/")
-def home():
-    return redirect("/posts")
-
-
 @app.route("/posts")
 @web.login_required
 def posts():
     q = request.args.get("q", "").strip()
     status = request.args.get("status", "")
-    sql = (
+    sql, args = where(
         "SELECT p.*, u.display_name AS author FROM posts p JOIN users u ON u.id = p.author_id "
-        "WHERE 1=1"
+        "WHERE 1=1",
+        (q, "p.title LIKE ?", (f"%{q}%",)),
+        (status in STATUSES, "p.status = ?", (status,)),
     )
-    args = []
-    if q:
-        sql += " AND p.title LIKE ?"
-        args.append(f"%{q}%")
-    if status in STATUSES:
-        sql += " AND p.status = ?"
-        args.append(status)
-    rows, pager = web.paginate(sql + " ORDER BY p.id DESC", tuple(args))
-    options = "".join(
-        f'<option value="{s}"{" selected" if s == status else ""}>{s}</option>' for s in STATUSES
-    )
+    rows, pager = web.paginate(sql + " ORDER BY p.id DESC", args)
     body = (
         '<form method="get" action="/posts"><label for="q">Search titles</label> '
-        f'<input id="q" name="q" value="{esc(q)}"> <label for="status">Status</label> '
-        f'<select id="status" name="status"><option value="">Any</option>{options}</select> '
-        '<button type="submit">Filter</button></form>'
-        "<table><tr><th>#</th><th>Title</th><th>Author</th><th>Status</th></tr>"
-        + "".join(
-            f'<tr><td>{r["id"]}</td><td><a href="/posts/{r["id"]}">{esc(r["title"])}</a></td>'
-            f"<td>{esc(r['author'])}</td><td>{esc(r['status'])}"
-            + (f" ({esc(r['publish_at'])})" if r["status"] == "scheduled" else "")
-            + "</td></tr>"
-            for r in rows
+        f'<input id="q" name="q" value="{esc(q)}"> '
+        + select("status", "Status", STATUSES, status, "Any")
+        + ' <button type="submit">Filter</button></form>'
+        + table(
+            ("#", "Title", "Author", "Status"),
+            (
+                (
+                    r["id"],
+                    f'<a href="/posts/{r["id"]}">{esc(r["title"])}</a>',
+                    esc(r["author"]),
+                    esc(r["status"])
+                    + (f" ({esc(r['publish_at'])})" if r["status"] == "scheduled" else ""),
+                )
+                for r in rows
+            ),
         )
-        + f"</table>{pager}"
+        + pager
     )
     return web.page("Posts", body)
 
@@ -130,10 +124,8 @@ def post(post_id: int):
     )
     if can_edit(user, row):
         body += f'<p><a href="/posts/{post_id}/edit">Edit this post</a></p>'
-    body += (
-        f"<h2>Comments ({len(comments)})</h2><ul>"
-        + "".join(f"<li>{esc(c['author_name'])}: {esc(c['body'])}</li>" for c in comments)
-        + "</ul>"
+    body += f"<h2>Comments ({len(comments)})</h2>" + bullets(
+        f"{esc(c['author_name'])}: {esc(c['body'])}" for c in comments
     )
     return web.page(row["title"], body)
 
@@ -157,14 +149,10 @@ def edit(post_id: int):
         if not body_text:
             errors.append("Body is required.")
         if not errors:
-            web.change(
+            web.execute(
                 "post_edit",
-                [
-                    (
-                        "UPDATE posts SET title = ?, body = ? WHERE id = ?",
-                        (title, body_text, post_id),
-                    )
-                ],
+                "UPDATE posts SET title = ?, body = ? WHERE id = ?",
+                (title, body_text, post_id),
                 post_id=post_id,
                 title=title,
             )
@@ -208,13 +196,33 @@ def edit(post_id: int):
     return web.page(f"Edit post #{post_id}", body, status=400 if errors else 200)
 
 
-@app.route("/posts/<int:post_id>/tags", methods=["POST"])
-@web.login_required
+def post_action(verb: str, *, editors_only: bool = False):
+    """Decorator: the POST route /posts/<id>/<verb> (the 404 page for no such post) for the
+    post's author or an editor (only editors when ``editors_only``); the view makes its change
+    and flashes, and the answer is the post's edit page."""
+
+    def decorate(view):
+        @functools.wraps(view)
+        def checked(post_id: int):
+            user = web.current_user()
+            row = post_or_404(post_id)
+            if editors_only and not is_editor(user):
+                return web.page(
+                    "Forbidden",
+                    "<p>Only editors can publish, schedule or unpublish posts.</p>",
+                    status=403,
+                )
+            if not can_edit(user, row):
+                abort(403)
+            return view(post_id)
+
+        return web.action(f"/posts/<int:post_id>/{verb}", "/posts/{post_id}/edit")(checked)
+
+    return decorate
+
+
+@post_action("tags")
 def tag_add(post_id: int):
-    user = web.current_user()
-    row = post_or_404(post_id)
-    if not can_edit(user, row):
-        abort(403)
     name = request.form.get("tag", "").strip().lower()
     if not TAG_RE.match(name):
         web.flash("Tags are lowercase words: letters, digits and single hyphens.", "error")
@@ -233,100 +241,62 @@ def tag_add(post_id: int):
         )
         web.change("tag_add", statements, post_id=post_id, tag=name)
         web.flash(f"Tag {name} added.")
-    return redirect(f"/posts/{post_id}/edit")
 
 
-@app.route("/posts/<int:post_id>/tags/remove", methods=["POST"])
-@web.login_required
+@post_action("tags/remove")
 def tag_remove(post_id: int):
-    user = web.current_user()
-    row = post_or_404(post_id)
-    if not can_edit(user, row):
-        abort(403)
     name = request.form.get("tag", "")
-    web.change(
+    web.execute(
         "tag_remove",
-        [
-            (
-                "DELETE FROM post_tags WHERE post_id = ? AND tag_id IN (SELECT id FROM tags WHERE name = ?)",
-                (post_id, name),
-            )
-        ],
+        "DELETE FROM post_tags WHERE post_id = ? AND tag_id IN (SELECT id FROM tags WHERE name = ?)",
+        (post_id, name),
         post_id=post_id,
         tag=name,
     )
     web.flash(f"Tag {name} removed.")
-    return redirect(f"/posts/{post_id}/edit")
 
 
-def _editor_only(post_id: int):
-    user = web.current_user()
-    post_or_404(post_id)
-    if not is_editor(user):
-        return web.page(
-            "Forbidden", "<p>Only editors can publish, schedule or unpublish posts.</p>", status=403
-        )
-    return None
-
-
-@app.route("/posts/<int:post_id>/publish", methods=["POST"])
-@web.login_required
+@post_action("publish", editors_only=True)
 def publish(post_id: int):
-    denied = _editor_only(post_id)
-    if denied:
-        return denied
     if not post_tags(post_id):
         web.flash("A post needs at least one tag before it can be published.", "error")
     else:
-        web.change(
+        web.execute(
             "post_publish",
-            [("UPDATE posts SET status = 'published', publish_at = NULL WHERE id = ?", (post_id,))],
+            "UPDATE posts SET status = 'published', publish_at = NULL WHERE id = ?",
+            (post_id,),
             post_id=post_id,
         )
         web.flash("Post published.")
-    return redirect(f"/posts/{post_id}/edit")
 
 
-@app.route("/posts/<int:post_id>/schedule", methods=["POST"])
-@web.login_required
+@post_action("schedule", editors_only=True)
 def schedule(post_id: int):
-    denied = _editor_only(post_id)
-    if denied:
-        return denied
     when = request.form.get("publish_at", "").strip()
     if not DATE_RE.match(when):
         web.flash("Give the publication date as YYYY-MM-DD.", "error")
     elif not post_tags(post_id):
         web.flash("A post needs at least one tag before it can be scheduled.", "error")
     else:
-        web.change(
+        web.execute(
             "post_schedule",
-            [
-                (
-                    "UPDATE posts SET status = 'scheduled', publish_at = ? WHERE id = ?",
-                    (when, post_id),
-                )
-            ],
+            "UPDATE posts SET status = 'scheduled', publish_at = ? WHERE id = ?",
+            (when, post_id),
             post_id=post_id,
             publish_at=when,
         )
         web.flash(f"Post scheduled for {when}.")
-    return redirect(f"/posts/{post_id}/edit")
 
 
-@app.route("/posts/<int:post_id>/unpublish", methods=["POST"])
-@web.login_required
+@post_action("unpublish", editors_only=True)
 def unpublish(post_id: int):
-    denied = _editor_only(post_id)
-    if denied:
-        return denied
-    web.change(
+    web.execute(
         "post_unpublish",
-        [("UPDATE posts SET status = 'draft', publish_at = NULL WHERE id = ?", (post_id,))],
+        "UPDATE posts SET status = 'draft', publish_at = NULL WHERE id = ?",
+        (post_id,),
         post_id=post_id,
     )
     web.flash("Post moved back to drafts.")
-    return redirect(f"/posts/{post_id}/edit")
 
 
 @app.route("/moderation")
@@ -372,9 +342,10 @@ def moderate(comment_id: int):
         web.flash(f"Comment #{comment_id} was already moderated.", "error")
     else:
         status = "approved" if decision == "approve" else "rejected"
-        web.change(
+        web.execute(
             "comment_moderate",
-            [("UPDATE comments SET status = ? WHERE id = ?", (status, comment_id))],
+            "UPDATE comments SET status = ? WHERE id = ?",
+            (status, comment_id),
             comment_id=comment_id,
             status=status,
         )

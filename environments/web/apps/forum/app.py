@@ -4,7 +4,7 @@ lock, pin and move threads."""
 import datetime
 
 from flask import redirect, request
-from kit import WebApp, error_lines, esc
+from kit import WebApp, bullets, error_lines, esc, select, table
 
 SCHEMA = """
 CREATE TABLE boards (id INTEGER PRIMARY KEY, name TEXT UNIQUE NOT NULL, description TEXT NOT NULL);
@@ -57,17 +57,17 @@ def status_of(row) -> str:
     return ", ".join(flags) or "Open"
 
 
+def thread_link(row) -> str:
+    return f'<a href="/threads/{row["id"]}">{esc(row["title"])}</a>'
+
+
 def thread_table(rows) -> str:
-    return (
-        "<table><tr><th>Thread</th><th>Started by</th><th>Posts</th><th>Last post</th>"
-        "<th>Status</th></tr>"
-        + "".join(
-            f'<tr><td><a href="/threads/{r["id"]}">{esc(r["title"])}</a></td>'
-            f"<td>{esc(r['author_name'])}</td><td>{r['n_posts']}</td><td>{esc(r['last_post'])}</td>"
-            f"<td>{status_of(r)}</td></tr>"
+    return table(
+        ("Thread", "Started by", "Posts", "Last post", "Status"),
+        (
+            (thread_link(r), esc(r["author_name"]), r["n_posts"], esc(r["last_post"]), status_of(r))
             for r in rows
-        )
-        + "</table>"
+        ),
     )
 
 
@@ -77,14 +77,10 @@ def home():
         "SELECT b.*, (SELECT COUNT(*) FROM threads t WHERE t.board_id = b.id) AS n "
         "FROM boards b ORDER BY b.name"
     )
-    body = (
-        "<ul>"
-        + "".join(
-            f'<li><a href="/boards/{r["id"]}">{esc(r["name"])}</a> - {esc(r["description"])} '
-            f"({r['n']} threads)</li>"
-            for r in rows
-        )
-        + "</ul>"
+    body = bullets(
+        f'<a href="/boards/{r["id"]}">{esc(r["name"])}</a> - {esc(r["description"])} '
+        f"({r['n']} threads)"
+        for r in rows
     )
     return web.page("Boards", body)
 
@@ -115,14 +111,13 @@ def search():
             (f"%{q}%",),
         )
         body += (
-            "<table><tr><th>Thread</th><th>Board</th><th>Last post</th><th>Status</th></tr>"
-            + "".join(
-                f'<tr><td><a href="/threads/{r["id"]}">{esc(r["title"])}</a></td>'
-                f"<td>{esc(r['board'])}</td><td>{esc(r['last_post'])}</td>"
-                f"<td>{status_of(r)}</td></tr>"
-                for r in rows
+            table(
+                ("Thread", "Board", "Last post", "Status"),
+                (
+                    (thread_link(r), esc(r["board"]), esc(r["last_post"]), status_of(r))
+                    for r in rows
+                ),
             )
-            + "</table>"
             + pager
         )
     return web.page("Search threads", body)
@@ -172,12 +167,7 @@ def thread(thread_id: int):
     else:
         parts.append('<p><a href="/login">Sign in</a> to reply.</p>')
     if user and user["role"] in MODERATORS:
-        boards = web.query("SELECT * FROM boards ORDER BY name")
-        options = "".join(
-            f'<option value="{b["id"]}"{" selected" if b["id"] == row["board_id"] else ""}>'
-            f"{esc(b['name'])}</option>"
-            for b in boards
-        )
+        boards = [(b["id"], b["name"]) for b in web.query("SELECT * FROM boards ORDER BY name")]
         lock, pin = (0, "Unlock thread") if row["locked"] else (1, "Lock thread")
         pinv, pinl = (0, "Unpin thread") if row["pinned"] else (1, "Pin thread")
         parts.append(
@@ -189,8 +179,8 @@ def thread(thread_id: int):
             f'<input type="hidden" name="pinned" value="{pinv}"><button type="submit">{pinl}'
             "</button></form>"
             f'<form method="post" action="/threads/{thread_id}/move">{web.csrf_field()}'
-            f'<label for="board_id">Move to board</label> <select id="board_id" name="board_id">'
-            f'{options}</select> <button type="submit">Move thread</button></form>'
+            + select("board_id", "Move to board", boards, row["board_id"])
+            + ' <button type="submit">Move thread</button></form>'
         )
     return web.page(row["title"], "".join(parts))
 
@@ -200,30 +190,27 @@ def _flag(thread_id: int, column: str, action: str, words: tuple[str, str]):
     if not is_moderator():
         return forbidden(f"{words[1]} threads")
     value = 1 if request.form.get(column, "1") == "1" else 0
-    web.change(
+    web.execute(
         action,
-        [(f"UPDATE threads SET {column} = ? WHERE id = ?", (value, thread_id))],
+        f"UPDATE threads SET {column} = ? WHERE id = ?",
+        (value, thread_id),
         thread_id=thread_id,
         **{column: value},
     )
     web.flash(f"Thread {words[0] if value else words[1]}.")
-    return redirect(f"/threads/{thread_id}")
 
 
-@app.route("/threads/<int:thread_id>/lock", methods=["POST"])
-@web.login_required
+@web.action("/threads/<int:thread_id>/lock", "/threads/{thread_id}")
 def lock(thread_id: int):
     return _flag(thread_id, "locked", "lock_thread", ("locked", "unlocked"))
 
 
-@app.route("/threads/<int:thread_id>/pin", methods=["POST"])
-@web.login_required
+@web.action("/threads/<int:thread_id>/pin", "/threads/{thread_id}")
 def pin(thread_id: int):
     return _flag(thread_id, "pinned", "pin_thread", ("pinned", "unpinned"))
 
 
-@app.route("/threads/<int:thread_id>/move", methods=["POST"])
-@web.login_required
+@web.action("/threads/<int:thread_id>/move", "/threads/{thread_id}")
 def move(thread_id: int):
     row = get_thread(thread_id)
     if not is_moderator():
@@ -238,15 +225,15 @@ def move(thread_id: int):
     elif target == row["board_id"]:
         web.flash(f"The thread is already in {board_row['name']}.", "error")
     else:
-        web.change(
+        web.execute(
             "move_thread",
-            [("UPDATE threads SET board_id = ? WHERE id = ?", (target, thread_id))],
+            "UPDATE threads SET board_id = ? WHERE id = ?",
+            (target, thread_id),
             thread_id=thread_id,
             from_board=row["board_id"],
             to_board=target,
         )
         web.flash(f"Thread moved to {board_row['name']}.")
-    return redirect(f"/threads/{thread_id}")
 
 
 @app.route("/threads/<int:thread_id>/reply", methods=["GET", "POST"])
@@ -321,14 +308,10 @@ def edit_post(post_id: int):
         if len(text) < 2:
             error = "A post needs at least 2 characters."
         else:
-            web.change(
+            web.execute(
                 "edit_post",
-                [
-                    (
-                        "UPDATE posts SET body = ?, edited_by = ? WHERE id = ?",
-                        (text, user["id"], post_id),
-                    )
-                ],
+                "UPDATE posts SET body = ?, edited_by = ? WHERE id = ?",
+                (text, user["id"], post_id),
                 post_id=post_id,
                 thread_id=post["thread_id"],
             )

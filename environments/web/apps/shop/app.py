@@ -1,7 +1,7 @@
 """Shop: a product catalogue with search and pages, a cart, coupons, checkout and orders."""
 
 from flask import redirect, request
-from kit import WebApp, error_lines, esc, text_inputs
+from kit import WebApp, bullets, error_lines, esc, select, table, text_inputs, where
 
 SCHEMA = """
 CREATE TABLE products (
@@ -40,6 +40,7 @@ web = WebApp(
     ],
 )
 app = web.app
+web.home()
 
 
 def money(cents: int) -> str:
@@ -65,42 +66,37 @@ def totals(user_id: int) -> tuple[int, int, str | None]:
     return subtotal, subtotal * coupon["percent"] // 100, coupon["code"]
 
 
-@app.route("/")
-def home():
-    return redirect("/products")
-
-
 @app.route("/products")
 def products():
     q = request.args.get("q", "").strip()
     category = request.args.get("category", "")
-    sql, args = "SELECT * FROM products WHERE 1=1", []
-    if q:
-        sql += " AND (name LIKE ? OR sku LIKE ?)"
-        args += [f"%{q}%", f"%{q}%"]
-    if category:
-        sql += " AND category = ?"
-        args.append(category)
-    rows, pager = web.paginate(sql + " ORDER BY name", tuple(args))
+    sql, args = where(
+        "SELECT * FROM products WHERE 1=1",
+        (q, "(name LIKE ? OR sku LIKE ?)", (f"%{q}%", f"%{q}%")),
+        (category, "category = ?", (category,)),
+    )
+    rows, pager = web.paginate(sql + " ORDER BY name", args)
     categories = [
         r["category"] for r in web.query("SELECT DISTINCT category FROM products ORDER BY category")
     ]
-    options = "".join(
-        f'<option value="{esc(c)}"{" selected" if c == category else ""}>{esc(c)}</option>'
-        for c in categories
-    )
     body = (
         '<form method="get" action="/products"><label for="q">Search</label> '
-        f'<input id="q" name="q" value="{esc(q)}"> <label for="category">Category</label> '
-        f'<select id="category" name="category"><option value="">All</option>{options}</select> '
-        '<button type="submit">Search</button></form><table><tr><th>Product</th><th>SKU</th>'
-        "<th>Price</th><th>Stock</th></tr>"
-        + "".join(
-            f'<tr><td><a href="/products/{r["id"]}">{esc(r["name"])}</a></td><td>{esc(r["sku"])}'
-            f"</td><td>{money(r['price_cents'])}</td><td>{r['stock']}</td></tr>"
-            for r in rows
+        f'<input id="q" name="q" value="{esc(q)}"> '
+        + select("category", "Category", categories, category, "All")
+        + ' <button type="submit">Search</button></form>'
+        + table(
+            ("Product", "SKU", "Price", "Stock"),
+            (
+                (
+                    f'<a href="/products/{r["id"]}">{esc(r["name"])}</a>',
+                    esc(r["sku"]),
+                    money(r["price_cents"]),
+                    r["stock"],
+                )
+                for r in rows
+            ),
         )
-        + f"</table>{pager}"
+        + pager
     )
     return web.page("Products", body)
 
@@ -119,16 +115,23 @@ def product(product_id: int):
     return web.page(row["name"], body)
 
 
-@app.route("/cart/add", methods=["POST"])
-@web.login_required
-def cart_add():
+def cart_form(qty_default: str, qty_invalid: int):
+    """A cart form's answer: the signed-in user, the product id, its row (None when there is
+    no such product) and the quantity (``qty_invalid`` when it is not a whole number)."""
     user = web.current_user()
     product_id = int(request.form.get("product_id", "0") or 0)
     row = web.one("SELECT * FROM products WHERE id = ?", (product_id,))
     try:
-        qty = int(request.form.get("qty", "1"))
+        qty = int(request.form.get("qty", qty_default))
     except ValueError:
-        qty = 0
+        qty = qty_invalid
+    return user, product_id, row, qty
+
+
+@app.route("/cart/add", methods=["POST"])
+@web.login_required
+def cart_add():
+    user, product_id, row, qty = cart_form("1", 0)
     if row is None or qty < 1:
         web.flash("Choose a product and a quantity of at least 1.", "error")
         return redirect(f"/products/{product_id}")
@@ -139,15 +142,11 @@ def cart_add():
     if total > row["stock"]:
         web.flash(f"Only {row['stock']} of {row['name']} in stock.", "error")
         return redirect(f"/products/{product_id}")
-    web.change(
+    web.execute(
         "cart_add",
-        [
-            (
-                "INSERT INTO cart_items (user_id, product_id, qty) VALUES (?, ?, ?) "
-                "ON CONFLICT (user_id, product_id) DO UPDATE SET qty = excluded.qty",
-                (user["id"], product_id, total),
-            )
-        ],
+        "INSERT INTO cart_items (user_id, product_id, qty) VALUES (?, ?, ?) "
+        "ON CONFLICT (user_id, product_id) DO UPDATE SET qty = excluded.qty",
+        (user["id"], product_id, total),
         product_id=product_id,
         qty=total,
     )
@@ -191,63 +190,42 @@ def cart():
     return web.page("Your cart", body)
 
 
-@app.route("/cart/update", methods=["POST"])
-@web.login_required
+@web.action("/cart/update", "/cart")
 def cart_update():
-    user = web.current_user()
-    product_id = int(request.form.get("product_id", "0") or 0)
-    row = web.one("SELECT * FROM products WHERE id = ?", (product_id,))
-    try:
-        qty = int(request.form.get("qty", ""))
-    except ValueError:
-        qty = -1
+    user, product_id, row, qty = cart_form("", -1)
     if row is None or qty < 0:
         web.flash("Quantity must be a whole number, 0 or more.", "error")
     elif qty > row["stock"]:
         web.flash(f"Only {row['stock']} of {row['name']} in stock.", "error")
     elif qty == 0:
-        web.change(
-            "cart_remove",
-            [
-                (
-                    "DELETE FROM cart_items WHERE user_id = ? AND product_id = ?",
-                    (user["id"], product_id),
-                )
-            ],
-            product_id=product_id,
-        )
+        remove_line(user["id"], product_id)
     else:
-        web.change(
+        web.execute(
             "cart_update",
-            [
-                (
-                    "UPDATE cart_items SET qty = ? WHERE user_id = ? AND product_id = ?",
-                    (qty, user["id"], product_id),
-                )
-            ],
+            "UPDATE cart_items SET qty = ? WHERE user_id = ? AND product_id = ?",
+            (qty, user["id"], product_id),
             product_id=product_id,
             qty=qty,
         )
         web.flash(f"{row['name']}: quantity {qty}.")
-    return redirect("/cart")
 
 
-@app.route("/cart/remove", methods=["POST"])
-@web.login_required
-def cart_remove():
-    user = web.current_user()
-    product_id = int(request.form.get("product_id", "0") or 0)
-    web.change(
+def remove_line(user_id: int, product_id: int) -> None:
+    web.execute(
         "cart_remove",
-        [("DELETE FROM cart_items WHERE user_id = ? AND product_id = ?", (user["id"], product_id))],
+        "DELETE FROM cart_items WHERE user_id = ? AND product_id = ?",
+        (user_id, product_id),
         product_id=product_id,
     )
+
+
+@web.action("/cart/remove", "/cart")
+def cart_remove():
+    remove_line(web.current_user()["id"], int(request.form.get("product_id", "0") or 0))
     web.flash("Removed from your cart.")
-    return redirect("/cart")
 
 
-@app.route("/cart/coupon", methods=["POST"])
-@web.login_required
+@web.action("/cart/coupon", "/cart")
 def cart_coupon():
     user = web.current_user()
     code = request.form.get("code", "").strip().upper()
@@ -261,19 +239,14 @@ def cart_coupon():
             "error",
         )
     else:
-        web.change(
+        web.execute(
             "coupon_apply",
-            [
-                (
-                    "INSERT INTO cart_coupons (user_id, code) VALUES (?, ?) "
-                    "ON CONFLICT (user_id) DO UPDATE SET code = excluded.code",
-                    (user["id"], code),
-                )
-            ],
+            "INSERT INTO cart_coupons (user_id, code) VALUES (?, ?) "
+            "ON CONFLICT (user_id) DO UPDATE SET code = excluded.code",
+            (user["id"], code),
             code=code,
         )
         web.flash(f"Coupon {code} applied: {coupon['percent']}% off.")
-    return redirect("/cart")
 
 
 @app.route("/checkout", methods=["GET", "POST"])
@@ -360,13 +333,12 @@ def orders():
         "SELECT * FROM orders WHERE user_id = ? ORDER BY id DESC", (user["id"],)
     )
     body = (
-        "<ul>"
-        + "".join(
-            f'<li><a href="/orders/{r["id"]}">Order #{r["id"]}</a> - {esc(r["status"])} - '
-            f"{money(r['total_cents'])}</li>"
+        bullets(
+            f'<a href="/orders/{r["id"]}">Order #{r["id"]}</a> - {esc(r["status"])} - '
+            f"{money(r['total_cents'])}"
             for r in rows
         )
-        + f"</ul>{pager}"
+        + pager
     )
     return web.page("My orders", body)
 
@@ -384,11 +356,7 @@ def order(order_id: int):
         (order_id,),
     )
     body = (
-        "<ul>"
-        + "".join(
-            f"<li>{i['qty']} x {esc(i['name'])} at {money(i['price_cents'])}</li>" for i in items
-        )
-        + "</ul>"
+        bullets(f"{i['qty']} x {esc(i['name'])} at {money(i['price_cents'])}" for i in items)
         + f"<p>Status: {esc(row['status'])}. Total {money(row['total_cents'])}"
         + (f" (coupon {esc(row['coupon_code'])})" if row["coupon_code"] else "")
         + "</p>"

@@ -2,7 +2,7 @@
 with pages, issue creation with validation, and updates that need a comment to close."""
 
 from flask import abort, redirect, request
-from kit import WebApp, error_lines, esc
+from kit import WebApp, error_lines, esc, select, table, where
 
 SCHEMA = """
 CREATE TABLE projects (id INTEGER PRIMARY KEY, key TEXT UNIQUE NOT NULL, name TEXT NOT NULL);
@@ -32,16 +32,9 @@ web = WebApp(
     ],
 )
 app = web.app
+web.home()
 STATUSES = ("open", "in_progress", "closed")
 PRIORITIES = ("low", "medium", "high", "critical")
-
-
-def options(values, chosen, blank=None) -> str:
-    out = f'<option value="">{esc(blank)}</option>' if blank is not None else ""
-    for value in values:
-        v, text = value if isinstance(value, tuple) else (value, value)
-        out += f'<option value="{esc(v)}"{" selected" if str(v) == str(chosen) else ""}>{esc(text)}</option>'
-    return out
 
 
 def issue_or_404(issue_id: int):
@@ -75,46 +68,29 @@ def people():
     ]
 
 
-@app.route("/")
-def home():
-    return redirect("/issues")
-
-
 @app.route("/issues")
 @web.login_required
 def issues():
     a = request.args
     q, project, status = a.get("q", "").strip(), a.get("project", ""), a.get("status", "")
     priority, assignee, label = a.get("priority", ""), a.get("assignee", ""), a.get("label", "")
-    sql = (
+    sql, args = where(
         "SELECT i.*, p.key, u.username AS assignee FROM issues i JOIN projects p ON "
-        "p.id = i.project_id LEFT JOIN users u ON u.id = i.assignee_id WHERE 1=1"
+        "p.id = i.project_id LEFT JOIN users u ON u.id = i.assignee_id WHERE 1=1",
+        (q, "(i.title LIKE ? OR i.description LIKE ?)", (f"%{q}%", f"%{q}%")),
+        (project, "p.key = ?", (project,)),
+        (status in STATUSES, "i.status = ?", (status,)),
+        (priority in PRIORITIES, "i.priority = ?", (priority,)),
+        (assignee == "-", "i.assignee_id IS NULL", ()),
+        (assignee not in ("", "-"), "u.username = ?", (assignee,)),
+        (
+            label,
+            "i.id IN (SELECT il.issue_id FROM issue_labels il JOIN labels l ON "
+            "l.id = il.label_id WHERE l.name = ?)",
+            (label,),
+        ),
     )
-    args = []
-    if q:
-        sql += " AND (i.title LIKE ? OR i.description LIKE ?)"
-        args += [f"%{q}%", f"%{q}%"]
-    if project:
-        sql += " AND p.key = ?"
-        args.append(project)
-    if status in STATUSES:
-        sql += " AND i.status = ?"
-        args.append(status)
-    if priority in PRIORITIES:
-        sql += " AND i.priority = ?"
-        args.append(priority)
-    if assignee == "-":
-        sql += " AND i.assignee_id IS NULL"
-    elif assignee:
-        sql += " AND u.username = ?"
-        args.append(assignee)
-    if label:
-        sql += (
-            " AND i.id IN (SELECT il.issue_id FROM issue_labels il JOIN labels l ON "
-            "l.id = il.label_id WHERE l.name = ?)"
-        )
-        args.append(label)
-    rows, pager = web.paginate(sql + " ORDER BY i.id", tuple(args))
+    rows, pager = web.paginate(sql + " ORDER BY i.id", args)
     projects = [
         (p["key"], f"{p['key']} - {p['name']}")
         for p in web.query("SELECT * FROM projects ORDER BY key")
@@ -123,27 +99,33 @@ def issues():
     body = (
         '<form method="get" action="/issues">'
         f'<label for="q">Search</label> <input id="q" name="q" value="{esc(q)}"> '
-        f'<label for="project">Project</label> <select id="project" name="project">'
-        f"{options(projects, project, 'Any')}</select> "
-        f'<label for="status">Status</label> <select id="status" name="status">'
-        f"{options(STATUSES, status, 'Any')}</select> "
-        f'<label for="priority">Priority</label> <select id="priority" name="priority">'
-        f"{options(PRIORITIES, priority, 'Any')}</select> "
-        f'<label for="assignee">Assignee</label> <select id="assignee" name="assignee">'
-        f"{options([('-', 'Unassigned'), *people()], assignee, 'Anyone')}</select> "
-        f'<label for="label">Label</label> <select id="label" name="label">'
-        f"{options(labels, label, 'Any')}</select> "
-        '<button type="submit">Filter</button></form>'
-        "<table><tr><th>Issue</th><th>Title</th><th>Status</th><th>Priority</th>"
-        "<th>Assignee</th><th>Labels</th></tr>"
-        + "".join(
-            f'<tr><td>{esc(r["key"])}-{r["id"]}</td><td><a href="/issues/{r["id"]}">'
-            f"{esc(r['title'])}</a></td><td>{esc(r['status'])}</td><td>{esc(r['priority'])}"
-            f"</td><td>{esc(r['assignee'] or '-')}</td><td>{esc(', '.join(labels_of(r['id'])))}"
-            "</td></tr>"
-            for r in rows
+        + " ".join(
+            (
+                select("project", "Project", projects, project, "Any"),
+                select("status", "Status", STATUSES, status, "Any"),
+                select("priority", "Priority", PRIORITIES, priority, "Any"),
+                select(
+                    "assignee", "Assignee", [("-", "Unassigned"), *people()], assignee, "Anyone"
+                ),
+                select("label", "Label", labels, label, "Any"),
+            )
         )
-        + f"</table>{pager}"
+        + ' <button type="submit">Filter</button></form>'
+        + table(
+            ("Issue", "Title", "Status", "Priority", "Assignee", "Labels"),
+            (
+                (
+                    f"{esc(r['key'])}-{r['id']}",
+                    f'<a href="/issues/{r["id"]}">{esc(r["title"])}</a>',
+                    esc(r["status"]),
+                    esc(r["priority"]),
+                    esc(r["assignee"] or "-"),
+                    esc(", ".join(labels_of(r["id"]))),
+                )
+                for r in rows
+            ),
+        )
+        + pager
     )
     return web.page("Issues", body)
 
@@ -169,12 +151,12 @@ def issue(issue_id: int):
         + "".join(f"<li>{esc(c['display_name'])}: {esc(c['body'])}</li>" for c in comments)
         + "</ul><h2>Update</h2>"
         f'<form method="post" action="/issues/{issue_id}/update">{web.csrf_field()}'
-        f'<label for="status">Status</label> <select id="status" name="status">'
-        f"{options(STATUSES, row['status'])}</select><br>"
-        f'<label for="priority">Priority</label> <select id="priority" name="priority">'
-        f"{options(PRIORITIES, row['priority'])}</select><br>"
-        f'<label for="assignee">Assignee</label> <select id="assignee" name="assignee">'
-        f"{options(people(), row['assignee'] or '', 'Unassigned')}</select><br>"
+        + select("status", "Status", STATUSES, row["status"])
+        + "<br>"
+        + select("priority", "Priority", PRIORITIES, row["priority"])
+        + "<br>"
+        + select("assignee", "Assignee", people(), row["assignee"] or "", "Unassigned")
+        + "<br>"
         '<label for="comment">Comment (required when closing)</label> '
         '<textarea id="comment" name="comment"></textarea><br>'
         '<button type="submit">Save changes</button></form>'
@@ -188,15 +170,13 @@ def issue(issue_id: int):
         )
         + f'<form method="post" action="/issues/{issue_id}/labels">{web.csrf_field()}'
         '<input type="hidden" name="op" value="add">'
-        '<label for="label">Add label</label> <select id="label" name="label">'
-        f"{options([n for n in all_labels if n not in labels], '')}</select> "
-        '<button type="submit">Add label</button></form>'
+        + select("label", "Add label", [n for n in all_labels if n not in labels], "")
+        + ' <button type="submit">Add label</button></form>'
     )
     return web.page(f"{row['key']}-{issue_id}: {row['title']}", body)
 
 
-@app.route("/issues/<int:issue_id>/update", methods=["POST"])
-@web.login_required
+@web.action("/issues/<int:issue_id>/update", "/issues/{issue_id}")
 def update(issue_id: int):
     user = web.current_user()
     row = issue_or_404(issue_id)
@@ -240,46 +220,28 @@ def update(issue_id: int):
             web.flash(f"{row['key']}-{issue_id} updated.")
         else:
             web.flash("Nothing to change.")
-    return redirect(f"/issues/{issue_id}")
 
 
-@app.route("/issues/<int:issue_id>/labels", methods=["POST"])
-@web.login_required
+LABEL_OPS = {
+    "remove": ("DELETE FROM issue_labels WHERE issue_id = ? AND label_id = ?", "removed from"),
+    "add": ("INSERT INTO issue_labels (issue_id, label_id) VALUES (?, ?)", "added to"),
+}
+
+
+@web.action("/issues/<int:issue_id>/labels", "/issues/{issue_id}")
 def label(issue_id: int):
     row = issue_or_404(issue_id)
     name, op = request.form.get("label", ""), request.form.get("op", "add")
     found = web.one("SELECT id FROM labels WHERE name = ?", (name,))
+    op = "remove" if op == "remove" else "add"
     if found is None:
         web.flash(f"No label {name!r}.", "error")
-    elif op == "remove":
-        web.change(
-            "label_remove",
-            [
-                (
-                    "DELETE FROM issue_labels WHERE issue_id = ? AND label_id = ?",
-                    (issue_id, found["id"]),
-                )
-            ],
-            issue_id=issue_id,
-            label=name,
-        )
-        web.flash(f"Label {name} removed from {row['key']}-{issue_id}.")
-    elif name in labels_of(issue_id):
+    elif op == "add" and name in labels_of(issue_id):
         web.flash(f"{row['key']}-{issue_id} already has the label {name}.", "error")
     else:
-        web.change(
-            "label_add",
-            [
-                (
-                    "INSERT INTO issue_labels (issue_id, label_id) VALUES (?, ?)",
-                    (issue_id, found["id"]),
-                )
-            ],
-            issue_id=issue_id,
-            label=name,
-        )
-        web.flash(f"Label {name} added to {row['key']}-{issue_id}.")
-    return redirect(f"/issues/{issue_id}")
+        sql, done = LABEL_OPS[op]
+        web.execute(f"label_{op}", sql, (issue_id, found["id"]), issue_id=issue_id, label=name)
+        web.flash(f"Label {name} {done} {row['key']}-{issue_id}.")
 
 
 @app.route("/issues/new", methods=["GET", "POST"])
@@ -344,17 +306,18 @@ def new_issue():
         for n in labels
     )
     body = (
-        error_lines(errors) + f'<form method="post" action="/issues/new">{web.csrf_field()}'
-        f'<label for="project">Project</label> <select id="project" name="project">'
-        f"{options(projects, f.get('project', ''), 'Choose...')}</select><br>"
+        error_lines(errors)
+        + f'<form method="post" action="/issues/new">{web.csrf_field()}'
+        + select("project", "Project", projects, f.get("project", ""), "Choose...")
+        + "<br>"
         f'<label for="title">Title</label> <input id="title" name="title" '
         f'value="{esc(f.get("title", ""))}"><br>'
         '<label for="description">Description</label> <textarea id="description" '
         f'name="description">{esc(f.get("description", ""))}</textarea><br>'
         '<label for="priority">Priority (low, medium, high or critical)</label> '
         f'<input id="priority" name="priority" value="{esc(f.get("priority", ""))}"><br>'
-        f'<label for="assignee">Assignee</label> <select id="assignee" name="assignee">'
-        f"{options(people(), f.get('assignee', ''), 'Unassigned')}</select><br>"
+        + select("assignee", "Assignee", people(), f.get("assignee", ""), "Unassigned")
+        + "<br>"
         f"<p>Labels: {boxes}</p>"
         '<button type="submit">Create issue</button></form>'
     )
