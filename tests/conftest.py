@@ -12,6 +12,10 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"
 
+# Task directories kept as fixtures carry their own tests/test_*.py (the task's verifier, run
+# inside its container): never factory's tests.
+collect_ignore_glob = ["fixtures/tb2_style/*"]
+
 # A shell without job control starts background commands (`scripts/test.sh &`, nohup) with
 # SIGINT ignored, children inherit that, and Python then never raises KeyboardInterrupt: the
 # tests that press Ctrl-C on a `factory` subprocess would wait on a process that cannot hear it
