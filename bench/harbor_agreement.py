@@ -83,6 +83,27 @@ def stand_in_as(public: str, local: str) -> None:
         raise SystemExit(f"could not tag {local} as {public}: {result.stderr[-400:]}")
 
 
+def remove_left_builds(names: list[str]) -> int:
+    """Harbor's builds of these tasks that it left untagged (a task image replaced by a rebuild
+    keeps its compose labels, ``com.docker.compose.project = <task>__<trial>__env``, and no
+    tag): removed; the count."""
+    ids = docker(
+        "images", "-q", "--filter", "dangling=true", "--filter", "label=com.docker.compose.project"
+    ).split()  # fmt: skip
+    projects = docker(
+        "image", "inspect", "--format", '{{index .Config.Labels "com.docker.compose.project"}}',
+        *ids,
+    ).splitlines() if ids else []  # fmt: skip
+    left = [
+        image
+        for image, project in zip(ids, projects, strict=True)
+        if project.partition("__")[0] in names
+    ]
+    for image in left:
+        docker("rmi", image, check=False)
+    return len(left)
+
+
 def factory_side(dirs: list[Path], out: Path, jobs: int) -> tuple[dict[str, str], float]:
     runtime = DockerRuntime(new_run_id("bench-harbor"), pool_size=16)
     validator = Validator(runtime, out / "factory", jobs=jobs, repeats=1, force=True)
@@ -172,6 +193,9 @@ def main() -> None:
     finally:
         for public in added:
             docker("rmi", "--no-prune", public, check=False)
+        removed = remove_left_builds([path.name for path in dirs])
+        if removed:
+            print(f"removed {removed} untagged image(s) Harbor's builds left")
 
     rows, agree = [], 0
     for path in dirs:
