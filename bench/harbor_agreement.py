@@ -88,15 +88,17 @@ def remove_left_builds(names: list[str]) -> int:
     keeps its compose labels, ``com.docker.compose.project = <task>__<trial>__env``, and no
     tag): removed; the count."""
     ids = docker(
-        "images", "-q", "--filter", "dangling=true", "--filter", "label=com.docker.compose.project"
+        "images", "-q", "--filter", "dangling=true", "--filter", "label=com.docker.compose.project",
+        check=False,
     ).split()  # fmt: skip
-    projects = docker(
-        "image", "inspect", "--format", '{{index .Config.Labels "com.docker.compose.project"}}',
-        *ids,
-    ).splitlines() if ids else []  # fmt: skip
+    # an image gone meanwhile just drops out of the listing (no exit in the caller's finally)
+    listing = docker(
+        "image", "inspect", "--format",
+        '{{.Id}} {{index .Config.Labels "com.docker.compose.project"}}', *ids, check=False,
+    ) if ids else ""  # fmt: skip
     left = [
         image
-        for image, project in zip(ids, projects, strict=True)
+        for image, _, project in (line.partition(" ") for line in listing.splitlines())
         if project.partition("__")[0] in names
     ]
     for image in left:
