@@ -146,8 +146,7 @@ def test_import_batch_keeps_going(tmp_path):
 
 
 def test_import_harbor_task_makes_network_explicit(tmp_path):
-    src = TB2_STYLE_TASK
-    result = import_task(src, tmp_path / "out")
+    result = import_task(TB2_STYLE_TASK, tmp_path / "out")
     assert result.error is None and result.layout == "harbor"
     task = load_task(result.dest)
     assert task.config.environment.allow_internet is True
