@@ -8,21 +8,11 @@ torch = pytest.importorskip("torch")
 
 from factory_train.config import DType  # noqa: E402
 from factory_train.precision import choose_precision  # noqa: E402
+from fixtures.tiny_policy import tiny_llama  # noqa: E402
 
 
 def one_step_changed_fraction(dtype) -> float:
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    torch.manual_seed(0)
-    config = LlamaConfig(
-        vocab_size=256,
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=4,
-    )
-    model = LlamaForCausalLM(config).to(dtype)
+    model = tiny_llama(vocab_size=256).to(dtype)
     before = [p.detach().clone() for p in model.parameters()]
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5)
     ids = torch.randint(0, 256, (2, 16))
