@@ -6,6 +6,7 @@ from __future__ import annotations
 import calendar
 import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from pydantic import Field
@@ -27,6 +28,7 @@ from factory.families.terminal.seed_tree import (
     words_text,
 )
 from factory.families.terminal.state_snapshot import snapshot_path, tree_hook
+from factory.families.terminal.traps import load_traps
 from factory.families.terminal.words import CLEAN_APPS, FWORDS, WORDS
 from factory.vocabulary import Difficulty
 
@@ -55,17 +57,8 @@ DC_FAULTS = [
     "archive-reports",  # a past year's reports to pack into an archive on another disk, then delete
     "logrotate",  # the log rotation policy that filled the disk: keeps too many, uncompressed
 ]
-#: The unannounced ones: what each is, and the words that would give it away.
-DC_TRAPS = {
-    "rolled-back": (
-        "current points to an older release than the newest",
-        ("rolled back", "roll back", "rollback", "older release", "not the newest"),
-    ),
-    "trash": (
-        "the trash holds dot files that a shell glob skips",
-        ("hidden", "dot file", "dotfile", "dot-file", "dot files", "ls -a", "glob"),
-    ),
-}
+#: The unannounced ones: what each is, and the words that would give it away (traps.toml).
+DC_TRAPS = load_traps(Path(__file__).parent / "traps.toml")
 
 
 def _blob(rng, size: int) -> bytes:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from pydantic import Field, field_validator
@@ -21,6 +22,7 @@ from factory.families.terminal.seed_tree import (
     sha256_hex,
     utc_text,
 )
+from factory.families.terminal.traps import load_traps
 from factory.families.terminal.words import FWORDS, USERS, WORDS
 from factory.vocabulary import Difficulty
 
@@ -80,25 +82,8 @@ FS_CHORES = (
     "total-size",
     "largest",
 )
-FS_TRAPS = {
-    "editor-junk": (
-        "look-alike leftovers: a folder named like one, a name that only contains .swp",
-        ("look-alike", "folder named", "directory named"),
-    ),
-    "dangling-links": (
-        "links the move itself breaks",
-        ("broken by the move", "after the move", "links to the matches", "links to moved"),
-    ),
-    "empty-dirs": (
-        "folders the move empties, and folders inside them",
-        ("emptied", "left empty by", "nested empty"),
-    ),
-    "orphans": ("a folder without an owner too", ("folders too", "directories too")),
-    "largest": (
-        "a bigger file through a link out of the share",
-        ("through a link", "mirror", "outside the share"),
-    ),
-}
+FS_TRAPS = load_traps(Path(__file__).parent / "traps.toml")
+"""What makes a chore tricky: chore -> Trap fields (traps.toml)."""
 #: Every hard task: matches in hidden places, a link to a match, a link loop and one out of the
 #: share, sizes just off whole KiB, names with blanks and quotes.
 FS_SEARCH_TRAPS = (
