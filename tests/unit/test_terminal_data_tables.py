@@ -1,5 +1,6 @@
-"""Terminal families' trap tables (``traps.toml`` beside a family): read in file order into
-Trap fields; a malformed entry fails naming the file and the fault."""
+"""Terminal families' data tables beside their code: trap tables (``traps.toml``) read in file
+order into Trap fields, word lists (``words.toml``) read by name; a malformed entry or a missing
+name fails naming the file and the entry."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 
 from factory.errors import RecipeError
 from factory.families.terminal.traps import load_traps
+from factory.families.terminal.words import WordTable
 from factory.vocabulary import Trap
 
 
@@ -34,3 +36,13 @@ def test_load_traps_names_the_file_and_the_fault_of_a_bad_entry(tmp_path: Path, 
     path.write_text(f"[stale-pid]\n{entry}\n", encoding="utf-8")
     with pytest.raises(RecipeError, match=r"traps\.toml: stale-pid"):
         load_traps(path)
+
+
+def test_word_table_gives_lists_by_name_and_names_the_file_of_a_missing_one(tmp_path: Path):
+    path = tmp_path / "words.toml"
+    path.write_text('tops = ["config", "data"]\nflag = { tgz = "z" }\n', encoding="utf-8")
+    words = WordTable(path)
+    assert words["tops"] == ["config", "data"]
+    assert words["flag"] == {"tgz": "z"}
+    with pytest.raises(RecipeError, match=r"words\.toml: no word list 'top'"):
+        words["top"]
