@@ -23,29 +23,14 @@ from factory.families.terminal.seed_tree import (
 )
 from factory.families.terminal.state_snapshot import STATE_DIR, snapshot_hook, stat_lines
 from factory.families.terminal.traps import load_traps
-from factory.families.terminal.words import CLEAN_APPS, WORDS
+from factory.families.terminal.words import CLEAN_APPS, WORDS, WordTable
 from factory.vocabulary import Difficulty
 
 # --- data-recovery -------------------------------------------------------------------------
 
-CONF_SECTIONS = ["server", "database", "cache", "logging", "auth", "queue", "metrics", "smtp"]
-CONF_KEYS = [
-    "host",
-    "port",
-    "timeout",
-    "workers",
-    "retries",
-    "pool_size",
-    "level",
-    "ttl",
-    "max_conn",
-    "backlog",
-    "buffer_kb",
-    "interval",
-    "user",
-    "path",
-    "enabled",
-]
+_WORDS = WordTable(Path(__file__).parent / "words.toml")
+CONF_SECTIONS: list[str] = _WORDS["conf_sections"]
+CONF_KEYS: list[str] = _WORDS["conf_keys"]
 
 
 #: Hard (config patches): the sub-problems a task composes (two to four of them), besides the

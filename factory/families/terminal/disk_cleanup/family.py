@@ -29,19 +29,12 @@ from factory.families.terminal.seed_tree import (
 )
 from factory.families.terminal.state_snapshot import snapshot_path, tree_hook
 from factory.families.terminal.traps import load_traps
-from factory.families.terminal.words import CLEAN_APPS, FWORDS, WORDS
+from factory.families.terminal.words import CLEAN_APPS, FWORDS, WORDS, WordTable
 from factory.vocabulary import Difficulty
 
 SERVICES = ["api", "worker", "ingest", "auth", "web", "cron", "mailer", "gateway", "billing"]
-CORE_LOOKALIKES = [
-    "data/core.db",
-    "data/core.sqlite",
-    "etc/core.yaml",
-    "scripts/core-sync.sh",
-    "docs/core.md",
-    "share/corefonts.tar",
-    "data/core.1.json",
-]
+_WORDS = WordTable(Path(__file__).parent / "words.toml")
+CORE_LOOKALIKES: list[str] = _WORDS["core_lookalikes"]
 EXPORT_KINDS = ["sales", "usage", "audit", "invoices", "traffic", "payouts"]
 UPLOAD_DIRS = ["avatars", "docs", "inbox", "scans", "attachments", "imports"]
 REPORT_KINDS = ["summary", "usage", "billing", "capacity", "uptime", "quota"]

@@ -23,51 +23,18 @@ from factory.families.terminal.seed_tree import (
     utc_text,
 )
 from factory.families.terminal.traps import load_traps
-from factory.families.terminal.words import FWORDS, USERS, WORDS
+from factory.families.terminal.words import FWORDS, USERS, WORDS, WordTable
 from factory.vocabulary import Difficulty
 
 # --- file-search ---------------------------------------------------------------------------
 
 SHARES = ["fileshare", "projects", "archive", "media", "teamdrive", "research", "exports", "scans"]
 SEARCH_BASES = ["/srv", "/data", "/mnt/storage", "/home/shared"]
-DIR_WORDS = [
-    "reports",
-    "drafts",
-    "clients",
-    "acme",
-    "globex",
-    "initech",
-    "2023",
-    "2024",
-    "q1",
-    "q2",
-    "img",
-    "raw",
-    "final",
-    "shared",
-    "notes",
-    "legal",
-    "hr",
-    "ops",
-    "vendors",
-    "minutes",
-]
+_WORDS = WordTable(Path(__file__).parent / "words.toml")
+DIR_WORDS: list[str] = _WORDS["dir_words"]
 SEARCH_EXTS = ["log", "csv", "txt", "json", "dat", "xml", "md", "cfg"]
 EXCLUDE_DIRS = [".snapshot", "backup", "_archive", "old-copies", ".trash"]
-WEIRD = [
-    "q3 report (final)",
-    "it's done",
-    "-leading-dash",
-    "$HOME notes",
-    "[draft] plan",
-    "semi;colon",
-    "ümlaut café",
-    "two  spaces",
-    "#hash tag",
-    "50% off",
-    "a&b",
-    'quote"d',
-]
+WEIRD: list[str] = _WORDS["weird"]
 MARKERS = ["CASE", "TICKET", "REF", "INC", "PRJ"]
 
 #: Hard: besides the search and the move, two to four chores of tidying the share, each a goal
