@@ -18,25 +18,21 @@ import random
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import Any, NamedTuple
 
 from factory.families.base import Draft
 from factory.families.terminal.state_snapshot import STATE_DIR, snapshot_hook
+from factory.families.terminal.traps import load_traps
 from factory.vocabulary import Trap
 
 IMPORT_FAULTS = ["consumer-perms", "import-config", "config-syntax", "checksum"]
 """consumer-perms: the output folder is root-only (mode 700); import-config: the settings
 name a stale output path; config-syntax: one settings line lacks its ``=``; checksum
 (announced, not a trap): the job wants ``<output>.sha256`` in ``sha256sum -c`` format."""
-IMPORT_TRAPS = {
-    "consumer-perms": (
-        "output folder closed to the import job's account",
-        ("permission", "permissions", "chmod", "chgrp", "readable", "0700", "owner"),
-    ),
-    "import-config": ("import job reads a stale path", ("stale", "wrong path", "old path")),
-    "config-syntax": ("a settings line the job rejects", ("syntax", "malformed", "missing =")),
-}
+IMPORT_TRAPS = load_traps(Path(__file__).parent / "import_traps.toml")
+"""The job's faults the instruction does not announce: fault -> Trap fields
+(import_traps.toml)."""
 CONSUMERS = ["dashd", "statsd", "reporter", "metrics", "ingest", "loader", "warehouse"]
 
 

@@ -1,129 +1,36 @@
-"""Word lists that several terminal families draw names from."""
+"""Word lists that several terminal families draw names from (``words.toml``), and
+:class:`WordTable`, which reads such a file of named lists (a family's own ``words.toml``)."""
 
 from __future__ import annotations
 
-APPS = [
-    "ledger",
-    "tidepool",
-    "quarry",
-    "lantern",
-    "orchard",
-    "beacon",
-    "meridian",
-    "cobalt",
-    "juniper",
-    "pebble",
-    "foundry",
-    "kestrel",
-    "marlin",
-    "sextant",
-    "halyard",
-    "bramble",
-    "cinder",
-    "drover",
-    "ember",
-    "garnet",
-    "heron",
-    "jasper",
-    "lumen",
-    "nimbus",
-]
-TEAMS = ["ops", "infra", "platform", "data", "billing", "search", "web", "etl", "payments", "sre"]
-CTF_APPS = ["ledger", "beacon", "orchard", "quarry", "tidepool", "lantern", "sprocket", "meridian"]
-WORDS = [
-    "alpha",
-    "bravo",
-    "cedar",
-    "delta",
-    "ember",
-    "frost",
-    "gamma",
-    "harbor",
-    "island",
-    "jasper",
-    "kernel",
-    "lotus",
-    "maple",
-    "nectar",
-    "orbit",
-    "pixel",
-    "quill",
-    "river",
-    "signal",
-    "timber",
-    "ultra",
-    "velvet",
-    "willow",
-    "yonder",
-    "zenith",
-    "amber",
-    "beacon",
-    "copper",
-    "dune",
-    "echo",
-    "falcon",
-    "garnet",
-    "hollow",
-    "indigo",
-    "jungle",
-    "koala",
-    "lagoon",
-    "meadow",
-    "nova",
-    "opal",
-    "prairie",
-    "quartz",
-    "rapid",
-    "summit",
-    "tango",
-    "umber",
-    "vertex",
-    "walnut",
-    "xenon",
-    "yarrow",
-    "zircon",
-]
-USERS = ["alice", "bob", "carmen", "dmitri", "erin", "farid", "grace", "hiro", "ines", "jonas"]
-FWORDS = [
-    "summary",
-    "orders",
-    "users",
-    "billing",
-    "inventory",
-    "usage",
-    "errors",
-    "audit",
-    "schema",
-    "routes",
-    "settings",
-    "backlog",
-    "roadmap",
-    "invoices",
-    "payroll",
-    "traffic",
-    "latency",
-    "signups",
-    "churn",
-    "forecast",
-    "budget",
-    "alerts",
-    "contacts",
-    "vendors",
-    "shipments",
-    "tickets",
-]
+from pathlib import Path
+from typing import Any
 
-CLEAN_APPS = [
-    "ledgerd",
-    "mediahub",
-    "tilestore",
-    "pipeline",
-    "metricsd",
-    "gatekeeper",
-    "searchd",
-    "mailrelay",
-    "reportgen",
-    "imgproxy",
-    "notifier",
-    "scheduler",
-]
+from factory.datafiles import load_toml_table
+from factory.errors import RecipeError
+
+
+class WordTable:
+    """The named word lists (and small word tables) of one TOML file: ``table["tops"]`` is the
+    value under ``tops``, as TOML gives it (lists, not tuples); a name the file lacks raises
+    :class:`~factory.errors.RecipeError` naming the file and the name."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._values = load_toml_table(path)
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self._values:
+            raise RecipeError(f"{self.path}: no word list {name!r}")
+        return self._values[name]
+
+
+_WORDS = WordTable(Path(__file__).parent / "words.toml")
+
+APPS: list[str] = _WORDS["apps"]
+TEAMS: list[str] = _WORDS["teams"]
+CTF_APPS: list[str] = _WORDS["ctf_apps"]
+WORDS: list[str] = _WORDS["words"]
+USERS: list[str] = _WORDS["users"]
+FWORDS: list[str] = _WORDS["fwords"]
+CLEAN_APPS: list[str] = _WORDS["clean_apps"]

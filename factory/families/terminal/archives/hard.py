@@ -5,6 +5,7 @@ reference commands for the task's faults and an unfixed-<fault> near miss for ea
 from __future__ import annotations
 
 import posixpath
+from pathlib import Path
 from shlex import quote as shlex_quote
 
 from factory.families.base import Draft, Family, Trap
@@ -41,6 +42,7 @@ from factory.families.terminal.state_snapshot import (
     stat_lines,
     tree_lines,
 )
+from factory.families.terminal.traps import load_traps
 from factory.families.terminal.words import FWORDS
 
 #: Hard: a restore from a delivery that composes two to four of these (the instruction states the
@@ -63,33 +65,8 @@ AR_FAULTS = (
     "second-archive",
 )
 AR_EXCLUSIVE = ({"split", "bad-copy"}, {"stale-target", "target-link"})
-AR_TRAPS = {
-    "split": ("the archive arrived in pieces", ("split", "pieces", "chunks", "part", "parts")),
-    "bad-copy": (
-        "the copy under the archive's name is damaged; a good one was sent again",
-        ("checksum", "SHA256SUMS", "corrupt", "corrupted", "damaged", "resent", "retry"),
-    ),
-    "wrapper": (
-        "every member sits under one leading folder",
-        ("strip-components", "leading folder", "wrapper", "wrapped"),
-    ),
-    "delta": (
-        "a later archive changes files and deletes some",
-        ("delta", "incremental", "REMOVED", "deleted", "removed", "update"),
-    ),
-    "stale-target": (
-        "the target holds a failed earlier restore",
-        ("leftover", "leftovers", "earlier", "previous", "stale", "already exists"),
-    ),
-    "target-link": (
-        "the target path is a symbolic link to an old restore",
-        ("symbolic link", "symlink", "link"),
-    ),
-    "second-archive": (
-        "one selected folder ships in an archive of its own",
-        ("second archive", "separate archive", "two archives", "another archive"),
-    ),
-}
+AR_TRAPS = load_traps(Path(__file__).parent / "traps.toml")
+"""The faults the instruction does not name: fault -> Trap fields (traps.toml)."""
 #: Every hard task: members with a `..` name, in the export and in a vendored library.
 AR_UNSAFE_TRAP = Trap(
     "members with unsafe names that would land outside the target",

@@ -1,81 +1,22 @@
-"""The archives family's vocabulary: project names, export folders, file kinds, vendored
-libraries, the places a traversing member would land, and the tar formats."""
+"""The archives family's vocabulary (``words.toml``): project names, export folders, file
+kinds, vendored libraries, the places a traversing member would land, and the tar formats."""
 
 from __future__ import annotations
 
-PROJECTS = [
-    "aurora",
-    "basalt",
-    "cinder",
-    "deltaops",
-    "ember",
-    "fjord",
-    "granite",
-    "helix",
-    "ionic",
-    "juniper",
-    "kestrel",
-    "lumen",
-    "magpie",
-    "nimbus",
-    "onyx",
-    "prism",
-    "quartz",
-    "raven",
-    "sable",
-    "tundra",
-    "umbra",
-    "vortex",
-    "willow",
-    "zephyr",
-]
+from pathlib import Path
 
+from factory.families.terminal.words import WordTable
 
-# --- archives ------------------------------------------------------------------------------
+_WORDS = WordTable(Path(__file__).parent / "words.toml")
 
-TOPS = [
-    "config",
-    "data",
-    "docs",
-    "reports",
-    "scripts",
-    "assets",
-    "logs",
-    "exports",
-    "templates",
-    "migrations",
-    "fixtures",
-    "metrics",
-    "schemas",
-    "notebooks",
-]
-SUBS = [
-    "2022",
-    "2023",
-    "2024",
-    "q1",
-    "q2",
-    "q3",
-    "q4",
-    "eu",
-    "us",
-    "apac",
-    "daily",
-    "weekly",
-    "raw",
-    "clean",
-    "v1",
-    "v2",
-    "staging",
-    "prod",
-    "shared",
-    "team",
-]
-EXTS = ["csv", "json", "yaml", "txt", "md", "sql", "xml", "ini", "tsv", "html"]
-VENDOR_DIRS = ["vendor", "third_party", "bundles", "deps", "packages"]
-LIBS = ["zlibng", "tinyxml", "yamlcpp", "fmtlib", "cjson", "lz4", "miniz", "inih", "utf8proc"]
-LANDINGS = ["/etc/cron.d", "/usr/local/bin", "/root", "/etc/profile.d", "/var/spool/cron"]
-SRC_EXCLUDE_SUFFIXES = ["~", ".log", ".tmp", ".swp", ".bak", ".orig"]
-
-TAR_FMTS = ["tar.gz", "tgz", "tar.xz", "tar.bz2"]
-TAR_FLAG = {"tar.gz": "z", "tgz": "z", "tar.xz": "J", "tar.bz2": "j"}
+PROJECTS: list[str] = _WORDS["projects"]
+TOPS: list[str] = _WORDS["tops"]
+SUBS: list[str] = _WORDS["subs"]
+EXTS: list[str] = _WORDS["exts"]
+VENDOR_DIRS: list[str] = _WORDS["vendor_dirs"]
+LIBS: list[str] = _WORDS["libs"]
+LANDINGS: list[str] = _WORDS["landings"]
+SRC_EXCLUDE_SUFFIXES: list[str] = _WORDS["src_exclude_suffixes"]
+TAR_FMTS: list[str] = _WORDS["tar_fmts"]
+TAR_FLAG: dict[str, str] = _WORDS["tar_flag"]
+"""The tar option that picks each format's compression (z, J, j)."""

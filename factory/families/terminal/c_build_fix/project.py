@@ -6,6 +6,9 @@ from __future__ import annotations
 import hashlib
 import random
 import re
+from pathlib import Path
+
+from factory.families.terminal.words import WordTable
 
 from .stats import C_STAT_LABELS, C_STATS, stat_value, uses_math
 
@@ -13,43 +16,11 @@ from .stats import C_STAT_LABELS, C_STATS, stat_value, uses_math
 # c-build-fix
 # =============================================================================================
 
-C_MODULES = [
-    "spread",
-    "center",
-    "extrema",
-    "norms",
-    "moments",
-    "order",
-    "summary",
-    "shape",
-    "bounds",
-    "energy",
-    "trend",
-    "scale",
-]
-C_SERIES = [
-    ("series", "Series"),
-    ("sample", "Sample"),
-    ("vec", "Vec"),
-    ("batch", "Batch"),
-    ("column", "Column"),
-    ("dataset", "DataSet"),
-]
-C_REPORT = ["report", "emit", "out", "show", "print"]
-C_PROGRAMS = [
-    "statx",
-    "numsum",
-    "datastat",
-    "tally",
-    "measure",
-    "digest",
-    "colstat",
-    "quickstat",
-    "figures",
-    "crunch",
-    "numbers",
-    "metrics",
-]
+_WORDS = WordTable(Path(__file__).parent / "words.toml")
+C_MODULES: list[str] = _WORDS["modules"]
+C_SERIES: list[tuple[str, str]] = [(var, ctype) for var, ctype in _WORDS["series"]]
+C_REPORT: list[str] = _WORDS["report"]
+C_PROGRAMS: list[str] = _WORDS["programs"]
 C_BREAKAGES_PLAIN = [
     "missing-object",
     "include-path",

@@ -4,6 +4,13 @@ the C code computes it."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, RootModel
+
+from factory.datafiles import load_toml_model
+from factory.errors import RecipeError
+
 C_STATS: dict[str, tuple[str, bool]] = {
     # name: (C body, uses sqrt)
     "sum": (
@@ -68,32 +75,30 @@ C_STATS: dict[str, tuple[str, bool]] = {
         False,
     ),
 }
-C_STAT_LABELS = {
-    "sum": ["sum", "total"],
-    "mean": ["mean", "average", "avg"],
-    "rms": ["rms", "quadratic-mean"],
-    "norm": ["norm", "length", "l2"],
-    "stddev": ["stddev", "sd", "sigma"],
-    "min": ["min", "lowest", "minimum"],
-    "max": ["max", "highest", "maximum"],
-    "range": ["range", "spread"],
-    "median": ["median", "middle"],
-    "absdev": ["absdev", "mad", "mean-abs-dev"],
-    "variation": ["variation", "path", "travel"],
-}
-C_STAT_DOCS = {
-    "sum": "the sum of the values",
-    "mean": "the arithmetic mean",
-    "rms": "the root mean square, sqrt(sum of squares / count)",
-    "norm": "the Euclidean norm, sqrt(sum of squares)",
-    "stddev": "the population standard deviation (divide by count)",
-    "min": "the smallest value",
-    "max": "the largest value",
-    "range": "largest minus smallest value",
-    "median": "the median (mean of the two middle values for an even count)",
-    "absdev": "the mean absolute deviation from the mean",
-    "variation": "the sum of |v[i] - v[i-1]| over consecutive values (0 for one value)",
-}
+
+
+class _StatNames(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    labels: list[str] = Field(min_length=1)
+    doc: str
+
+
+def _load_stat_names() -> dict[str, _StatNames]:
+    """stat_names.toml: one entry per statistic of :data:`C_STATS`, no more, no fewer."""
+    path = Path(__file__).parent / "stat_names.toml"
+    names = load_toml_model(path, RootModel[dict[str, _StatNames]], "statistic names").root
+    if set(names) != set(C_STATS):
+        odd = sorted(set(names) ^ set(C_STATS))
+        raise RecipeError(f"{path}: statistics {odd} are in only one of C_STATS and this file")
+    return names
+
+
+_STAT_NAMES = _load_stat_names()
+C_STAT_LABELS = {stat: names.labels for stat, names in _STAT_NAMES.items()}
+"""The labels each statistic may be printed under (stat_names.toml)."""
+C_STAT_DOCS = {stat: names.doc for stat, names in _STAT_NAMES.items()}
+"""The line documenting each statistic in the instruction (stat_names.toml)."""
 
 
 def uses_math(stat: str) -> bool:

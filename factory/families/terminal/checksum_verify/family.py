@@ -10,6 +10,7 @@ import gzip
 import hashlib
 import random
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from pydantic import Field
@@ -18,6 +19,7 @@ from factory.families.base import Draft, Family, Trap, register
 from factory.families.slots import Slots, Slug, Word
 from factory.families.terminal.knobs import fresh
 from factory.families.terminal.near_miss import near_misses
+from factory.families.terminal.traps import load_traps
 from factory.vocabulary import Difficulty
 
 FOLDERS = ["/srv/downloads", "/data/mirror", "/opt/releases", "/home/user/incoming"]
@@ -47,13 +49,8 @@ CV_LISTS = {
     "sidecars": ("*.sha256", "sha256", "gnu"),  # one NAME.sha256 beside each file
 }
 CV_FOLDERS = ["docs", "extras", "legacy", "vendor", "assets", "archive", "firmware", "tools"]
-CV_TRAPS = {
-    "md5-list": ("a sub-folder's list holds MD5 sums", ("md5", "md5sum", "MD5SUMS")),
-    "sha512-list": ("a sub-folder's list holds SHA-512 sums", ("sha512", "SHA-512")),
-    "bsd-list": ("a list in BSD tag format", ("BSD", "--tag", "tag format")),
-    "gz-list": ("a compressed list", ("gzip", "compressed", ".gz", "zcat")),
-    "sidecars": ("one checksum file beside each file", ("sidecar", ".sha256", "one per file")),
-}
+CV_TRAPS = load_traps(Path(__file__).parent / "traps.toml")
+"""The list formats the instruction does not name: kind -> Trap fields (traps.toml)."""
 
 
 def _content(rng: random.Random, words: list[str]) -> bytes:

@@ -7,6 +7,7 @@ import hashlib
 import random
 import shlex
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from pydantic import Field
@@ -17,6 +18,7 @@ from factory.families.slots import Slots, Slug
 from factory.families.terminal.near_miss import near_misses
 from factory.families.terminal.shipped import fill, read
 from factory.families.terminal.state_snapshot import STATE_DIR, snapshot_hook, stat_lines
+from factory.families.terminal.traps import load_traps
 from factory.families.terminal.words import APPS
 from factory.vocabulary import Difficulty
 
@@ -93,25 +95,8 @@ CRON_EXTRA_FAULTS = [
     "script-crlf",  # a job program was saved with CRLF line ends: '#!/bin/sh\r' is no shell
     "script-not-exec",  # a job program lost its execute bits
 ]
-#: The unannounced ones (what each is, the words that would give it away).
-CRON_TRAPS = {
-    "env-misplaced": (
-        "an environment line sits below the first entry",
-        ("below the first", "above the entries", "before the entries", "line order"),
-    ),
-    "no-final-newline": (
-        "the file lacks its final newline",
-        ("newline", "final line", "last line", "end of file"),
-    ),
-    "script-crlf": (
-        "a job program has CRLF line endings",
-        ("CRLF", "carriage return", "line ending", "line endings", "dos2unix", "\\r"),
-    ),
-    "script-not-exec": (
-        "a job program is not executable",
-        ("executable", "execute bit", "chmod +x", "permission denied"),
-    ),
-}
+#: The unannounced ones: what each is, and the words that would give it away (traps.toml).
+CRON_TRAPS = load_traps(Path(__file__).parent / "traps.toml")
 
 
 def _sed_line(old: str, new: str, path: str) -> str:

@@ -30,6 +30,7 @@ from factory.families.terminal.text_tasks import (
     text_draft,
     utc_offset,
 )
+from factory.families.terminal.traps import load_traps
 from factory.vocabulary import Difficulty
 
 from .shipped.reference import (
@@ -78,14 +79,8 @@ CJ_INPUT_FAULTS = [
     "split-export",  # the main input is rotated: the older rows are in <name>.1.gz
 ]
 CJ_HARD_FAULTS = CJ_INPUT_FAULTS + IMPORT_FAULTS
-CJ_TRAPS = {
-    "legacy-encoding": (
-        "an input in ISO-8859-1",
-        ("encoding", "ISO-8859-1", "Latin-1", "latin1", "iconv", "cp1252", "UTF-8"),
-    ),
-    "bom": ("a byte order mark before the header", ("BOM", "byte order mark", "EF BB BF", "Excel")),
-    "split-export": ("older rows in a gzip rotation", ("gzip", "gzipped", ".gz", "compressed")),
-}
+CJ_TRAPS = load_traps(Path(__file__).parent / "traps.toml")
+"""The input faults the instruction does not announce: fault -> Trap fields (traps.toml)."""
 CJ_ACCENTED = {
     "person": ["José Núñez", "Zoë Müller", "Søren Ødegård", "Chloé Lefèvre", "Jürgen Weiß"],
     "product": ["Crème Fraîche 200g", "Café Crème Filter", "Säge Blatt Pro", "Piñata XL"],

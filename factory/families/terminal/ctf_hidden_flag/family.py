@@ -12,56 +12,22 @@ import random
 import struct
 import zlib
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from factory.families.base import Draft, Family, Trap, register
 from factory.families.terminal.knobs import level_of
 from factory.families.terminal.shipped import read
-from factory.families.terminal.words import CTF_APPS
+from factory.families.terminal.words import CTF_APPS, WordTable
 from factory.vocabulary import Difficulty
 
 # =============================================================================================
 # ctf-hidden-flag
 # =============================================================================================
 
-CTF_WORDS = [
-    "amber",
-    "basalt",
-    "cobalt",
-    "delta",
-    "ember",
-    "fjord",
-    "garnet",
-    "harbor",
-    "indigo",
-    "jasper",
-    "krypton",
-    "lumen",
-    "marble",
-    "nebula",
-    "onyx",
-    "prism",
-    "quartz",
-    "raven",
-    "sable",
-    "tundra",
-    "umber",
-    "vortex",
-    "willow",
-    "xenon",
-    "yonder",
-    "zephyr",
-    "copper",
-    "falcon",
-    "glacier",
-    "hollow",
-    "ivory",
-    "juniper",
-    "kestrel",
-    "lotus",
-    "mosaic",
-]
-CTF_USERS = ["mallory", "trudy", "eve", "oscar", "chuck", "sybil", "grumpy", "nobody2"]
+_WORDS = WordTable(Path(__file__).parent / "words.toml")
+CTF_WORDS: list[str] = _WORDS["words"]
+CTF_USERS: list[str] = _WORDS["users"]
 CTF_SIMPLE = ["b64", "b32", "hex", "gz-b64"]
 CTF_XOR = ["xor-b64", "xor-hex"]
 CTF_EXTRA = ["rev", "rot13", "b64", "b32", "hex"]

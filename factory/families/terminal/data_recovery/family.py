@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from factory.families.base import Draft, Family, Trap, register
@@ -21,29 +22,15 @@ from factory.families.terminal.seed_tree import (
     words_text,
 )
 from factory.families.terminal.state_snapshot import STATE_DIR, snapshot_hook, stat_lines
-from factory.families.terminal.words import CLEAN_APPS, WORDS
+from factory.families.terminal.traps import load_traps
+from factory.families.terminal.words import CLEAN_APPS, WORDS, WordTable
 from factory.vocabulary import Difficulty
 
 # --- data-recovery -------------------------------------------------------------------------
 
-CONF_SECTIONS = ["server", "database", "cache", "logging", "auth", "queue", "metrics", "smtp"]
-CONF_KEYS = [
-    "host",
-    "port",
-    "timeout",
-    "workers",
-    "retries",
-    "pool_size",
-    "level",
-    "ttl",
-    "max_conn",
-    "backlog",
-    "buffer_kb",
-    "interval",
-    "user",
-    "path",
-    "enabled",
-]
+_WORDS = WordTable(Path(__file__).parent / "words.toml")
+CONF_SECTIONS: list[str] = _WORDS["conf_sections"]
+CONF_KEYS: list[str] = _WORDS["conf_keys"]
 
 
 #: Hard (config patches): the sub-problems a task composes (two to four of them), besides the
@@ -57,21 +44,8 @@ DR_FAULTS = [
     "mode",  # the file's permission bits in the backups differ from the stub's
     "second-file",  # a second file of the service was lost too: restore it from a full backup
 ]
-#: The unannounced ones: what each is, and the words that would give it away.
-DR_TRAPS = {
-    "corrupt-full": (
-        "the newest full backup fails its checksum",
-        ("newest full backup", "latest full backup", "bit rot", "full backup is corrupt"),
-    ),
-    "corrupt-diff": (
-        "a diff of the chain fails its checksum (the offsite copy is intact)",
-        ("corrupted diff", "damaged diff", "bad diff", "bit rot"),
-    ),
-    "missing-diff": (
-        "a diff of the chain is missing from the backup folder",
-        ("missing diff", "gap", "missing from", "not in the backup folder"),
-    ),
-}
+#: The unannounced ones: what each is, and the words that would give it away (traps.toml).
+DR_TRAPS = load_traps(Path(__file__).parent / "traps.toml")
 SERVICE_ACCOUNTS = ["svc", "app", "daemon-user", "runner", "service"]
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import calendar
 import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from pydantic import Field
@@ -27,19 +28,13 @@ from factory.families.terminal.seed_tree import (
     words_text,
 )
 from factory.families.terminal.state_snapshot import snapshot_path, tree_hook
-from factory.families.terminal.words import CLEAN_APPS, FWORDS, WORDS
+from factory.families.terminal.traps import load_traps
+from factory.families.terminal.words import CLEAN_APPS, FWORDS, WORDS, WordTable
 from factory.vocabulary import Difficulty
 
 SERVICES = ["api", "worker", "ingest", "auth", "web", "cron", "mailer", "gateway", "billing"]
-CORE_LOOKALIKES = [
-    "data/core.db",
-    "data/core.sqlite",
-    "etc/core.yaml",
-    "scripts/core-sync.sh",
-    "docs/core.md",
-    "share/corefonts.tar",
-    "data/core.1.json",
-]
+_WORDS = WordTable(Path(__file__).parent / "words.toml")
+CORE_LOOKALIKES: list[str] = _WORDS["core_lookalikes"]
 EXPORT_KINDS = ["sales", "usage", "audit", "invoices", "traffic", "payouts"]
 UPLOAD_DIRS = ["avatars", "docs", "inbox", "scans", "attachments", "imports"]
 REPORT_KINDS = ["summary", "usage", "billing", "capacity", "uptime", "quota"]
@@ -55,17 +50,8 @@ DC_FAULTS = [
     "archive-reports",  # a past year's reports to pack into an archive on another disk, then delete
     "logrotate",  # the log rotation policy that filled the disk: keeps too many, uncompressed
 ]
-#: The unannounced ones: what each is, and the words that would give it away.
-DC_TRAPS = {
-    "rolled-back": (
-        "current points to an older release than the newest",
-        ("rolled back", "roll back", "rollback", "older release", "not the newest"),
-    ),
-    "trash": (
-        "the trash holds dot files that a shell glob skips",
-        ("hidden", "dot file", "dotfile", "dot-file", "dot files", "ls -a", "glob"),
-    ),
-}
+#: The unannounced ones: what each is, and the words that would give it away (traps.toml).
+DC_TRAPS = load_traps(Path(__file__).parent / "traps.toml")
 
 
 def _blob(rng, size: int) -> bytes:

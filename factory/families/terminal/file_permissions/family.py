@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from pydantic import Field, field_validator
@@ -12,6 +13,7 @@ from factory.families.base import Draft, Family, Trap, register
 from factory.families.slots import Slots, Slug, Word, not_system_account
 from factory.families.terminal.near_miss import near_misses
 from factory.families.terminal.state_snapshot import snapshot_path, tree_hook
+from factory.families.terminal.traps import load_traps
 from factory.vocabulary import Difficulty
 
 APPS = [
@@ -50,25 +52,8 @@ FP_FAULTS = [
     "hidden-config",  # a dot file among the configs: a shell glob misses it
     "spaced-name",  # a data file with spaces in its name: word splitting misses it
 ]
-#: The unannounced ones: what each is, and the words that would give it away.
-FP_TRAPS = {
-    "link-target": (
-        "a link in the tree points outside it (find -exec chown follows it)",
-        ("dereference", "no-dereference", "chown -h", "follows", "points outside"),
-    ),
-    "stray-setgid": (
-        "a nested folder keeps a setgid bit through numeric chmod",
-        ("g-s", "set-group-ID", "stray", "leading zero", "archive"),
-    ),
-    "hidden-config": (
-        "a hidden configuration file that a shell glob skips",
-        ("hidden", "dot file", "dotfile", "dot-file", "ls -a", ".local"),
-    ),
-    "spaced-name": (
-        "a data file whose name has spaces",
-        ("space", "spaces", "whitespace", "xargs -0", "print0", "export final"),
-    ),
-}
+#: The unannounced ones: what each is, and the words that would give it away (traps.toml).
+FP_TRAPS = load_traps(Path(__file__).parent / "traps.toml")
 
 
 class PermissionSlots(Slots):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from pydantic import Field, field_validator
@@ -21,51 +22,19 @@ from factory.families.terminal.seed_tree import (
     sha256_hex,
     utc_text,
 )
-from factory.families.terminal.words import FWORDS, USERS, WORDS
+from factory.families.terminal.traps import load_traps
+from factory.families.terminal.words import FWORDS, USERS, WORDS, WordTable
 from factory.vocabulary import Difficulty
 
 # --- file-search ---------------------------------------------------------------------------
 
 SHARES = ["fileshare", "projects", "archive", "media", "teamdrive", "research", "exports", "scans"]
 SEARCH_BASES = ["/srv", "/data", "/mnt/storage", "/home/shared"]
-DIR_WORDS = [
-    "reports",
-    "drafts",
-    "clients",
-    "acme",
-    "globex",
-    "initech",
-    "2023",
-    "2024",
-    "q1",
-    "q2",
-    "img",
-    "raw",
-    "final",
-    "shared",
-    "notes",
-    "legal",
-    "hr",
-    "ops",
-    "vendors",
-    "minutes",
-]
+_WORDS = WordTable(Path(__file__).parent / "words.toml")
+DIR_WORDS: list[str] = _WORDS["dir_words"]
 SEARCH_EXTS = ["log", "csv", "txt", "json", "dat", "xml", "md", "cfg"]
 EXCLUDE_DIRS = [".snapshot", "backup", "_archive", "old-copies", ".trash"]
-WEIRD = [
-    "q3 report (final)",
-    "it's done",
-    "-leading-dash",
-    "$HOME notes",
-    "[draft] plan",
-    "semi;colon",
-    "ümlaut café",
-    "two  spaces",
-    "#hash tag",
-    "50% off",
-    "a&b",
-    'quote"d',
-]
+WEIRD: list[str] = _WORDS["weird"]
 MARKERS = ["CASE", "TICKET", "REF", "INC", "PRJ"]
 
 #: Hard: besides the search and the move, two to four chores of tidying the share, each a goal
@@ -80,25 +49,8 @@ FS_CHORES = (
     "total-size",
     "largest",
 )
-FS_TRAPS = {
-    "editor-junk": (
-        "look-alike leftovers: a folder named like one, a name that only contains .swp",
-        ("look-alike", "folder named", "directory named"),
-    ),
-    "dangling-links": (
-        "links the move itself breaks",
-        ("broken by the move", "after the move", "links to the matches", "links to moved"),
-    ),
-    "empty-dirs": (
-        "folders the move empties, and folders inside them",
-        ("emptied", "left empty by", "nested empty"),
-    ),
-    "orphans": ("a folder without an owner too", ("folders too", "directories too")),
-    "largest": (
-        "a bigger file through a link out of the share",
-        ("through a link", "mirror", "outside the share"),
-    ),
-}
+FS_TRAPS = load_traps(Path(__file__).parent / "traps.toml")
+"""What makes a chore tricky: chore -> Trap fields (traps.toml)."""
 #: Every hard task: matches in hidden places, a link to a match, a link loop and one out of the
 #: share, sizes just off whole KiB, names with blanks and quotes.
 FS_SEARCH_TRAPS = (
