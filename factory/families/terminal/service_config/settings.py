@@ -81,14 +81,7 @@ class _Names(BaseModel):
         return self
 
 
-_NAMES = load_toml_model(Path(__file__).parent / "names.toml", _Names, "service-config names")
-SC_ROLES = _NAMES.roles
-SC_FRONT_ROLES = _NAMES.front_roles
-SC_NOUNS = _NAMES.nouns
-SC_WORDS = _NAMES.words
-SC_HEALTH = _NAMES.health
-SC_SECTIONS = _NAMES.sections
-SC_KEYS = _NAMES.keys
+SC_NAMES = load_toml_model(Path(__file__).parent / "names.toml", _Names, "service-config names")
 
 
 def _sc_sections(
