@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, model_validator
 
 from factory.datafiles import load_toml_model
 from factory.families.base import Draft, Family, Trap, register
@@ -33,13 +33,12 @@ class _Domain(BaseModel):
     core_kinds: tuple[str, ...]
     front_kinds: tuple[str, ...]
 
-    @field_validator("core_kinds", "front_kinds")
-    @classmethod
-    def _known_kinds(cls, keys: tuple[str, ...]) -> tuple[str, ...]:
-        unknown = [k for k in keys if k not in KINDS]
+    @model_validator(mode="after")
+    def _known_kinds(self) -> _Domain:
+        unknown = sorted(set(self.core_kinds + self.front_kinds) - set(KINDS))
         if unknown:
-            raise ValueError(f"unknown kind '{unknown[0]}' (not in kinds/)")
-        return keys
+            raise ValueError(f"{self.what}: unknown kind '{unknown[0]}' (not in kinds/)")
+        return self
 
 
 class _Domains(BaseModel):
