@@ -45,17 +45,20 @@ class _Entity(BaseModel):
 
 
 class _Entities(BaseModel):
+    """The live databases a task draws from (entities.toml)."""
+
     model_config = ConfigDict(extra="forbid")
 
+    mail_domains: list[str]
+    """The domains of the rows' email addresses."""
     entity: list[_Entity]
 
 
-ENTITIES = load_toml_model(
+_ENTITIES = load_toml_model(
     Path(__file__).parent / "entities.toml", _Entities, "sqlite-migration entities"
-).entity
-"""The tables a task draws from (entities.toml)."""
-
-MAIL_DOMAINS = ["example.com", "mail.example", "corp.example", "post.example", "inbox.test"]
+)
+ENTITIES = _ENTITIES.entity
+MAIL_DOMAINS = _ENTITIES.mail_domains
 
 
 def _dirty_amount(rng: random.Random, cents: int) -> str:
