@@ -1,105 +1,50 @@
-"""json-transform's input documents: the record themes and words, and for each kind (report,
-merge, reshape) the input files a task draws at a level."""
+"""json-transform's input documents: the record themes and words (inputs.toml), and for each kind
+(report, merge, reshape) the input files a task draws at a level."""
 
 from __future__ import annotations
 
 import json
 import random
+from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict
+
+from factory.datafiles import load_toml_model
 from factory.families.terminal.knobs import fresh
 
-JT_THEMES = [
-    {
-        "what": "orders",
-        "prefix": "o-",
-        "actor": "customer",
-        "region": "country",
-        "regions": ["DE", "FR", "US", "JP", "BR", "IN", "SE"],
-        "items": "items",
-        "qty": "qty",
-        "price": "price_cents",
-        "statuses": ["paid", "shipped", "cancelled", "refunded", "pending"],
-    },
-    {
-        "what": "tickets",
-        "prefix": "t-",
-        "actor": "reporter",
-        "region": "team",
-        "regions": ["core", "web", "data", "infra", "mobile"],
-        "items": "worklogs",
-        "qty": "hours",
-        "price": "rate_cents",
-        "statuses": ["open", "closed", "waiting", "spam", "escalated"],
-    },
-    {
-        "what": "shipments",
-        "prefix": "s-",
-        "actor": "sender",
-        "region": "hub",
-        "regions": ["AMS", "FRA", "ORD", "SIN", "GRU", "NRT"],
-        "items": "parcels",
-        "qty": "count",
-        "price": "fee_cents",
-        "statuses": ["booked", "in_transit", "delivered", "lost", "returned"],
-    },
-    {
-        "what": "invoices",
-        "prefix": "inv-",
-        "actor": "client",
-        "region": "segment",
-        "regions": ["smb", "enterprise", "public", "edu", "startup"],
-        "items": "lines",
-        "qty": "units",
-        "price": "unit_cents",
-        "statuses": ["draft", "sent", "paid", "void", "overdue"],
-    },
-]
-JT_NAMES = [
-    "Zoë Weiß",
-    "Ana",
-    "Bo Chen",
-    "Émile",
-    "Farah",
-    "Gus",
-    "Hanna",
-    "Ivo",
-    "José Núñez",
-    "Kai",
-    "Lena",
-    "Miro",
-    "Nadia",
-    "Olu",
-    "Priya",
-    "Quinn",
-    "Rafael",
-    "Søren",
-    "Tomás",
-]
+
+class _Theme(BaseModel):
+    """The field names of the report kind's records (inputs.toml)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    what: str
+    prefix: str
+    actor: str
+    region: str
+    regions: list[str]
+    items: str
+    qty: str
+    price: str
+    statuses: list[str]
 
 
-JT_WORDS = [
-    "alpha",
-    "bravo",
-    "cedar",
-    "dune",
-    "ember",
-    "flint",
-    "grove",
-    "haze",
-    "iris",
-    "jade",
-    "kelp",
-    "loom",
-    "moss",
-    "nova",
-    "opal",
-    "pine",
-    "quill",
-    "reed",
-    "sage",
-    "tide",
-]
+class _Inputs(BaseModel):
+    """The input documents' vocabulary (inputs.toml)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    names: list[str]
+    words: list[str]
+    theme: list[_Theme]
+
+
+_INPUTS = load_toml_model(Path(__file__).parent / "inputs.toml", _Inputs, "json-transform inputs")
+JT_THEMES: list[dict[str, Any]] = [t.model_dump() for t in _INPUTS.theme]
+"""The report kind's record themes, as plain dicts (a task's spec holds one, JSON-encoded)."""
+JT_NAMES = _INPUTS.names
+JT_WORDS = _INPUTS.words
 
 
 def report_inputs(rng: random.Random, level: int, spec: dict) -> dict[str, str]:

@@ -10,10 +10,12 @@ import random
 from collections import Counter
 from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 from typing import Any
 
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from factory.datafiles import load_toml_model
 from factory.families.base import Draft, Family, register
 from factory.families.slots import Slots, Slug
 from factory.families.terminal.import_job import IMPORT_FAULTS, ImportJob, Wiring
@@ -31,12 +33,9 @@ from factory.families.terminal.text_tasks import (
 from factory.vocabulary import Difficulty
 
 from .logs import (
-    LR_APPS,
     LR_FORMATS,
-    LR_RESOURCES,
-    LR_SERVICES,
     LR_STATUS,
-    LR_ZONES,
+    LR_WORDS,
     Req,
     World,
     draw_request,
@@ -174,35 +173,28 @@ def _lr_answer(reqs: list[Req], q: dict[str, Any], bug: str = "", gz_part: int =
     return csv_text(rows)
 
 
-LR_BUGS = {
-    "status-count": ["all-services", "all-errors", "exact-code"],
-    "prefix-bytes": ["loose-prefix", "all-2xx", "any-status"],
-    "distinct-ips": ["count-lines", "any-4xx", "all-ips"],
-    "top-clients": ["ip-as-text", "first-seen-ties", "ignore-status"],
-    "top-endpoints": ["keep-query", "first-seen-ties", "split-methods"],
-    "error-windows": ["local-time", "keep-truncated", "skip-rotated"],
-    "latency-percentile": ["local-time", "percentile-index", "skip-rotated"],
-}
-LR_BUG_NOTES = {
-    "all-services": "counts the status class over every service, not just the one asked",
-    "all-errors": "counts every status >= 400 instead of the one class",
-    "exact-code": "counts only the round code (500 / 400), not the whole class",
-    "loose-prefix": "matches the prefix without its trailing slash (catches look-alike paths)",
-    "all-2xx": "sums every 2xx response instead of status 200 only",
-    "any-status": "ignores the status filter",
-    "count-lines": "counts matching lines instead of distinct clients",
-    "any-4xx": "counts clients with any 4xx status",
-    "all-ips": "counts every distinct client",
-    "ip-as-text": "breaks ties by comparing addresses as text",
-    "first-seen-ties": "leaves ties in first-seen order (Counter.most_common)",
-    "ignore-status": "ranks clients on all requests, ignoring the status filter",
-    "keep-query": "keeps the query string as part of the endpoint",
-    "split-methods": "counts each method+path separately",
-    "local-time": "buckets by the local wall-clock time, ignoring the UTC offset",
-    "keep-truncated": "counts truncated lines whose timestamp still parses",
-    "skip-rotated": "reads only the plain-text files, not the compressed rotation",
-    "percentile-index": "takes the value at index P*(n-1)//100 instead of the nearest rank",
-}
+class _Bugs(BaseModel):
+    """The near misses of the questions (bugs.toml)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    bugs: dict[str, list[str]]
+    """Per question kind: the wrong readings a task's answer must not equal."""
+    notes: dict[str, str]
+    """Per wrong reading: what it gets wrong."""
+
+    @model_validator(mode="after")
+    def _noted(self) -> _Bugs:
+        for kind, bugs in self.bugs.items():
+            for bug in bugs:
+                if bug not in self.notes:
+                    raise ValueError(f"bugs.{kind}: '{bug}' has no entry in notes")
+        return self
+
+
+_BUGS = load_toml_model(Path(__file__).parent / "bugs.toml", _Bugs, "log-report bugs")
+LR_BUGS = _BUGS.bugs
+LR_BUG_NOTES = _BUGS.notes
 
 
 def _lr_tie(rng: random.Random, w: World, reqs: list[Req], q: dict[str, Any]) -> None:
@@ -281,7 +273,7 @@ def _lr_question(rng: random.Random, w: World, level: Difficulty, reqs: list[Req
         res = rng.sample(
             [
                 x
-                for x in LR_RESOURCES
+                for x in LR_WORDS.resources
                 if all(x not in p for s in w.services for p, _ in w.endpoints[s])
             ],
             2,
@@ -406,8 +398,8 @@ class LogReport(Family):
     def draft(self, rng: random.Random, difficulty: Difficulty, params: Mapping[str, Any]) -> Draft:
         level = difficulty
         fmt = rng.choice(LR_FORMATS)
-        app = self.filled("app", None) or rng.choice(LR_APPS)
-        zone = rng.choice(LR_ZONES)
+        app = self.filled("app", None) or rng.choice(LR_WORDS.apps)
+        zone = rng.choice(LR_WORDS.zones)
         base = rng.choice(["access.log", "requests.log", f"{app}.log", "http.log"])
         outdir = rng.choice(OUT_DIRS)
         faults: list[str] = []
@@ -420,7 +412,7 @@ class LogReport(Family):
         gz_part = rotations - 1
         dup_reqs: list[Req] = []
         for _ in range(60):
-            w = draw_world(rng, level, self.filled("services", LR_SERVICES))
+            w = draw_world(rng, level, self.filled("services", LR_WORDS.services))
             reqs = [
                 draw_request(rng, w)
                 for _ in range(pick(rng, level, (120, 220), (260, 420), (650, 950)))

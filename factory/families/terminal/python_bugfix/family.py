@@ -9,55 +9,48 @@ import hashlib
 import random
 import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, model_validator
+
+from factory.datafiles import load_toml_model
 from factory.families.base import Draft, Family, Trap, register
 from factory.vocabulary import Difficulty
 
 from .kinds import KINDS, Case
 
-PY_DOMAINS = [
-    {
-        "what": "pricing and billing",
-        "packages": ("pricekit", "tillsmith", "coinage", "billwise"),
-        "core": ("money", "amounts"),
-        "front": ("cart", "billing"),
-        "core_kinds": ("percent_of", "split_evenly", "weighted_average"),
-        "front_kinds": ("discounted", "share_bill", "top_n", "paginate"),
-    },
-    {
-        "what": "scheduling",
-        "packages": ("slotwise", "agendakit", "shiftplan", "timebox"),
-        "core": ("intervals", "timeutil"),
-        "front": ("planner", "agenda"),
-        "core_kinds": ("merge_intervals", "parse_duration", "chunk"),
-        "front_kinds": ("free_minutes", "total_seconds", "paginate"),
-    },
-    {
-        "what": "grading",
-        "packages": ("gradebook", "markwise", "scorecard"),
-        "core": ("stats", "maths"),
-        "front": ("grades", "report"),
-        "core_kinds": ("median", "weighted_average", "letter_grade"),
-        "front_kinds": ("summary", "grade_report", "top_n"),
-    },
-    {
-        "what": "inventory",
-        "packages": ("stockroom", "binwise", "shelfkit"),
-        "core": ("counting", "stock"),
-        "front": ("catalog", "listing"),
-        "core_kinds": ("tally", "restock", "chunk"),
-        "front_kinds": ("most_common", "paginate", "top_n"),
-    },
-    {
-        "what": "configuration and releases",
-        "packages": ("confkit", "relman", "shipyard"),
-        "core": ("parsing", "versions"),
-        "front": ("release", "deploy"),
-        "core_kinds": ("parse_kv", "compare_versions", "parse_duration"),
-        "front_kinds": ("latest", "total_seconds", "chunk"),
-    },
-]
+
+class _Domain(BaseModel):
+    """A domain a package is drawn from (domains.toml)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    what: str
+    packages: tuple[str, ...]
+    core: tuple[str, ...]
+    front: tuple[str, ...]
+    core_kinds: tuple[str, ...]
+    front_kinds: tuple[str, ...]
+
+    @model_validator(mode="after")
+    def _known_kinds(self) -> _Domain:
+        unknown = sorted(set(self.core_kinds + self.front_kinds) - set(KINDS))
+        if unknown:
+            raise ValueError(f"{self.what}: unknown kind '{unknown[0]}' (not in kinds/)")
+        return self
+
+
+class _Domains(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    domain: list[_Domain]
+
+
+PY_DOMAINS = load_toml_model(
+    Path(__file__).parent / "domains.toml", _Domains, "python-bugfix domains"
+).domain
+"""The domains a package is drawn from (domains.toml)."""
 
 
 def _resolve(source: str, names: Mapping[str, str]) -> str:
@@ -182,9 +175,9 @@ class PythonBugfix(Family):
     def draft(self, rng: random.Random, difficulty: Difficulty, params: Mapping[str, Any]) -> Draft:
         level = difficulty.value
         dom = rng.choice(PY_DOMAINS)
-        pkg = rng.choice(dom["packages"])
-        core, front = rng.choice(dom["core"]), rng.choice(dom["front"])
-        core_kinds, front_kinds = list(dom["core_kinds"]), list(dom["front_kinds"])
+        pkg = rng.choice(dom.packages)
+        core, front = rng.choice(dom.core), rng.choice(dom.front)
+        core_kinds, front_kinds = list(dom.core_kinds), list(dom.front_kinds)
         rng.shuffle(core_kinds)
         rng.shuffle(front_kinds)
         keys = core_kinds + front_kinds
@@ -222,7 +215,7 @@ class PythonBugfix(Family):
         def module_text(mod: str, mod_keys: list[str], bugs: list[tuple[str, str]]) -> str:
             imports = sorted({KINDS[k].imports for k in mod_keys if KINDS[k].imports})
             helpers = sorted(names[KINDS[k].helper] for k in mod_keys if KINDS[k].helper)
-            head = f'"""{pkg}.{mod}: {dom["what"]} helpers."""\n\n'
+            head = f'"""{pkg}.{mod}: {dom.what} helpers."""\n\n'
             if imports:
                 head += "\n".join(imports) + "\n\n"
             if helpers:
@@ -265,7 +258,7 @@ class PythonBugfix(Family):
         tests.append(f"\ndef test_{names[shown]}_{n_shown}():\n{body}")
         visible = "\n".join(tests)
         init = (
-            f'"""{pkg}: a small library for {dom["what"]}."""\n\n'
+            f'"""{pkg}: a small library for {dom.what}."""\n\n'
             f"from {pkg}.{core} import {', '.join(names[k] for k in core_kinds)}\n"
             f"from {pkg}.{front} import {', '.join(names[k] for k in front_kinds)}\n\n"
             f"__all__ = {sorted(names.values())!r}\n"
@@ -328,7 +321,7 @@ class PythonBugfix(Family):
         return Draft(
             context={
                 "pkg": pkg,
-                "what": dom["what"],
+                "what": dom.what,
                 "core": core,
                 "front": front,
                 "level": level,

@@ -25,15 +25,9 @@ from .settings import (
     SC_FORMAT_DOC,
     SC_FORMATS,
     SC_FRONT_FAULTS,
-    SC_FRONT_ROLES,
-    SC_HEALTH,
-    SC_KEYS,
-    SC_NOUNS,
-    SC_ROLES,
-    SC_SECTIONS,
+    SC_NAMES,
     SC_SYSTEM_FAULTS,
     SC_TRAP_NAMES,
-    SC_WORDS,
     _sc_render,
     _sc_sections,
 )
@@ -101,27 +95,27 @@ class ServiceConfig(Family):
     def draft(self, rng: random.Random, difficulty: Difficulty, params: Mapping[str, Any]) -> Draft:
         level = difficulty.value
         app = self.filled("app", None) or rng.choice(APPS)
-        role = rng.choice(SC_ROLES)
+        role = rng.choice(SC_NAMES.roles)
         svc = f"{app}-{role}"
         svcu = svc.upper().replace("-", "_")
         fmt = rng.choice(sorted(SC_FORMATS))
         ext = SC_FORMATS[fmt]
         config = f"/etc/{svc}/{svc}.{ext}"
-        noun = rng.choice(self.filled("nouns", SC_NOUNS))
-        health = rng.choice(SC_HEALTH)
+        noun = rng.choice(self.filled("nouns", SC_NAMES.nouns))
+        health = rng.choice(SC_NAMES.health)
         route = rng.choice([f"/api/v1/{noun}", f"/{noun}", f"/v2/{noun}", f"/api/{noun}/all"])
         port, wrong_port, port2, wrong_port2 = rng.sample(range(8100, 9900), 4)
-        name = f"{rng.choice(SC_WORDS)}-{role}"
+        name = f"{rng.choice(SC_NAMES.words)}-{role}"
         data = f"/srv/{svc}/{noun}.txt"
-        items = rng.sample(SC_WORDS, rng.randint(4, 9))
+        items = rng.sample(SC_NAMES.words, rng.randint(4, 9))
         token = "".join(rng.choice("0123456789abcdef") for _ in range(32))
         token_file = f"/etc/{svc}/token"
         user = f"{role}d" if level != "easy" else "root"
         logdir = f"/var/log/{svc}"
         log = f"{logdir}/access.log" if level != "easy" else ""
 
-        sec = {k: rng.choice(v) for k, v in SC_SECTIONS.items()}
-        key = {k: rng.choice(v) for k, v in SC_KEYS.items()}
+        sec = {k: rng.choice(v) for k, v in SC_NAMES.sections.items()}
+        key = {k: rng.choice(v) for k, v in SC_NAMES.keys.items()}
 
         def served(service: str) -> dict[str, tuple[str, str, str, Any]]:
             """The settings every service of the task has: where it listens, its name."""
@@ -253,11 +247,11 @@ class ServiceConfig(Family):
         front_faults: list[str] = []
         if level == "hard" and rng.random() < 0.6:
             front_faults = rng.sample(SC_FRONT_FAULTS, rng.randint(1, 3))
-            frole = rng.choice(SC_FRONT_ROLES)
+            frole = rng.choice(SC_NAMES.front_roles)
             svc2 = f"{app}-{frole}"
             config2 = f"/etc/{svc2}/{svc2}.{ext}"
             route2 = rng.choice([f"/summary/{noun}", f"/api/{frole}", "/overview", "/v1/summary"])
-            name2 = f"{rng.choice(SC_WORDS)}-{frole}"
+            name2 = f"{rng.choice(SC_NAMES.words)}-{frole}"
             schema2 = {
                 **served(svc2),
                 "url": (sec["upstream"], key["url"], "str", None),

@@ -1,59 +1,15 @@
-"""The settings of a service-config service: names, sections and keys per format, their docs, and
-rendering a configuration file."""
+"""The settings of a service-config service: names, sections and keys per format (names.toml),
+their docs, and rendering a configuration file."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-SC_ROLES = ["catalog", "quotes", "inventory", "pricing", "geo", "registry", "status", "stock"]
-SC_FRONT_ROLES = ["gateway", "dashboard", "aggregator", "portal", "summary"]
-SC_NOUNS = ["items", "products", "regions", "tickers", "skus", "zones", "feeds", "plans"]
-SC_WORDS = [
-    "alpha",
-    "amber",
-    "basalt",
-    "cobalt",
-    "delta",
-    "ember",
-    "fjord",
-    "garnet",
-    "harbor",
-    "indigo",
-    "jade",
-    "krypton",
-    "lagoon",
-    "mesa",
-    "nickel",
-    "onyx",
-    "prairie",
-    "quartz",
-    "ridge",
-    "sierra",
-    "tundra",
-    "umber",
-    "vertex",
-    "willow",
-]
-SC_HEALTH = ["/health", "/healthz", "/ping", "/-/ready", "/status/health", "/livez"]
-SC_SECTIONS = {
-    "server": ["server", "http", "listen"],
-    "app": ["app", "service", "content"],
-    "auth": ["auth", "security", "access"],
-    "log": ["logging", "log", "audit"],
-    "upstream": ["upstream", "backend", "origin"],
-}
-SC_KEYS = {
-    "bind": ["bind", "host", "address", "listen_address"],
-    "port": ["port", "listen_port", "http_port"],
-    "name": ["name", "service_name", "display_name"],
-    "data": ["data_file", "source_file", "items_file"],
-    "maintenance": ["maintenance", "maintenance_mode", "read_only_banner"],
-    "token_file": ["token_file", "bearer_token_file", "secret_file"],
-    "token": ["token", "bearer_token", "secret"],
-    "log_file": ["file", "access_log", "path"],
-    "url": ["url", "base_url", "endpoint"],
-    "up_token_file": ["token_file", "credentials_file", "bearer_file"],
-}
+from pydantic import BaseModel, ConfigDict, model_validator
+
+from factory.datafiles import load_toml_model
+
 SC_FORMATS = {"ini": "conf", "toml": "toml", "yaml": "yaml", "env": "env"}
 SC_FORMAT_DOC = {
     "ini": "an INI file: [section] headers, `key = value` lines, `;` or `#` comments",
@@ -96,6 +52,36 @@ SC_DOCS = {
     "url": ("str", "base URL of the upstream service, e.g. http://host:port (required)"),
     "up_token_file": ("str", "file holding the upstream's bearer token (required)"),
 }
+
+SECTIONS = ("server", "app", "auth", "log", "upstream")
+"""The configuration's sections, by their logical names."""
+
+
+class _Names(BaseModel):
+    """The names a task draws (names.toml)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    roles: list[str]
+    front_roles: list[str]
+    nouns: list[str]
+    words: list[str]
+    health: list[str]
+    sections: dict[str, list[str]]
+    """Per section of the configuration (those of :data:`SECTIONS`): the names it may get."""
+    keys: dict[str, list[str]]
+    """Per logical setting (those of :data:`SC_DOCS`): the names its key may get."""
+
+    @model_validator(mode="after")
+    def _complete(self) -> _Names:
+        if sorted(self.sections) != sorted(SECTIONS):
+            raise ValueError(f"sections: must name exactly {', '.join(SECTIONS)}")
+        if sorted(self.keys) != sorted(SC_DOCS):
+            raise ValueError(f"keys: must name exactly the settings {', '.join(SC_DOCS)}")
+        return self
+
+
+SC_NAMES = load_toml_model(Path(__file__).parent / "names.toml", _Names, "service-config names")
 
 
 def _sc_sections(

@@ -1,9 +1,9 @@
 """shell-basics at hard: a report of five or six one-line answers, each about a list of its own
 in a folder of its own, and two to four of the lists arrive in a shape the instruction does not
-name (:data:`QUIRKS`: compressed, UTF-16, Windows or old-Mac line ends, a UTF-8 byte order mark,
-Latin-1, cut into pieces, no final newline). Each such list needs a step of its own before its
-question can be answered with the classic tools, and each quirk is planted only under a question
-whose answer it changes when left alone (:data:`BREAKS`)."""
+name (:data:`QUIRKS`, from quirks.toml: compressed, UTF-16, Windows or old-Mac line ends, a UTF-8
+byte order mark, Latin-1, cut into pieces, no final newline). Each such list needs a step of its
+own before its question can be answered with the classic tools, and each quirk is planted only
+under a question whose answer it changes when left alone (:data:`BREAKS`)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,11 @@ import gzip
 import random
 import shlex
 from dataclasses import dataclass, field
+from pathlib import Path
 
+from pydantic import BaseModel, ConfigDict, field_validator
+
+from factory.datafiles import load_toml_model
 from factory.vocabulary import Trap
 
 #: name -> (question about the list {list}, command on the plain text file {f})
@@ -40,50 +44,45 @@ NEAR_MISS = {
 }
 NUMERIC = {"max-number", "min-number", "sum"}
 
-#: quirk -> the step that turns the shipped file(s) {src} into plain text {f} (None: the list
-#: is text already, the question needs another command instead).
-QUIRKS: dict[str, str | None] = {
-    "gzip": "zcat {src} > {f}",
-    "utf16": "iconv -f UTF-16 -t UTF-8 {src} > {f}",
-    "crlf": "tr -d '\\r' < {src} > {f}",
-    "cr-only": "tr '\\r' '\\n' < {src} > {f}",
-    "bom": "sed '1s/^\\xEF\\xBB\\xBF//' {src} > {f}",
-    "latin1": "iconv -f ISO-8859-1 -t UTF-8 {src} > {f}",
-    "split": "cat {src} > {f}",
-    "no-final-newline": None,
-}
+
+class _Quirk(BaseModel):
+    """A shape a list may arrive in (quirks.toml)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    step: str | None = None
+    """The step that turns the shipped file(s) {src} into plain text {f} (None: the list is text
+    already, the question needs another command instead)."""
+    breaks: tuple[str, ...]
+    """The questions whose answer it changes when the shipped file is read as it is."""
+    trap: str
+    tells: tuple[str, ...]
+
+    @field_validator("breaks")
+    @classmethod
+    def _known_questions(cls, breaks: tuple[str, ...]) -> tuple[str, ...]:
+        unknown = [q for q in breaks if q not in QUESTIONS]
+        if unknown:
+            raise ValueError(f"unknown question '{unknown[0]}'")
+        return breaks
+
+
+class _Quirks(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    quirk: dict[str, _Quirk]
+
+
+_QUIRKS = load_toml_model(
+    Path(__file__).parent / "quirks.toml", _Quirks, "shell-basics quirks"
+).quirk
+#: quirk -> the step that turns the shipped file(s) {src} into plain text {f}, or None.
+QUIRKS: dict[str, str | None] = {name: q.step for name, q in _QUIRKS.items()}
 #: quirk -> the questions whose answer it changes when the shipped file is read as it is.
-BREAKS: dict[str, tuple[str, ...]] = {
-    "gzip": ("count-lines", "first-line", "last-line", "count-match", "max-number", "min-number", "sum"),
-    "utf16": ("first-line", "last-line", "count-match", "max-number", "min-number", "sum"),
-    "crlf": ("first-line", "last-line", "max-number", "min-number"),
-    "cr-only": ("count-lines", "first-line", "last-line", "count-match", "max-number", "min-number", "sum", "count-distinct"),
-    "bom": ("first-line", "max-number", "min-number", "sum"),
-    "latin1": ("first-line", "last-line", "count-match"),
-    "split": ("count-lines", "count-words", "last-line", "count-match", "max-number", "min-number", "sum", "count-distinct"),
-    "no-final-newline": ("count-lines",),
-}  # fmt: skip
+BREAKS: dict[str, tuple[str, ...]] = {name: q.breaks for name, q in _QUIRKS.items()}
+#: quirk -> (the unannounced part, the words that would give it away).
 TRAPS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "gzip": ("a list shipped gzip-compressed", ("gzip", "gunzip", "zcat", "compressed", ".gz")),
-    "utf16": ("a list in UTF-16", ("UTF-16", "UTF16", "iconv", "Unicode", "byte order")),
-    "crlf": (
-        "a list with Windows line ends",
-        ("CRLF", "carriage return", "Windows", "line ending", "line endings", "\\r"),
-    ),
-    "cr-only": (
-        "a list with old-Mac line ends (CR only)",
-        ("carriage return", "CR", "Mac", "line ending", "line endings", "\\r"),
-    ),
-    "bom": ("a list starting with a UTF-8 byte order mark", ("BOM", "byte order", "byte-order")),
-    "latin1": (
-        "a list in Latin-1",
-        ("Latin-1", "latin1", "ISO-8859-1", "ISO-8859", "iconv", "encoding", "encoded"),
-    ),
-    "split": ("a list cut into pieces", ("split", "part", "parts", "pieces", "chunk", "chunks")),
-    "no-final-newline": (
-        "a list whose last line has no newline",
-        ("newline", "final newline", "trailing newline", "line feed"),
-    ),
+    name: (q.trap, q.tells) for name, q in _QUIRKS.items()
 }
 ACCENTED = ["café", "crème", "piñata", "façade", "naïve", "über", "smörgås", "fiancé", "jalapeño"]
 

@@ -1,67 +1,45 @@
 """shell-script at hard: the tool is there already, as a colleague's broken draft. Six or seven
 one-place bugs of the tool's kind (:data:`BUGS`, the names of ``bugs`` in ``tool.sh.j2``) and one
 or two defects of the file itself (:data:`PACKAGING`: Windows line ends, no execute bit, a
-``/bin/sh`` shebang) that the instruction does not name. The reference repairs the draft one
-defect at a time: a ``sed`` edit per changed place, computed from the tool with and without
-the bug; each defect left alone is a near miss."""
+``/bin/sh`` shebang) that the instruction does not name; both are listed in defects.toml. The
+reference repairs the draft one defect at a time: a ``sed`` edit per changed place, computed from
+the tool with and without the bug; each defect left alone is a near miss."""
 
 from __future__ import annotations
 
 import difflib
 import re
 import shlex
+from pathlib import Path
 
+from pydantic import BaseModel, ConfigDict
+
+from factory.datafiles import load_toml_model
+
+
+class _Packaging(BaseModel):
+    """A defect of the draft's file (defects.toml): the unannounced part, the words that would
+    give it away."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    trap: str
+    tells: tuple[str, ...]
+
+
+class _Defects(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    bugs: dict[str, list[str]]
+    packaging: dict[str, _Packaging]
+
+
+_DEFECTS = load_toml_model(Path(__file__).parent / "defects.toml", _Defects, "shell-script defects")
 #: The one-place bugs a draft of each tool may carry, each caught by a case of its tests.
-BUGS = {
-    "csv-filter": [
-        "substring",  # a field that contains VALUE matches
-        "exit-one",  # every error exits 1
-        "tail-join",  # inputs joined with `tail -n +2`: a file without a final newline glues
-        "no-header-check",
-        "empty-count",  # -c on empty input prints an empty line
-        "dir-accepted",  # a directory passes as a readable file
-        "fields-by-sep",  # COLS split at the delimiter, not at commas
-        "stdin-dash",  # `-` is not standard input
-    ],
-    "renamer": [
-        "exit-one",
-        "no-skip",  # an existing target is overwritten
-        "dry-moves",  # -n renames all the same
-        "hidden",  # hidden files renamed
-        "nocase",  # FROM matched case-insensitively
-        "no-dot-strip",  # a leading dot of FROM/TO is kept
-        "prune",  # -r enters hidden directories
-    ],
-    "log-rotate": [
-        "exit-one",
-        "empty-rotates",  # an empty log is rotated
-        "mode-lost",  # the new log gets 644
-        "keep-off",  # one generation fewer than KEEP
-        "ascending",  # generations renamed oldest-last: one overwrites the next
-        "usage-keep",  # -k 0 accepted
-        "leading-zero",  # LOG.01 taken for a generation
-    ],
-    "retry": [
-        "unquoted",  # "$@" as $*
-        "exit-one",  # gives up with 1
-        "off-by-one",  # one attempt too many
-        "codes-always",  # every failure is "not retryable" without -r
-        "sleep-last",  # waits after the last attempt too
-        "usage-delay",  # a negative delay accepted
-        "usage-count",  # -n 0 accepted
-        "message",  # "attempt I of N" instead of "attempt I/N"
-    ],
-}
+BUGS = _DEFECTS.bugs
 #: Defects of the draft's file rather than its code.
-PACKAGING = ["crlf", "no-exec", "sh-shebang"]
-TRAPS = {
-    "crlf": (
-        "the draft has Windows line ends",
-        ("CRLF", "carriage return", "line ending", "line endings", "Windows", "dos2unix", "\\r"),
-    ),
-    "no-exec": ("the draft is not executable", ("chmod", "not executable", "execute bit")),
-    "sh-shebang": ("the draft's shebang is /bin/sh", ("/bin/sh", "dash", "POSIX sh")),
-}
+PACKAGING = list(_DEFECTS.packaging)
+TRAPS = {name: (d.trap, d.tells) for name, d in _DEFECTS.packaging.items()}
 
 
 def _text(line: str) -> str:

@@ -7,10 +7,13 @@ import hashlib
 import random
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict
+
+from factory.datafiles import load_toml_model
 from factory.families.base import Draft, Family, Trap, register
 from factory.families.names import FIRST_NAMES, LAST_NAMES
 from factory.families.terminal.knobs import fresh
@@ -19,9 +22,10 @@ from factory.families.terminal.sql_rows import COMPANY_SUFFIX, COMPANY_WORDS, in
 from factory.vocabulary import Difficulty
 
 
-@dataclass(frozen=True)
-class _Entity:
-    """A table of a live database and the names its migration uses."""
+class _Entity(BaseModel):
+    """A table of a live database and the names its migration uses (entities.toml)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     app: str
     table: str
@@ -40,45 +44,21 @@ class _Entity:
     """A date column and an integer column of the child table."""
 
 
-ENTITIES = [
-    _Entity(
-        "staffdb", "employees", "employee", "full_name", ("display_name", "legal_name"),
-        "email", "dept", ("sales", "finance", "legal", "support", "research", "marketing", "ops"),
-        "departments", "department_id", "salary", "hired_on",
-        "timesheets", ("week_start", "hours"),
-    ),
-    _Entity(
-        "gymdesk", "members", "member", "name", ("member_name", "full_name"),
-        "contact_email", "plan", ("basic", "premium", "student", "family", "corporate", "senior"),
-        "plans", "plan_id", "monthly_fee", "joined_on",
-        "checkins", ("checked_in_on", "minutes"),
-    ),
-    _Entity(
-        "procure", "suppliers", "supplier", "company", ("company_name", "legal_name"),
-        "contact_email", "region", ("north", "south", "east", "west", "central", "overseas"),
-        "regions", "region_id", "credit_limit", "onboarded_on",
-        "purchase_orders", ("ordered_on", "total_cents"),
-    ),
-    _Entity(
-        "wardsys", "patients", "patient", "name", ("patient_name", "full_name"),
-        "email", "ward", ("cardiology", "oncology", "pediatrics", "neurology", "orthopedics"),
-        "wards", "ward_id", "balance", "admitted_on",
-        "visits", ("visited_on", "duration_min"),
-    ),
-    _Entity(
-        "leasebook", "tenants", "tenant", "tenant", ("tenant_name", "occupant"),
-        "email", "building", ("harbor", "linden", "maple", "granite", "willow", "summit"),
-        "buildings", "building_id", "rent", "lease_start",
-        "payments", ("paid_on", "amount_cents"),
-    ),
-    _Entity(
-        "campus", "students", "student", "full_name", ("display_name", "student_name"),
-        "email", "major", ("physics", "history", "biology", "economics", "music", "chemistry"),
-        "majors", "major_id", "tuition", "enrolled_on",
-        "enrollments", ("enrolled_at", "credits"),
-    ),
-]  # fmt: skip
-MAIL_DOMAINS = ["example.com", "mail.example", "corp.example", "post.example", "inbox.test"]
+class _Entities(BaseModel):
+    """The live databases a task draws from (entities.toml)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    mail_domains: list[str]
+    """The domains of the rows' email addresses."""
+    entity: list[_Entity]
+
+
+_ENTITIES = load_toml_model(
+    Path(__file__).parent / "entities.toml", _Entities, "sqlite-migration entities"
+)
+ENTITIES = _ENTITIES.entity
+MAIL_DOMAINS = _ENTITIES.mail_domains
 
 
 def _dirty_amount(rng: random.Random, cents: int) -> str:

@@ -8,8 +8,12 @@ import io
 import random
 import re
 from datetime import date, timedelta
-from typing import Any
+from pathlib import Path
+from typing import Any, Literal
 
+from pydantic import BaseModel, ConfigDict
+
+from factory.datafiles import load_toml_model
 from factory.families.terminal.knobs import pick
 from factory.families.terminal.text_tasks import (
     EASY,
@@ -22,43 +26,37 @@ from factory.families.terminal.text_tasks import (
 )
 from factory.vocabulary import Difficulty
 
-TT_DEPTS = ["Finance", "Research", "Sales", "Legal", "Operations", "IT Support", "Marketing"]
-TT_COMPANIES = ["Globex", "Initech", "Stark & Sons", "Wayne Logistics", "Umbrella Trading"]
-TT_COMPANIES += ["Vandelay Imports", "Hooli", "Tyrell Freight", "Soylent Foods", "Acme Tools"]
-TT_HARD_COMPANIES = ["Acme, Inc.", 'The "Blue" Shop', "Smith, Jones & Co", "Kiwi, Ltd."]
+ValueKind = Literal["int", "name", "dept", "city", "code", "product", "company", "date", "amount"]
+"""What a report column holds (:func:`_tt_value` draws the first seven)."""
+
+
+class _Column(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    key: str
+    title: str
+    kind: ValueKind
+
+
+class _Report(BaseModel):
+    """The report task's words and datasets (report.toml)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    depts: list[str]
+    companies: list[str]
+    hard_companies: list[str]
+    datasets: dict[str, list[_Column]]
+
+
+_REPORT = load_toml_model(Path(__file__).parent / "report.toml", _Report, "text-transform report")
+TT_DEPTS = _REPORT.depts
+TT_COMPANIES = _REPORT.companies
+TT_HARD_COMPANIES = _REPORT.hard_companies
 TT_SCHEMAS = {
-    "staff": [
-        ("id", "EMP ID", "int"),
-        ("name", "NAME", "name"),
-        ("dept", "DEPARTMENT", "dept"),
-        ("city", "OFFICE", "city"),
-        ("start_date", "START DATE", "date"),
-        ("salary", "SALARY", "amount"),
-    ],
-    "inventory": [
-        ("sku", "SKU", "code"),
-        ("description", "DESCRIPTION", "product"),
-        ("warehouse", "WAREHOUSE", "city"),
-        ("quantity", "QTY", "int"),
-        ("updated", "LAST UPDATE", "date"),
-        ("unit_price", "UNIT PRICE", "amount"),
-    ],
-    "shipments": [
-        ("tracking", "TRACKING NO", "code"),
-        ("customer", "CUSTOMER", "company"),
-        ("origin", "FROM", "city"),
-        ("destination", "TO", "city"),
-        ("shipped", "SHIPPED", "date"),
-        ("charge", "CHARGE", "amount"),
-    ],
-    "accounts": [
-        ("account", "ACCOUNT", "code"),
-        ("holder", "HOLDER", "name"),
-        ("branch", "BRANCH", "city"),
-        ("opened", "OPENED", "date"),
-        ("balance", "BALANCE", "amount"),
-    ],
+    name: [(c.key, c.title, c.kind) for c in columns] for name, columns in _REPORT.datasets.items()
 }
+"""Per dataset: its columns as (CSV name, report title, kind of value)."""
 TT_DATE_FORMATS = {"dmy-dot": "DD.MM.YYYY", "mdy-slash": "MM/DD/YYYY", "dmy-dash": "DD-MM-YYYY"}
 TT_REPORT_BUGS = {
     "easy": ["split-on-spaces", "no-trim", "keep-ruler"],

@@ -7,44 +7,32 @@ import random
 import re
 import shlex
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict
+
+from factory.datafiles import load_toml_model
 from factory.families.base import Draft, Family, register
 from factory.families.terminal.state_snapshot import snapshot_path, tree_hook
 from factory.families.terminal.words import APPS
 from factory.vocabulary import Difficulty
 
-UG_PEOPLE = [
-    "alice",
-    "bruno",
-    "chen",
-    "dara",
-    "emeka",
-    "farah",
-    "goran",
-    "hana",
-    "ivan",
-    "jules",
-    "kofi",
-    "lena",
-    "mateo",
-    "nadia",
-    "omar",
-    "priya",
-    "quinn",
-    "rosa",
-    "sven",
-    "tariq",
-    "uma",
-    "vera",
-    "wei",
-    "yara",
-    "zane",
-]
-UG_TEAMS = ["analytics", "platform", "billing", "research", "support", "infra", "design", "data"]
-UG_EXTRA_GROUPS = ["auditors", "deployers", "oncall", "backup-ops", "vpn-users", "release-mgrs"]
-UG_SERVICES = ["metricsd", "ingestd", "queue-agent", "backupd", "indexerd", "mailrelay"]
-UG_WORDS = ["otter", "maple", "comet", "harbor", "violet", "granite", "ember", "falcon", "cedar"]
+
+class _Names(BaseModel):
+    """The names a task draws (names.toml)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    people: list[str]
+    teams: list[str]
+    extra_groups: list[str]
+    services: list[str]
+    words: list[str]
+    """The words of the passwords a task hands out."""
+
+
+UG_NAMES = load_toml_model(Path(__file__).parent / "names.toml", _Names, "users-groups names")
 HASH_ALPHABET = "./0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 
@@ -70,11 +58,11 @@ class UsersGroups(Family):
     def draft(self, rng: random.Random, difficulty: Difficulty, params: Mapping[str, Any]) -> Draft:
         level = difficulty.value
         org = rng.choice(APPS)
-        people = iter(rng.sample(UG_PEOPLE, 12))
+        people = iter(rng.sample(UG_NAMES.people, 12))
         uids = iter(rng.sample(range(2001, 2999), 12))
         gids = iter(rng.sample(range(3001, 3999), 8))
-        teams = rng.sample(UG_TEAMS, 3)
-        extras = rng.sample(UG_EXTRA_GROUPS, 3)
+        teams = rng.sample(UG_NAMES.teams, 3)
+        extras = rng.sample(UG_NAMES.extra_groups, 3)
         onboarding = f"/srv/{org}-onboarding"
 
         setup: list[str] = []  # Dockerfile commands (the state the agent finds)
@@ -182,7 +170,7 @@ class UsersGroups(Family):
             if password_user is None:
                 password_user = name
                 spec["password"] = (
-                    f"{rng.choice(UG_WORDS).capitalize()}-{rng.choice(UG_WORDS)}-"
+                    f"{rng.choice(UG_NAMES.words).capitalize()}-{rng.choice(UG_NAMES.words)}-"
                     f"{rng.randint(10, 99)}{rng.choice('!#%+=')}"
                 )
             elif hash_user is None and level != "easy":
@@ -207,7 +195,7 @@ class UsersGroups(Family):
         # Medium/hard: a system account, a locked account, a setgid shared directory.
         shared = None
         if level != "easy":
-            svc = rng.choice(UG_SERVICES)
+            svc = rng.choice(UG_NAMES.services)
             sid = rng.randint(900, 989)
             groups[svc] = {"gid": sid, "members": set()}
             users[svc] = {

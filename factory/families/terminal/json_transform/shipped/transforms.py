@@ -113,18 +113,12 @@ def jt_merge(inputs, spec, level, bug=""):
     def merge(a, b, top=False):
         out = dict(a)
         for key, value in b.items():
+            both_lists = isinstance(value, list) and isinstance(out.get(key), list)
             if value is None and level >= 1 and bug != "edge":
                 out.pop(key, None)
             elif isinstance(value, dict) and isinstance(out.get(key), dict):
                 out[key] = merge(out[key], value)
-            elif (
-                top
-                and level == 2
-                and key == spec["by_name"]
-                and isinstance(value, list)
-                and isinstance(out.get(key), list)
-                and bug != "edge"
-            ):
+            elif top and level == 2 and key == spec["by_name"] and both_lists and bug != "edge":
                 merged = [dict(x) for x in out[key]]
                 for item in value:
                     match = next((m for m in merged if m.get("name") == item.get("name")), None)
@@ -133,20 +127,9 @@ def jt_merge(inputs, spec, level, bug=""):
                     else:
                         merged[merged.index(match)] = merge(match, item)
                 out[key] = merged
-            elif (
-                top
-                and level == 2
-                and key == spec["union"]
-                and isinstance(value, list)
-                and isinstance(out.get(key), list)
-            ):
+            elif top and level == 2 and key == spec["union"] and both_lists:
                 out[key] = list(out[key]) + [x for x in value if x not in out[key]]
-            elif (
-                bug == "edge"
-                and level == 0
-                and isinstance(value, list)
-                and isinstance(out.get(key), list)
-            ):
+            elif bug == "edge" and level == 0 and both_lists:
                 out[key] = list(out[key]) + value
             else:
                 out[key] = value
