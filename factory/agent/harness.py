@@ -27,6 +27,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from factory.agent.actions import Action, ActionFormat, ToolCall, parse_action
 from factory.agent.customer_line import COMMAND, SAY, SAY_TOOL, customer_line, split_say
@@ -104,6 +105,27 @@ class EpisodeResult:
     @property
     def success(self) -> bool:
         return (self.reward or 0.0) >= 1.0
+
+
+def save_transcript(log_dir: Path, result: EpisodeResult) -> None:
+    """Append ``result``'s line to ``log_dir/transcript.jsonl``: the one writer of that file,
+    for local episodes, tool episodes and remote (Ray) ones alike."""
+    record: dict[str, Any] = {
+        "task_id": result.task_id,
+        "reward": result.reward,
+        "turns": result.turns,
+        "infra_error": result.infra_error,
+        "policy_error": result.policy_error,
+        "seconds": round(result.seconds, 3),
+        "messages": result.transcript,
+    }
+    if result.conversation:  # only episodes with a simulated customer have these
+        record["conversation"] = result.conversation
+    if result.checks:
+        record["checks"] = result.checks
+    log_dir.mkdir(parents=True, exist_ok=True)
+    with (log_dir / "transcript.jsonl").open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(record) + "\n")
 
 
 def truncate(text: str, limit: int) -> str:
@@ -432,21 +454,7 @@ class Episode:
 
     def _save(self, result: EpisodeResult) -> None:
         assert self.log_dir is not None
-        record = {
-            "task_id": result.task_id,
-            "reward": result.reward,
-            "turns": result.turns,
-            "infra_error": result.infra_error,
-            "policy_error": result.policy_error,
-            "seconds": round(result.seconds, 3),
-            "messages": result.transcript,
-        }
-        if result.conversation:  # only episodes with a simulated customer have these
-            record["conversation"] = result.conversation
-        if result.checks:
-            record["checks"] = result.checks
-        with (self.log_dir / "transcript.jsonl").open("a", encoding="utf-8") as handle:
-            handle.write(json.dumps(record) + "\n")
+        save_transcript(self.log_dir, result)
 
 
 def _stopped_since(state: dict, issued: float) -> bool:

@@ -250,6 +250,5 @@ class ToolEpisode(Episode):
             checks=checks,
         )
         if self.log_dir is not None:
-            self.log_dir.mkdir(parents=True, exist_ok=True)
             self._save(result)
         return result

@@ -12,8 +12,8 @@ sends back observations and the result. :class:`RemoteEpisode` has the interface
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import itertools
-import json
 import tempfile
 import threading
 import time
@@ -21,7 +21,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from factory.agent.harness import Episode, EpisodeResult, HarnessConfig
+from factory.agent.harness import Episode, EpisodeResult, HarnessConfig, save_transcript
 from factory.distributed import SLOT_RESOURCE
 from factory.distributed.payload import TaskPayload
 from factory.distributed.worker import NodeImageBuilder, node_info, unit_run_id
@@ -29,6 +29,24 @@ from factory.errors import FactoryError
 from factory.runtime import DockerRuntime
 from factory.tasks.model import Task, load_task
 from factory.validate.outcome import PhaseResult
+
+
+def result_to_wire(result: EpisodeResult) -> dict[str, Any]:
+    """An episode's result as plain data for the trip from a node to the driver (the
+    verifier's phase as its JSON): every field, so a remote episode scores, reports and logs
+    exactly as a local one."""
+    wire = dataclasses.asdict(result)
+    wire["verifier"] = result.verifier.model_dump_json() if result.verifier else None
+    return wire
+
+
+def result_from_wire(wire: dict[str, Any]) -> EpisodeResult:
+    """:func:`result_to_wire`'s inverse (keys it does not know, such as ``node``, are left)."""
+    fields = {f.name for f in dataclasses.fields(EpisodeResult)}
+    values = {k: v for k, v in wire.items() if k in fields}
+    if values.get("verifier"):
+        values["verifier"] = PhaseResult.model_validate_json(values["verifier"])
+    return EpisodeResult(**values)
 
 
 class EpisodeHost:
@@ -82,16 +100,7 @@ class EpisodeHost:
 
     def finish(self, episode_id: str) -> dict:
         result = self.episodes.pop(episode_id).finish()
-        return {
-            "task_id": result.task_id,
-            "reward": result.reward,
-            "turns": result.turns,
-            "infra_error": result.infra_error,
-            "verifier": result.verifier.model_dump_json() if result.verifier else None,
-            "transcript": result.transcript,
-            "seconds": result.seconds,
-            "node": node_info(),
-        }
+        return {**result_to_wire(result), "node": node_info()}
 
     def close(self) -> None:
         try:
@@ -209,35 +218,11 @@ class RemoteEpisode:
                 seconds=time.monotonic() - self._started,
             )
         else:
-            result = EpisodeResult(
-                task_id=done["task_id"],
-                reward=done["reward"],
-                turns=done["turns"],
-                infra_error=done["infra_error"],
-                verifier=PhaseResult.model_validate_json(done["verifier"])
-                if done["verifier"]
-                else None,
-                transcript=done["transcript"],
-                seconds=time.monotonic() - self._started,
-            )
+            result = result_from_wire(done)
+            result.seconds = time.monotonic() - self._started
         if self.log_dir is not None:
-            self._save(result)
+            save_transcript(self.log_dir, result)
         return result
-
-    def _save(self, result: EpisodeResult) -> None:
-        """The same transcript.jsonl line the local harness writes."""
-        assert self.log_dir is not None
-        self.log_dir.mkdir(parents=True, exist_ok=True)
-        record = {
-            "task_id": result.task_id,
-            "reward": result.reward,
-            "turns": result.turns,
-            "infra_error": result.infra_error,
-            "seconds": round(result.seconds, 3),
-            "messages": result.transcript,
-        }
-        with (self.log_dir / "transcript.jsonl").open("a", encoding="utf-8") as handle:
-            handle.write(json.dumps(record) + "\n")
 
 
 class RayEpisodes:

@@ -3,6 +3,7 @@ mapping (on a one-node Ray instance in this process; skipped without Ray)."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -285,3 +286,45 @@ def test_an_interrupted_ray_run_cancels_the_cluster(tmp_path):
         validator.cancel()  # what Validator.run does when its wait is interrupted
     validator.cancel()
     assert cluster.cancelled
+
+
+def test_a_remote_episode_reports_and_logs_what_the_node_reported(tmp_path):
+    """Every field of the node's result reaches the driver (a policy error, the customer
+    conversation, the checks, the verifier's phase), and the driver's transcript line is the
+    one the local harness writes for that result."""
+    from types import SimpleNamespace
+
+    from factory.agent.harness import EpisodeResult, save_transcript
+    from factory.distributed.episodes import RemoteEpisode, result_to_wire
+    from factory.validate.outcome import PhaseKind, PhaseResult
+
+    on_node = EpisodeResult(
+        task_id="t-1",
+        reward=0.0,
+        turns=3,
+        policy_error="the policy's command stopped the environment",
+        verifier=PhaseResult(kind=PhaseKind.ORACLE, repeat=1, reward=0.0, test_exit_code=1),
+        transcript=[{"role": "user", "content": "do it"}, {"role": "assistant", "content": "x"}],
+        seconds=7.0,
+        conversation=[{"role": "customer", "content": "hi", "source": "scripted"}],
+        checks={"communicate": "the agent never told the customer the refund"},
+    )
+
+    class Call:
+        def __init__(self, answer):
+            self.answer = answer
+
+        def remote(self, *args):
+            return self.answer
+
+    host = SimpleNamespace(finish=Call({**result_to_wire(on_node), "node": {"host": "n1"}}))
+    pool = SimpleNamespace(get=lambda ref: ref)
+    local = SimpleNamespace(task=SimpleNamespace(id="t-1"), config=None, log_dir=tmp_path / "ray")
+    got = RemoteEpisode(pool, host, local, "key", payload=None).finish()
+
+    assert {**vars(got), "seconds": 7.0} == vars(on_node)
+    save_transcript(tmp_path / "local", on_node)
+    remote_line = json.loads((tmp_path / "ray" / "transcript.jsonl").read_text())
+    local_line = json.loads((tmp_path / "local" / "transcript.jsonl").read_text())
+    assert {**remote_line, "seconds": 7.0} == local_line
+    assert local_line["policy_error"] and local_line["checks"] and local_line["conversation"]
