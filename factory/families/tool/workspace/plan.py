@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import datetime
 import random
+from pathlib import Path
 
 from factory.toolenv.core import JSON
 from factory.toolenv.domains.workspace import DOC_TEMPLATE, DOMAIN, SIGNED_TAG
+from pydantic import BaseModel, ConfigDict
 
+from factory.datafiles import load_toml_model
 from factory.families.tool.calendar.family import (
     SLOTS,
     TOPICS,
@@ -27,15 +30,20 @@ from factory.families.tool.suite import SuitePlan, call, prefixed
 
 CUSTOMERS_FOLDER = "Customers"
 INBOX_FOLDER = "Inbox"
-DOC_KINDS = ["proposal", "quote", "order form", "statement of work", "pricing overview"]
-MEETINGS = [
-    "quarterly business review",
-    "renewal check-in",
-    "onboarding workshop",
-    "pricing discussion",
-    "technical deep dive",
-    "executive sponsor call",
-]
+
+
+class _Words(BaseModel):
+    """words.toml: the kinds of document a rep prepares and the meetings they hold."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    doc_kinds: list[str]
+    meetings: list[str]
+
+
+_WORDS = load_toml_model(Path(__file__).parent / "words.toml", _Words, "the workspace's words")
+DOC_KINDS = _WORDS.doc_kinds
+MEETINGS = _WORDS.meetings
 
 
 class WorkspacePlan(SuitePlan):
