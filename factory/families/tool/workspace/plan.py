@@ -26,7 +26,7 @@ from factory.families.tool.crm.data import TASK_TITLES
 from factory.families.tool.files import traps as drive_traps
 from factory.families.tool.files.drive import Drive
 from factory.families.tool.scenario import Call
-from factory.families.tool.suite import SuitePlan, call, prefixed
+from factory.families.tool.suite import SuitePlan, call
 
 CUSTOMERS_FOLDER = "Customers"
 INBOX_FOLDER = "Inbox"
@@ -490,11 +490,6 @@ class WorkspacePlan(SuitePlan):
             text,
             call("calendar_cancel_event", event_id=theirs["event_id"]),
         )
-
-    def borrowed(self, prefix: str, make: object, helper: object) -> None:
-        """A trap of a single-app family, served under the app's prefix."""
-        text, wrong = make(helper)  # type: ignore[operator]
-        self.trap(f"trap-{prefix}", text, prefixed(prefix, wrong))
 
     def trap_pieces(self) -> list:
         crm = [crm_traps.trap_discount, crm_traps.trap_colleague_deal, crm_traps.trap_skip_stage]
