@@ -140,5 +140,4 @@ PAIRS = [
     ("Meeting recap", "Demo invite"),
 ]
 LABELS = {"quote_number": "quote", "invoice_number": "invoice", "meeting_link": "link"}
-STAGES = ["lead", "qualified", "proposal", "negotiation", "closed-won", "closed-lost"]
 WEEKDAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]

@@ -6,6 +6,7 @@ import datetime
 import random
 
 from factory.toolenv.core import JSON
+from factory.toolenv.domains.crm import STAGES
 
 from factory.families.base import register
 from factory.families.names import FIRST_NAMES as FIRST
@@ -18,7 +19,6 @@ from .book import Book
 from .data import (
     CUSTOMERS,
     SELLERS,
-    STAGES,
     SUMMARIES,
     TASK_TITLES,
     TEMPLATES,
