@@ -70,8 +70,7 @@ class CrmRequests(ToolFamily):
                 }
             )
         templates = [
-            {"template_id": f"tpl-{i + 1}", "name": n, "subject": s, "body": body, "fields": fs}
-            for i, (n, s, body, fs) in enumerate(TEMPLATES)
+            {"template_id": f"tpl-{i + 1}", **t.model_dump()} for i, t in enumerate(TEMPLATES)
         ]
         rng.shuffle(templates)
         state: JSON = {
