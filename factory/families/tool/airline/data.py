@@ -40,7 +40,6 @@ BRANDS = _TRAVEL.brands
 RELATIONS = _TRAVEL.relations
 MINORS = _TRAVEL.minors
 CABIN_WORDS = {"basic_economy": "basic economy", "economy": "economy", "business": "business"}
-CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 
 
 def pretty_date(date: str) -> str:
