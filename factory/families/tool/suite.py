@@ -156,6 +156,14 @@ class SuitePlan(Plan):
         self.traps.append(call)
         self.tags.append(tag)
 
+    def borrowed(
+        self, prefix: str, make: Callable[[Any], tuple[str, Call]], helper: object
+    ) -> None:
+        """A trap of a single-app family (``make`` on that family's ``helper``), served under
+        the app's ``prefix``."""
+        text, wrong = make(helper)
+        self.trap(f"trap-{prefix}", text, prefixed(prefix, wrong))
+
     def scenario(self, domain: Any, request: str, tag: str) -> Scenario:
         scenario = super().scenario(domain, request, tag)
         for name, start, end, wrong in self.spans:

@@ -43,7 +43,8 @@ _PASSENGERS = {
         },
     },
 }
-_CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+"""The characters of a reservation code."""
 
 
 def reservation_code(number: int) -> str:
@@ -52,7 +53,7 @@ def reservation_code(number: int) -> str:
     chars = []
     for _ in range(6):
         value, digit = divmod(value, 32)
-        chars.append(_CODE_ALPHABET[digit])
+        chars.append(CODE_ALPHABET[digit])
     return "".join(chars)
 
 
@@ -101,6 +102,11 @@ def _legs(state: JSON, flights: list[JSON], cabin: str, passengers: int) -> list
             a["destination"] == b["origin"],
             f"flight {b['flight_number']} does not leave from {a['destination']}",
         )
+    return fare_legs(legs, cabin)
+
+
+def fare_legs(flights: list[JSON], cabin: str) -> list[JSON]:
+    """A reservation's legs: each of ``flights`` with its current fare in ``cabin``."""
     return [
         {
             "flight_number": f["flight_number"],
@@ -109,7 +115,7 @@ def _legs(state: JSON, flights: list[JSON], cabin: str, passengers: int) -> list
             "destination": f["destination"],
             "price": f["prices"][cabin],
         }
-        for f in legs
+        for f in flights
     ]
 
 
@@ -297,32 +303,52 @@ def book_reservation(
     _method(user, payment_id)
     legs = _legs(state, flights, cabin, len(people))
     _take_seats(state, legs, cabin, len(people))
-    nonfree = _nonfree(user, cabin, len(people), total_baggages)
-    price = sum(leg["price"] for leg in legs) * len(people)
-    price += INSURANCE_FEE * len(people) * insurance + BAG_FEE * nonfree
-    round_trip = len(legs) > 1 and legs[-1]["destination"] == legs[0]["origin"]
-    reservation = {
-        "reservation_id": reservation_code(state["next_reservation"]),
-        "user_id": user_id,
-        "origin": legs[0]["origin"],
-        "destination": legs[0]["destination"] if round_trip else legs[-1]["destination"],
-        "trip_type": "round_trip" if round_trip else "one_way",
-        "cabin": cabin,
-        "flights": legs,
-        "passengers": people,
-        "total_baggages": total_baggages,
-        "nonfree_baggages": nonfree,
-        "insurance": insurance,
-        "payment_history": [],
-        "created_at": state["now"],
-        "status": "active",
-        "compensated": False,
-    }
+    code = reservation_code(state["next_reservation"])
+    reservation, price = new_reservation(
+        code, user, legs, cabin, people, total_baggages, insurance, state["now"]
+    )
     state["next_reservation"] += 1
     _pay(state, user, reservation, payment_id, price)
     state["reservations"].append(reservation)
     user["reservations"].append(reservation["reservation_id"])
     return reservation
+
+
+def new_reservation(
+    code: str,
+    user: JSON,
+    legs: list[JSON],
+    cabin: str,
+    passengers: list[JSON],
+    bags: int,
+    insurance: bool,
+    created_at: str,
+) -> tuple[JSON, int]:
+    """A new active reservation of ``user`` (nothing paid yet) and its price: the fares and the
+    insurance per passenger, and the fee of each bag over the free allowance."""
+    count = len(passengers)
+    nonfree = _nonfree(user, cabin, count, bags)
+    price = sum(leg["price"] for leg in legs) * count
+    price += INSURANCE_FEE * count * insurance + BAG_FEE * nonfree
+    round_trip = len(legs) > 1 and legs[-1]["destination"] == legs[0]["origin"]
+    reservation = {
+        "reservation_id": code,
+        "user_id": user["user_id"],
+        "origin": legs[0]["origin"],
+        "destination": legs[0]["destination"] if round_trip else legs[-1]["destination"],
+        "trip_type": "round_trip" if round_trip else "one_way",
+        "cabin": cabin,
+        "flights": legs,
+        "passengers": passengers,
+        "total_baggages": bags,
+        "nonfree_baggages": nonfree,
+        "insurance": insurance,
+        "payment_history": [],
+        "created_at": created_at,
+        "status": "active",
+        "compensated": False,
+    }
+    return reservation, price
 
 
 @DOMAIN.tool(

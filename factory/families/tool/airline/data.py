@@ -5,53 +5,41 @@ from __future__ import annotations
 
 import datetime
 import random
+from pathlib import Path
 
-AIRPORTS = [
-    ("JFK", "New York"),
-    ("LAX", "Los Angeles"),
-    ("SFO", "San Francisco"),
-    ("ORD", "Chicago"),
-    ("SEA", "Seattle"),
-    ("BOS", "Boston"),
-    ("MIA", "Miami"),
-    ("DEN", "Denver"),
-    ("ATL", "Atlanta"),
-    ("DFW", "Dallas"),
-    ("PHX", "Phoenix"),
-    ("LAS", "Las Vegas"),
-    ("MSP", "Minneapolis"),
-    ("DTW", "Detroit"),
-    ("PDX", "Portland"),
-    ("AUS", "Austin"),
-]
-TIMES = [
-    "06:10",
-    "07:25",
-    "08:40",
-    "10:05",
-    "11:30",
-    "12:55",
-    "14:20",
-    "15:45",
-    "17:10",
-    "18:35",
-    "20:00",
-    "21:15",
-]
-BRANDS = ["Visa", "Mastercard", "Amex"]
+from pydantic import BaseModel, ConfigDict, model_validator
+
+from factory.datafiles import load_toml_model
+
+
+class _Travel(BaseModel):
+    """travel.toml: airports (code, city), departure times, card brands, and who a customer
+    travels with (the ``minors`` among them are children)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    airports: list[tuple[str, str]]
+    times: list[str]
+    brands: list[str]
+    relations: list[str]
+    minors: tuple[str, ...]
+
+    @model_validator(mode="after")
+    def _minors_are_relations(self) -> _Travel:
+        unknown = [m for m in self.minors if m not in self.relations]
+        if unknown:
+            raise ValueError(f"minors that are not relations: {unknown}")
+        return self
+
+
+_TRAVEL = load_toml_model(Path(__file__).parent / "travel.toml", _Travel, "the airline's travel")
+AIRPORTS = _TRAVEL.airports
+"""(airport code, city)."""
+TIMES = _TRAVEL.times
+BRANDS = _TRAVEL.brands
+RELATIONS = _TRAVEL.relations
+MINORS = _TRAVEL.minors
 CABIN_WORDS = {"basic_economy": "basic economy", "economy": "economy", "business": "business"}
-RELATIONS = [
-    "my partner",
-    "my friend",
-    "my colleague",
-    "my cousin",
-    "my flatmate",
-    "my sibling",
-    "my kid",
-    "my godchild",
-]
-MINORS = ("my kid", "my godchild")
-CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 
 
 def pretty_date(date: str) -> str:

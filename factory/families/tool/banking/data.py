@@ -4,41 +4,27 @@ and people."""
 from __future__ import annotations
 
 import datetime
+from pathlib import Path
 
-BANKS = [
-    "First Harbor Bank",
-    "Summit Credit Union",
-    "Lakeside Savings",
-    "Pioneer Trust",
-    "Redwood National",
-    "Bayview Bank",
-]
-COMPANIES = [
-    "Riverside Property Management",
-    "City Water Utility",
-    "Northside Dental",
-    "Brightpath Tutoring",
-    "Oakmont HOA",
-    "Metro Power & Light",
-    "Evergreen Insurance",
-    "Summit Auto Repair",
-]
-MERCHANTS = [
-    "Streamflix",
-    "GreenGrocer Market",
-    "CityFuel",
-    "Bookhaven",
-    "SkyRail Tickets",
-    "PixelPlay Store",
-    "Corner Cafe",
-    "FitLife Gym",
-    "HomeWare Depot",
-    "TechNest Online",
-    "Urban Threads",
-    "PetPals Supplies",
-    "QuickRide",
-    "Sunset Pharmacy",
-]
+from pydantic import BaseModel, ConfigDict
+
+from factory.datafiles import load_toml_model
+
+
+class _Names(BaseModel):
+    """names.toml: payees' banks, the companies customers pay, and card merchants."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    banks: list[str]
+    companies: list[str]
+    merchants: list[str]
+
+
+_NAMES = load_toml_model(Path(__file__).parent / "names.toml", _Names, "the bank's names")
+BANKS = _NAMES.banks
+COMPANIES = _NAMES.companies
+MERCHANTS = _NAMES.merchants
 
 
 def pretty_date(date: str) -> str:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import datetime
 import random
+from pathlib import Path
 
 from factory.toolenv.core import JSON
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field
 
+from factory.datafiles import load_toml_model
 from factory.families.base import register
 from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
@@ -16,30 +18,24 @@ from factory.families.tool.scenario import Call, Scenario, Shape
 from factory.families.tool.toolfamily import ToolFamily, draw_today
 from factory.vocabulary import Difficulty
 
-ROOMS = ["Aurora", "Basalt", "Cedar", "Delta", "Ember", "Fjord", "Granite", "Harbor", "Iris"]
-TOPICS = [
-    "roadmap review",
-    "budget sync",
-    "design critique",
-    "hiring debrief",
-    "launch prep",
-    "vendor call",
-    "retro",
-    "1:1",
-    "incident review",
-    "planning poker",
-    "customer demo",
-]
-SLOTS = [
-    ("09:00", "09:30"),
-    ("09:30", "10:30"),
-    ("10:00", "11:00"),
-    ("11:00", "11:45"),
-    ("13:00", "14:00"),
-    ("14:00", "14:30"),
-    ("15:00", "16:00"),
-    ("16:30", "17:30"),
-]
+
+class _Meetings(BaseModel):
+    """meetings.toml: the calendar's default room names and meeting topics, and the meeting
+    slots (start, end)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    rooms: list[str]
+    topics: list[str]
+    slots: list[tuple[str, str]]
+
+
+_MEETINGS = load_toml_model(
+    Path(__file__).parent / "meetings.toml", _Meetings, "the calendar's meetings"
+)
+ROOMS = _MEETINGS.rooms
+TOPICS = _MEETINGS.topics
+SLOTS = _MEETINGS.slots
 
 
 def _weekdays(start: datetime.date, count: int) -> list[str]:

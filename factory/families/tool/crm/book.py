@@ -6,12 +6,13 @@ import datetime
 import random
 
 from factory.toolenv.core import JSON
+from factory.toolenv.domains.crm import STAGES
 
 from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
 from factory.families.names import MONTH_NAMES
 
-from .data import DEAL_NAMES, PRODUCTS, STAGES, TITLES, WEEKDAYS
+from .data import DEAL_NAMES, PRODUCTS, TITLES, WEEKDAYS
 
 
 class Book:

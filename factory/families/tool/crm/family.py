@@ -6,6 +6,7 @@ import datetime
 import random
 
 from factory.toolenv.core import JSON
+from factory.toolenv.domains.crm import STAGES
 
 from factory.families.base import register
 from factory.families.names import FIRST_NAMES as FIRST
@@ -18,7 +19,6 @@ from .book import Book
 from .data import (
     CUSTOMERS,
     SELLERS,
-    STAGES,
     SUMMARIES,
     TASK_TITLES,
     TEMPLATES,
@@ -70,8 +70,7 @@ class CrmRequests(ToolFamily):
                 }
             )
         templates = [
-            {"template_id": f"tpl-{i + 1}", "name": n, "subject": s, "body": body, "fields": fs}
-            for i, (n, s, body, fs) in enumerate(TEMPLATES)
+            {"template_id": f"tpl-{i + 1}", **t.model_dump()} for i, t in enumerate(TEMPLATES)
         ]
         rng.shuffle(templates)
         state: JSON = {

@@ -7,11 +7,12 @@ import datetime
 from collections.abc import Callable
 
 from factory.toolenv.core import JSON
+from factory.toolenv.domains.crm import STAGES
 
 from factory.families.tool.scenario import Call, Part, near_swap, near_twin
 
 from .book import Book, possessive
-from .data import LABELS, PAIRS, STAGES, SUMMARIES, TASK_TITLES, TITLES
+from .data import LABELS, PAIRS, SUMMARIES, TASK_TITLES, TITLES
 
 
 # --- request parts: contacts ------------------------------------------------------------------

@@ -3,10 +3,12 @@ rule of the domain)."""
 
 from __future__ import annotations
 
+from factory.toolenv.domains.crm import STAGES
+
 from factory.families.tool.scenario import Call
 
 from .book import Book, possessive
-from .data import LABELS, PAIRS, STAGES
+from .data import LABELS, PAIRS
 
 
 # --- policy traps -----------------------------------------------------------------------------

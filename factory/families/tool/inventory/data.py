@@ -5,33 +5,42 @@ from __future__ import annotations
 
 import datetime
 import random
+from pathlib import Path
 
 from factory.toolenv.core import JSON
+from pydantic import BaseModel, ConfigDict
 
-WAREHOUSES = [
-    ("WH-NJ", "Newark"),
-    ("WH-TX", "Dallas"),
-    ("WH-NV", "Reno"),
-    ("WH-IL", "Joliet"),
-    ("WH-GA", "Atlanta"),
-    ("WH-OR", "Portland"),
-]
-# (item, SKU prefix, category, base price, variants)
-ITEMS = [
-    ("Ceramic Mug", "MUG", "kitchen", 14, ["Blue", "Green", "White", "Charcoal"]),
-    ("Trail Backpack", "BPK", "outdoor", 79, ["20L", "30L", "40L"]),
-    ("Desk Lamp", "LMP", "home office", 45, ["Black", "Brass", "White"]),
-    ("Water Bottle", "BTL", "outdoor", 22, ["500ml", "750ml", "1L"]),
-    ("Yoga Mat", "YMT", "fitness", 35, ["Purple", "Grey", "Teal"]),
-    ("Notebook", "NTB", "stationery", 9, ["A5 Dotted", "A5 Lined", "A4 Grid"]),
-    ("Wireless Mouse", "MSE", "electronics", 29, ["Black", "White"]),
-    ("Chef Knife", "KNF", "kitchen", 64, ["6in", "8in"]),
-    ("Throw Pillow", "PLW", "home", 27, ["Mustard", "Navy", "Sage"]),
-    ("Running Socks", "SCK", "fitness", 12, ["Size S", "Size M", "Size L"]),
-    ("Phone Stand", "PST", "electronics", 19, ["Aluminium", "Bamboo"]),
-    ("Tea Kettle", "KTL", "kitchen", 49, ["Steel", "Copper"]),
-    ("Rain Jacket", "JKT", "outdoor", 95, ["Size M", "Size L", "Size XL"]),
-]
+from factory.datafiles import load_toml_model
+
+
+class Item(BaseModel):
+    """An item of the store's catalogue (catalogue.toml), sold in each of its ``variants``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    sku_prefix: str
+    category: str
+    base_price: int
+    """Dollars; a variant's price is drawn around it."""
+    variants: list[str]
+
+
+class _Catalogue(BaseModel):
+    """catalogue.toml: the store's warehouses (id, city) and items."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    warehouses: list[tuple[str, str]]
+    items: list[Item]
+
+
+_CATALOGUE = load_toml_model(
+    Path(__file__).parent / "catalogue.toml", _Catalogue, "the store's catalogue"
+)
+WAREHOUSES = _CATALOGUE.warehouses
+"""(warehouse id, city)."""
+ITEMS = _CATALOGUE.items
 
 
 def pretty_date(date: str) -> str:

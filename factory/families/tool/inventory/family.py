@@ -52,15 +52,17 @@ class InventoryRequests(ToolFamily):
         ]
         wids = [w["warehouse_id"] for w in warehouses]
         products = []
-        for item, code, category, base, variants in rng.sample(ITEMS, 9):
-            for variant in variants:
+        for item in rng.sample(ITEMS, 9):
+            for variant in item.variants:
+                code = variant.replace("Size ", "").replace(" ", "").upper()[:5]
                 products.append(
                     {
-                        "sku": f"{code}-{variant.replace('Size ', '').replace(' ', '').upper()[:5]}"
-                        f"-{rng.randint(10, 99)}",
-                        "name": f"{item} - {variant}",
-                        "category": category,
-                        "price": round(base * rng.choice([0.9, 1.0, 1.0, 1.1, 1.2]) - 0.01, 2),
+                        "sku": f"{item.sku_prefix}-{code}-{rng.randint(10, 99)}",
+                        "name": f"{item.name} - {variant}",
+                        "category": item.category,
+                        "price": round(
+                            item.base_price * rng.choice([0.9, 1.0, 1.0, 1.1, 1.2]) - 0.01, 2
+                        ),
                         "stock": {
                             w: rng.choice([0, rng.randint(1, 8), rng.randint(5, 60)]) for w in wids
                         },

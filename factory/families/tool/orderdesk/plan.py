@@ -15,7 +15,7 @@ from factory.families.tool.crm.book import Book, possessive
 from factory.families.tool.inventory.data import units_text
 from factory.families.tool.inventory.plan import InventoryPlan, add_order, item_of
 from factory.families.tool.scenario import Call
-from factory.families.tool.suite import SuitePlan, call, on_contact, prefixed
+from factory.families.tool.suite import SuitePlan, call, on_contact
 
 INVOICE_TEMPLATE = "Invoice reminder"
 
@@ -327,11 +327,6 @@ class OrderDeskPlan(SuitePlan):
             "trap-cancel-shipped", text, call("store_cancel_order", order_id=order["order_id"])
         )
 
-    def borrowed(self, make: object) -> None:
-        """A trap of the CRM family, served under the CRM's prefix."""
-        text, wrong = make(self.book)  # type: ignore[operator]
-        self.trap("trap-crm", text, prefixed("crm", wrong))
-
     def trap_pieces(self) -> list:
         crm = [crm_traps.trap_opted_out, crm_traps.trap_colleague_deal, crm_traps.trap_skip_stage]
         return [
@@ -339,7 +334,7 @@ class OrderDeskPlan(SuitePlan):
             lambda plan: plan.trap_oversell(),
             lambda plan: plan.trap_discount(),
             lambda plan: plan.trap_cancel_shipped(),
-            lambda plan: plan.borrowed(plan.rng.choice(crm)),
+            lambda plan: plan.borrowed("crm", plan.rng.choice(crm), plan.book),
         ]
 
     # --- handovers ----------------------------------------------------------------------------

@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import datetime
 import random
+from pathlib import Path
 
 from factory.toolenv.core import JSON
 from factory.toolenv.domains.workspace import DOC_TEMPLATE, DOMAIN, SIGNED_TAG
+from pydantic import BaseModel, ConfigDict
 
+from factory.datafiles import load_toml_model
 from factory.families.tool.calendar.family import (
     SLOTS,
     TOPICS,
@@ -23,19 +26,24 @@ from factory.families.tool.crm.data import TASK_TITLES
 from factory.families.tool.files import traps as drive_traps
 from factory.families.tool.files.drive import Drive
 from factory.families.tool.scenario import Call
-from factory.families.tool.suite import SuitePlan, call, prefixed
+from factory.families.tool.suite import SuitePlan, call
 
 CUSTOMERS_FOLDER = "Customers"
 INBOX_FOLDER = "Inbox"
-DOC_KINDS = ["proposal", "quote", "order form", "statement of work", "pricing overview"]
-MEETINGS = [
-    "quarterly business review",
-    "renewal check-in",
-    "onboarding workshop",
-    "pricing discussion",
-    "technical deep dive",
-    "executive sponsor call",
-]
+
+
+class _Words(BaseModel):
+    """words.toml: the kinds of document a rep prepares and the meetings they hold."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    doc_kinds: list[str]
+    meetings: list[str]
+
+
+_WORDS = load_toml_model(Path(__file__).parent / "words.toml", _Words, "the workspace's words")
+DOC_KINDS = _WORDS.doc_kinds
+MEETINGS = _WORDS.meetings
 
 
 class WorkspacePlan(SuitePlan):
@@ -482,11 +490,6 @@ class WorkspacePlan(SuitePlan):
             text,
             call("calendar_cancel_event", event_id=theirs["event_id"]),
         )
-
-    def borrowed(self, prefix: str, make: object, helper: object) -> None:
-        """A trap of a single-app family, served under the app's prefix."""
-        text, wrong = make(helper)  # type: ignore[operator]
-        self.trap(f"trap-{prefix}", text, prefixed(prefix, wrong))
 
     def trap_pieces(self) -> list:
         crm = [crm_traps.trap_discount, crm_traps.trap_colleague_deal, crm_traps.trap_skip_stage]
