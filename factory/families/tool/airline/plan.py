@@ -6,12 +6,7 @@ from __future__ import annotations
 import random
 
 from factory.toolenv.core import JSON
-from factory.toolenv.domains.airline import (
-    BAG_FEE,
-    DOMAIN,
-    FREE_BAGS,
-    INSURANCE_FEE,
-)
+from factory.toolenv.domains.airline import DOMAIN, fare_legs, new_reservation
 
 from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
@@ -220,9 +215,10 @@ class AirlinePlan(Plan):
             legs.append(back)
         bags = rng.randint(0, len(people) * 2)
         insurance = rng.random() < 0.5
-        price = sum(f["prices"][cabin] for f in legs) * len(people)
-        price += INSURANCE_FEE * len(people) * insurance
-        price += BAG_FEE * max(0, bags - FREE_BAGS[self.me["membership"]][cabin] * len(people))
+        # what the server will charge for this booking (its own record, priced as it prices it)
+        _, price = new_reservation(
+            "", self.me, fare_legs(legs, cabin), cabin, people, bags, insurance, self.state["now"]
+        )
         gift = next((m for m in self.me["payment_methods"] if m["source"] == "gift_card"), None)
         if gift is not None and rng.random() < 0.5:
             gift["balance"] = float(max(gift["balance"], price + rng.randrange(0, 300, 10)))
