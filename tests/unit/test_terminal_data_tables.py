@@ -43,6 +43,35 @@ def test_word_table_gives_lists_by_name_and_names_the_file_of_a_missing_one(tmp_
     path.write_text('tops = ["config", "data"]\nflag = { tgz = "z" }\n', encoding="utf-8")
     words = WordTable(path)
     assert words["tops"] == ["config", "data"]
-    assert words["flag"] == {"tgz": "z"}
+    assert words.typed("flag", dict[str, str]) == {"tgz": "z"}
     with pytest.raises(RecipeError, match=r"words\.toml: no word list 'top'"):
         words["top"]
+
+
+@pytest.mark.parametrize(
+    ("value", "shape", "error"),
+    [
+        ('"config"', None, r"tops: Input should be a valid list"),
+        ("[]", None, r"tops: List should have at least 1 item"),
+        ('["a", 2]', None, r"tops\.1: Input should be a valid string"),
+        ('{ tgz = "z" }', None, r"tops: Input should be a valid list"),
+        ('[["a", "b", "c"]]', list[tuple[str, str]], r"tops\.0: Tuple should have at most 2"),
+    ],
+)
+def test_word_table_names_the_file_and_the_list_of_a_value_of_another_shape(
+    tmp_path: Path, value: str, shape, error: str
+):
+    path = tmp_path / "words.toml"
+    path.write_text(f"tops = {value}\n", encoding="utf-8")
+    words = WordTable(path)
+    with pytest.raises(RecipeError, match=r"words\.toml: " + error):
+        words["tops"] if shape is None else words.typed("tops", shape)
+
+
+def test_word_table_reads_pairs_as_tuples(tmp_path: Path):
+    path = tmp_path / "words.toml"
+    path.write_text('series = [["series", "Series"], ["sample", "Sample"]]\n', encoding="utf-8")
+    assert WordTable(path).typed("series", list[tuple[str, str]]) == [
+        ("series", "Series"),
+        ("sample", "Sample"),
+    ]

@@ -18,5 +18,5 @@ LIBS: list[str] = _WORDS["libs"]
 LANDINGS: list[str] = _WORDS["landings"]
 SRC_EXCLUDE_SUFFIXES: list[str] = _WORDS["src_exclude_suffixes"]
 TAR_FMTS: list[str] = _WORDS["tar_fmts"]
-TAR_FLAG: dict[str, str] = _WORDS["tar_flag"]
+TAR_FLAG: dict[str, str] = _WORDS.typed("tar_flag", dict[str, str])
 """The tar option that picks each format's compression (z, J, j)."""

@@ -18,7 +18,7 @@ from .stats import C_STAT_LABELS, C_STATS, stat_value, uses_math
 
 _WORDS = WordTable(Path(__file__).parent / "words.toml")
 C_MODULES: list[str] = _WORDS["modules"]
-C_SERIES: list[tuple[str, str]] = [(var, ctype) for var, ctype in _WORDS["series"]]
+C_SERIES: list[tuple[str, str]] = _WORDS.typed("series", list[tuple[str, str]])
 C_REPORT: list[str] = _WORDS["report"]
 C_PROGRAMS: list[str] = _WORDS["programs"]
 C_BREAKAGES_PLAIN = [
