@@ -35,7 +35,7 @@ def result_to_wire(result: EpisodeResult) -> dict[str, Any]:
     """An episode's result as plain data for the trip from a node to the driver (the
     verifier's phase as its JSON): every field, so a remote episode scores, reports and logs
     exactly as a local one."""
-    wire = dataclasses.asdict(result)
+    wire = {f.name: getattr(result, f.name) for f in dataclasses.fields(result)}
     wire["verifier"] = result.verifier.model_dump_json() if result.verifier else None
     return wire
 
