@@ -288,7 +288,7 @@ class Episode:
             checks=checks,
         )
         if self.log_dir is not None:
-            self._save(result)
+            save_transcript(self.log_dir, result)
         return result
 
     def _customer_act(self, name: str) -> dict:
@@ -451,10 +451,6 @@ class Episode:
             note = f"\n[exit code {result.exit_code}]"
         shown = truncate(result.output, self.config.max_observation_chars) or "(no output)"
         return shown + note, False
-
-    def _save(self, result: EpisodeResult) -> None:
-        assert self.log_dir is not None
-        save_transcript(self.log_dir, result)
 
 
 def _stopped_since(state: dict, issued: float) -> bool:

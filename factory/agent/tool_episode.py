@@ -32,7 +32,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from factory.agent.customer_line import SAY, SAY_TOOL, CustomerLine  # noqa: F401 - re-exported
-from factory.agent.harness import Episode, EpisodeResult, HarnessConfig, truncate
+from factory.agent.harness import (
+    Episode,
+    EpisodeResult,
+    HarnessConfig,
+    save_transcript,
+    truncate,
+)
 from factory.agent.user_sim import ScriptedUser, UserSimulator, Utterance
 from factory.errors import FactoryError
 from factory.tasks.model import Task
@@ -250,5 +256,5 @@ class ToolEpisode(Episode):
             checks=checks,
         )
         if self.log_dir is not None:
-            self._save(result)
+            save_transcript(self.log_dir, result)
         return result
