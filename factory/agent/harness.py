@@ -269,19 +269,30 @@ class Episode:
         reward = None if self.infra_error else (verdict.reward or 0.0)
         if verdict.timed_out or self.policy_error:
             reward = 0.0
-        checks: dict[str, str] = {}
+        checks, told = self._customer_checks()
+        if reward is not None and not told:
+            reward = 0.0
+        return self._result(reward, checks, verdict)
+
+    def _customer_checks(self) -> tuple[dict[str, str], bool]:
+        """The checks on what the customer was told (``communicate``, none without a
+        customer), and whether they passed."""
         told = self.customer.verdict() if self.customer is not None else None
-        if told is not None:
-            checks["communicate"] = told.explain()
-            if reward is not None and not told.passed:
-                reward = 0.0
+        if told is None:
+            return {}, True
+        return {"communicate": told.explain()}, told.passed
+
+    def _result(
+        self, reward: float | None, checks: dict[str, str], verifier: PhaseResult | None = None
+    ) -> EpisodeResult:
+        """The episode's result, its transcript saved under ``log_dir`` when there is one."""
         result = EpisodeResult(
             task_id=self.task.id,
             reward=reward,
             turns=len(self.turns),
             infra_error=self.infra_error,
             policy_error=self.policy_error,
-            verifier=verdict,
+            verifier=verifier,
             transcript=list(self.messages),
             seconds=time.monotonic() - self._started,
             conversation=self.customer.transcript() if self.customer is not None else [],
