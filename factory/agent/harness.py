@@ -24,13 +24,20 @@ import base64
 import json
 import shlex
 import time
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from factory.agent.actions import Action, ActionFormat, ToolCall, parse_action
-from factory.agent.customer_line import COMMAND, SAY, SAY_TOOL, customer_line, split_say
+from factory.agent.customer_line import (
+    COMMAND,
+    SAY,
+    SAY_TOOL,
+    CustomerLine,
+    customer_line,
+    split_say,
+)
 from factory.agent.toolbox import Toolbox, ToolServerError, call_server_tool, discover
 from factory.agent.user_sim import UserSimulator
 from factory.errors import (
@@ -135,39 +142,36 @@ def truncate(text: str, limit: int) -> str:
     return f"{text[:half]}\n... [{len(text) - limit} characters cut] ...\n{text[-half:]}"
 
 
+@dataclass(eq=False)
 class Episode:
-    """One episode of one task in one fresh container."""
+    """One episode of one task in one fresh container; ``user``: the simulated customer on the
+    line (default: the task's scripted one)."""
 
-    def __init__(
-        self,
-        runtime: DockerRuntime,
-        task: Task,
-        image: str,
-        config: HarnessConfig,
-        log_dir: Path | None = None,
-        user: UserSimulator | None = None,
-    ) -> None:
-        self.runtime = runtime
-        self.task = task
-        self.image = image
-        self.config = config
-        self.log_dir = log_dir
-        self.box: Sandbox | None = None
-        self.baseline: Baseline | None = None
-        """The environment's own processes, recorded before the policy's first command."""
-        self.messages: list[dict] = []
-        self.turns: list[Turn] = []
-        self.done = False
-        self.infra_error: str | None = None
-        self.policy_error: str | None = None
-        self._acted_at: float | None = None
-        """Wall-clock time the policy's first command was issued."""
-        self.toolbox: Toolbox | None = None
-        """Tool-call format: the tools offered (bash and the task's MCP servers' tools)."""
-        self.customer = customer_line(task, user)
-        """The simulated customer on the line (``user``, else the task's scripted one), or None
-        for a task without one."""
-        self._started = time.monotonic()
+    runtime: DockerRuntime
+    task: Task
+    image: str
+    config: HarnessConfig
+    log_dir: Path | None = None
+    user: InitVar[UserSimulator | None] = None
+    box: Sandbox | None = field(default=None, init=False)
+    baseline: Baseline | None = field(default=None, init=False)
+    """The environment's own processes, recorded before the policy's first command."""
+    messages: list[dict] = field(default_factory=list, init=False)
+    turns: list[Turn] = field(default_factory=list, init=False)
+    done: bool = field(default=False, init=False)
+    infra_error: str | None = field(default=None, init=False)
+    policy_error: str | None = field(default=None, init=False)
+    _acted_at: float | None = field(default=None, init=False)
+    """Wall-clock time the policy's first command was issued."""
+    toolbox: Toolbox | None = field(default=None, init=False)
+    """Tool-call format: the tools offered (bash and the task's MCP servers' tools)."""
+    customer: CustomerLine | None = field(init=False)
+    """The simulated customer on the line (``user``, else the task's scripted one), or None
+    for a task without one."""
+    _started: float = field(default_factory=time.monotonic, init=False)
+
+    def __post_init__(self, user: UserSimulator | None) -> None:
+        self.customer = customer_line(self.task, user)
 
     @property
     def tools(self) -> list[dict]:
@@ -269,19 +273,30 @@ class Episode:
         reward = None if self.infra_error else (verdict.reward or 0.0)
         if verdict.timed_out or self.policy_error:
             reward = 0.0
-        checks: dict[str, str] = {}
+        checks, told = self._customer_checks()
+        if reward is not None and not told:
+            reward = 0.0
+        return self._result(reward, checks, verdict)
+
+    def _customer_checks(self) -> tuple[dict[str, str], bool]:
+        """The checks on what the customer was told (``communicate``, none without a
+        customer), and whether they passed."""
         told = self.customer.verdict() if self.customer is not None else None
-        if told is not None:
-            checks["communicate"] = told.explain()
-            if reward is not None and not told.passed:
-                reward = 0.0
+        if told is None:
+            return {}, True
+        return {"communicate": told.explain()}, told.passed
+
+    def _result(
+        self, reward: float | None, checks: dict[str, str], verifier: PhaseResult | None = None
+    ) -> EpisodeResult:
+        """The episode's result, its transcript saved under ``log_dir`` when there is one."""
         result = EpisodeResult(
             task_id=self.task.id,
             reward=reward,
             turns=len(self.turns),
             infra_error=self.infra_error,
             policy_error=self.policy_error,
-            verifier=verdict,
+            verifier=verifier,
             transcript=list(self.messages),
             seconds=time.monotonic() - self._started,
             conversation=self.customer.transcript() if self.customer is not None else [],

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import json
 import shlex
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,7 +35,6 @@ from factory.agent.harness import (
     Episode,
     EpisodeResult,
     HarnessConfig,
-    save_transcript,
     truncate,
 )
 from factory.agent.user_sim import ScriptedUser, UserSimulator, Utterance
@@ -240,21 +238,5 @@ class ToolEpisode(Episode):
             and self.env.state == self.spec.expected
             and not self.env.violations()
         )
-        checks: dict[str, str] = {}
-        told = self.customer.verdict() if self.customer is not None else None
-        if told is not None:
-            checks["communicate"] = told.explain()
-            solved = solved and told.passed
-        result = EpisodeResult(
-            task_id=self.task.id,
-            reward=None if self.infra_error else 1.0 if solved else 0.0,
-            turns=len(self.turns),
-            infra_error=self.infra_error,
-            transcript=list(self.messages),
-            seconds=time.monotonic() - self._started,
-            conversation=self.customer.transcript() if self.customer is not None else [],
-            checks=checks,
-        )
-        if self.log_dir is not None:
-            save_transcript(self.log_dir, result)
-        return result
+        checks, told = self._customer_checks()
+        return self._result(None if self.infra_error else 1.0 if solved and told else 0.0, checks)

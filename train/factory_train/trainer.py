@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Callable
+from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 
 from factory.agent.backends import EpisodeBackend, make_backend
@@ -62,26 +64,21 @@ def sampling_engine(
     )
 
 
+@dataclass(eq=False)
 class Trainer:
-    def __init__(
-        self,
-        suite: Path,
-        config: TrainConfig,
-        out: Path,
-        *,
-        resume: bool = False,
-        say=print,
-        backend: EpisodeBackend | None = None,
-    ) -> None:
-        self.suite = suite
-        self.config = config
-        self.out = out
-        self.resume = resume
-        self.say = say
-        self.backend = backend
-        self.step = 0
-        self.empty_steps = 0
-        """Steps in a row that ended without an update (not counted in ``step``)."""
+    """A training run of ``config`` on ``suite``, written under ``out``; :meth:`setup` loads
+    the model (from ``out``'s last checkpoint with ``resume``)."""
+
+    suite: Path
+    config: TrainConfig
+    out: Path
+    _: KW_ONLY
+    resume: bool = False
+    say: Callable[[str], object] = print
+    backend: EpisodeBackend | None = None
+    step: int = field(default=0, init=False)
+    empty_steps: int = field(default=0, init=False)
+    """Steps in a row that ended without an update (not counted in ``step``)."""
 
     # --- set-up -------------------------------------------------------------------------
     def setup(self) -> None:
