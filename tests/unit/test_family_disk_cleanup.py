@@ -60,7 +60,6 @@ def test_hard_reference_has_eight_steps_at_the_median():
 def test_hard_without_a_sub_problem_plants_none_of_it():
     for seed in range(1, 30):
         d = draft(HARD, seed)
-        ctx = d.context
         grammar.assert_planted_when_drawn(
             d,
             {
@@ -74,8 +73,8 @@ def test_hard_without_a_sub_problem_plants_none_of_it():
         )
         # the releases that stay are the keep_n highest and the one `current` points to: only a
         # rolled-back task has one more (an older release)
-        kept = {p.split("/")[1] for p in ctx["expected"] if p.startswith("releases/")}
-        assert (len(kept) > ctx["keep_n"]) == ("rolled-back" in d.faults), seed
+        kept = {p.split("/")[1] for p in d.context["expected"] if p.startswith("releases/")}
+        assert (len(kept) > d.context["keep_n"]) == ("rolled-back" in d.faults), seed
 
 
 def materialise(d, root: Path) -> None:
