@@ -13,14 +13,12 @@ from pathlib import Path
 import pytest
 from fixtures.family_grammar import (
     HARD,
-    assert_commands_match_faults,
     check_hard_grammar,
     check_hard_instructions,
+    check_hard_reference,
     check_reference_and_near_misses,
     drafter,
     failing_tests,
-    hard_file,
-    median_steps,
     needs_tools,
     render_hard,
     rooted,
@@ -36,7 +34,6 @@ from factory.families.terminal.archives.hard import (
     AR_UNSAFE_TRAP,
 )
 from factory.families.terminal.state_snapshot import present_lines, stat_lines, tree_lines
-from factory.vocabulary import Difficulty
 
 FAMILY = registry.get("archives")
 DRAFT = drafter(FAMILY)
@@ -73,9 +70,6 @@ def test_hard_composes_two_to_four_faults_that_vary():
     )
     for d in drafts:
         assert all(len(group & set(d.faults)) <= 1 for group in AR_EXCLUSIVE)
-    assert {f for d in drafts for f in d.faults} == set(AR_FAULTS)
-    for level in (Difficulty.EASY, Difficulty.MEDIUM):
-        assert not DRAFT(level, 1).traps
 
 
 def test_hard_instruction_names_no_trap():
@@ -87,16 +81,11 @@ def test_hard_instruction_names_no_trap():
 
 
 def test_hard_reference_is_task_specific_and_long_enough():
-    def script(seed: int) -> str:
-        return hard_file(FAMILY, DRAFT, seed, "t/archives")
-
-    assert median_steps(script, range(1, 41)) >= 8
-    d = DRAFT(HARD, 3)
-    text = script(3)
-    assert "python3" not in text and "VARIANT" not in text
-    assert_commands_match_faults(
-        text,
-        d.faults,
+    text = check_hard_reference(
+        FAMILY,
+        DRAFT,
+        "t/archives",
+        3,
         [
             ("split", "cat "),
             ("bad-copy", "sha256sum -c"),
@@ -106,6 +95,7 @@ def test_hard_reference_is_task_specific_and_long_enough():
             ("owner", "chown -R "),
         ],
     )
+    assert "VARIANT" not in text
 
 
 # --- running the tasks in a scratch root ----------------------------------------------------

@@ -26,7 +26,6 @@ needs_tools = grammar.needs_tools("bash", "tar", "patch", "zcat", "sha256sum")
 
 def test_hard_composes_two_to_four_sub_problems_with_traps_and_near_misses():
     drafts = grammar.check_hard_grammar(draft, DR_FAULTS, DR_TRAPS)
-    assert set().union(*(d.faults for d in drafts)) == set(DR_FAULTS)
     assert all(d.context["kind"] == "patches" for d in drafts)
     words = ("missing", "gap", "newest full", "bit rot")
     grammar.check_hard_instructions(FAMILY, draft, range(1, 60), words, difficulty="hard")
@@ -41,13 +40,19 @@ def test_hard_plants_only_the_drawn_sub_problems():
         d = draft(HARD, seed)
         ctx = d.context
         assert (ctx["corrupt"] is not None) == ("corrupt-full" in d.faults)
-        assert bool(ctx["rotten_name"]) == ("corrupt-diff" in d.faults)
-        assert bool(ctx["lost_name"]) == ("missing-diff" in d.faults)
+        grammar.assert_planted_when_drawn(
+            d,
+            {
+                "rotten_name": "corrupt-diff",
+                "lost_name": "missing-diff",
+                "bundle": "bundled-diffs",
+                "account": "owner",
+                "second": "second-file",
+            },
+        )
         assert bool(ctx["offsite"]) == bool({"corrupt-diff", "missing-diff"} & set(d.faults))
-        assert bool(ctx["bundle"]) == ("bundled-diffs" in d.faults)
-        assert bool(ctx["account"]) == ("owner" in d.faults) == (ctx["uid"] != 0)
+        assert bool(ctx["account"]) == (ctx["uid"] != 0)
         assert (ctx["mode"] != "0o644") == ("mode" in d.faults)
-        assert bool(ctx["second"]) == ("second-file" in d.faults)
 
 
 # --- the task in a scratch root -------------------------------------------------------------

@@ -49,8 +49,7 @@ needs_tools = grammar.needs_tools("bash", "tar", "find", "sed", "truncate", "gzi
 
 
 def test_hard_composes_two_to_four_sub_problems_with_traps_and_near_misses():
-    drafts = grammar.check_hard_grammar(draft, DC_FAULTS, DC_TRAPS)
-    assert set().union(*(d.faults for d in drafts)) == set(DC_FAULTS)
+    grammar.check_hard_grammar(draft, DC_FAULTS, DC_TRAPS)
     grammar.check_hard_instructions(FAMILY, draft, range(1, 60), difficulty="hard")
 
 
@@ -61,17 +60,21 @@ def test_hard_reference_has_eight_steps_at_the_median():
 def test_hard_without_a_sub_problem_plants_none_of_it():
     for seed in range(1, 30):
         d = draft(HARD, seed)
-        ctx = d.context
-        assert bool(ctx["trash"]) == ("trash" in d.faults)
-        assert bool(ctx["noisy"]) == ("debug-logging" in d.faults)
-        assert bool(ctx["archive"]) == ("archive-reports" in d.faults)
-        assert bool(ctx["rotation"]) == ("logrotate" in d.faults)
-        assert bool(ctx["removed_exports"]) == ("budget" in d.faults)
-        assert bool(ctx["dedupe"]) == ("dedupe" in d.faults)
+        grammar.assert_planted_when_drawn(
+            d,
+            {
+                "trash": "trash",
+                "noisy": "debug-logging",
+                "archive": "archive-reports",
+                "rotation": "logrotate",
+                "removed_exports": "budget",
+                "dedupe": "dedupe",
+            },
+        )
         # the releases that stay are the keep_n highest and the one `current` points to: only a
         # rolled-back task has one more (an older release)
-        kept = {p.split("/")[1] for p in ctx["expected"] if p.startswith("releases/")}
-        assert (len(kept) > ctx["keep_n"]) == ("rolled-back" in d.faults), seed
+        kept = {p.split("/")[1] for p in d.context["expected"] if p.startswith("releases/")}
+        assert (len(kept) > d.context["keep_n"]) == ("rolled-back" in d.faults), seed
 
 
 def materialise(d, root: Path) -> None:

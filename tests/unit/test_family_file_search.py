@@ -13,14 +13,12 @@ from pathlib import Path
 import pytest
 from fixtures.family_grammar import (
     HARD,
-    assert_commands_match_faults,
     check_hard_grammar,
     check_hard_instructions,
+    check_hard_reference,
     check_reference_and_near_misses,
     drafter,
     failing_tests,
-    hard_file,
-    median_steps,
     needs_tools,
     render_hard,
     rooted,
@@ -35,19 +33,15 @@ from factory.families.terminal.file_search.family import (
     SNAPSHOT,
     snapshot_hook,
 )
-from factory.vocabulary import Difficulty
 
 FAMILY = registry.get("file-search")
 DRAFT = drafter(FAMILY)
 
 
 def test_hard_composes_two_to_four_chores_that_vary():
-    drafts = check_hard_grammar(
+    check_hard_grammar(
         DRAFT, FS_CHORES, FS_TRAPS, checked=100, always=[t[0] for t in FS_SEARCH_TRAPS]
     )
-    assert {c for d in drafts for c in d.faults} == set(FS_CHORES)
-    for level in (Difficulty.EASY, Difficulty.MEDIUM):
-        assert not DRAFT(level, 1).traps
 
 
 def test_hard_instruction_names_no_trap():
@@ -58,16 +52,11 @@ def test_hard_instruction_names_no_trap():
 
 
 def test_hard_reference_is_task_specific_and_long_enough():
-    def script(seed: int) -> str:
-        return hard_file(FAMILY, DRAFT, seed, "t/file-search")
-
-    assert median_steps(script, range(1, 41)) >= 8
-    d = DRAFT(HARD, 2)
-    text = script(2)
-    assert "python3" not in text
-    assert_commands_match_faults(
-        text,
-        d.faults,
+    check_hard_reference(
+        FAMILY,
+        DRAFT,
+        "t/file-search",
+        2,
         [
             ("editor-junk", "-name '*.swp'"),
             ("dangling-links", "-xtype l"),

@@ -102,7 +102,9 @@ def _client(stub: Stub) -> LlmClient:
     return LlmClient(LlmSettings(base_url=stub.url, model="m", max_retries=0))
 
 
-def _llm(stub: Stub, level: str = "medium") -> str | None:
+def _llm(stub: Stub | None, level: str = "medium") -> str | None:
+    """The LLM report of SYMPTOMS, written through ``stub``'s server, or through the configured
+    endpoint when there is no stub."""
     return llm_report(
         project="shapes",
         version="1.0",
@@ -111,7 +113,7 @@ def _llm(stub: Stub, level: str = "medium") -> str | None:
         run_command="cd /app && python3 -m pytest -q",
         forbidden=FORBIDDEN,
         seed=1,
-        client=_client(stub),
+        client=_client(stub) if stub is not None else None,
     )
 
 
@@ -155,15 +157,4 @@ def test_llm_failure_falls_back():
 def test_no_endpoint_means_no_llm_report(monkeypatch):
     monkeypatch.delenv("FACTORY_LLM_BASE_URL", raising=False)
     monkeypatch.delenv("FACTORY_LLM_MODEL", raising=False)
-    assert (
-        llm_report(
-            project="shapes",
-            version="1.0",
-            level="easy",
-            symptoms=SYMPTOMS,
-            run_command="x",
-            forbidden=FORBIDDEN,
-            seed=1,
-        )
-        is None
-    )
+    assert _llm(None, "easy") is None

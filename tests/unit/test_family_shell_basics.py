@@ -54,7 +54,6 @@ def expected(d) -> list[str]:
 
 def test_hard_composes_quirks_from_the_grammar():
     drafts = grammar.check_hard_grammar(draft, QUIRKS, TRAPS)
-    seen = set()
     for d in drafts:
         sources = d.context["sources"]
         assert 5 <= len(sources) <= 6
@@ -62,8 +61,6 @@ def test_hard_composes_quirks_from_the_grammar():
         assert len(set(questions)) == len(questions)
         for s in sources:
             assert s.quirk is None or s.question in BREAKS[s.quirk]
-        seen |= set(d.faults)
-    assert seen == set(QUIRKS)
 
 
 def test_hard_instructions_name_no_quirk():

@@ -31,13 +31,17 @@ def test_bundled_recipes_load_in_dependency_order():
         assert spec.source_path().is_dir()
 
 
-def test_recipe_needs_exactly_one_origin(tmp_path):
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        pytest.param('name = "x:1"\n', "exactly one", id="no-origin"),
+        pytest.param('name = "x:1"\nfrom_image = "a"\nbogus = 1\n', "bogus", id="unknown-key"),
+    ],
+)
+def test_recipe_needs_exactly_one_origin_and_no_unknown_key(tmp_path, text, error):
     bad = tmp_path / "r.toml"
-    bad.write_text('name = "x:1"\n')
-    with pytest.raises(RecipeError, match="exactly one"):
-        load_recipe(bad)
-    bad.write_text('name = "x:1"\nfrom_image = "a"\nbogus = 1\n')
-    with pytest.raises(RecipeError, match="bogus"):
+    bad.write_text(text)
+    with pytest.raises(RecipeError, match=error):
         load_recipe(bad)
 
 
