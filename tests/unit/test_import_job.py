@@ -83,3 +83,10 @@ def test_every_fault_has_its_fix_and_the_run_comes_last():
     assert lines[-1] == f"runuser -u {j.consumer} -- {j.importer}"
     assert len(lines) == 1 + sum(len(c) for c in j.fixes().values())
     assert all(not line.startswith("runuser") for line in j.solve_lines(slip="checksum"))
+
+
+def test_the_job_keeps_only_its_own_of_the_task_faults():
+    """A family hands over all its drawn faults; the job keeps those of IMPORT_FAULTS, sorted."""
+    j = job(["truncated-input", "import-config", "bom", "checksum"])
+    assert j.faults == ["checksum", "import-config"]
+    assert j == job(["checksum", "import-config"])  # the same draws either way

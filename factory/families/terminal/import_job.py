@@ -179,11 +179,14 @@ class ImportJob:
 
     @classmethod
     def draw(
-        cls, rng: random.Random, app: str, out: str, header: str | None, faults: list[str]
+        cls, rng: random.Random, app: str, out: str, header: str | None, faults: Sequence[str]
     ) -> ImportJob:
+        """The job of ``app`` importing ``out``; ``faults`` are the task's, of which the job
+        keeps those of :data:`IMPORT_FAULTS`."""
         stale = f"/var/tmp/{app}-{rng.choice(['export', 'latest', 'previous'])}"
         stale += PurePosixPath(out).suffix
-        return cls(app, rng.choice(CONSUMERS), out, header, sorted(faults), stale)
+        own = sorted(f for f in faults if f in IMPORT_FAULTS)
+        return cls(app, rng.choice(CONSUMERS), out, header, own, stale)
 
     @property
     def outdir(self) -> str:

@@ -460,7 +460,7 @@ class CsvJsonWrangle(Family):
         if level is HARD:
             app = f"{spec.get('parent') or spec['file'].removesuffix('.jsonl')}-etl"
             header = None if shape == "join" else text.split("\n", 1)[0]
-            job = ImportJob.draw(rng, app, out, header, [f for f in faults if f in IMPORT_FAULTS])
+            job = ImportJob.draw(rng, app, out, header, faults)
             work = f"/tmp/{app}-work"
             context.update(
                 job=job.context(),

@@ -201,9 +201,7 @@ class JsonTransform(Family):
         tags = ["json", kind] + (["validation"] if level == 2 else [])
         if level == 2:
             main = {"report": "summary.json", "merge": spec.get("output"), "reshape": "tree.json"}
-            job = ImportJob.draw(
-                rng, app, f"{out_dir}/{main[kind]}", None, [f for f in faults if f in IMPORT_FAULTS]
-            )
+            job = ImportJob.draw(rng, app, f"{out_dir}/{main[kind]}", None, faults)
             work = f"/tmp/{app}-input"
             names = sorted(inputs)
             context.update(

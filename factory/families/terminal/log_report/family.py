@@ -529,9 +529,7 @@ class LogReport(Family):
         wiring = Wiring.none()
         tags = ["logs", fmt, q["kind"]]
         if level is HARD:
-            job = ImportJob.draw(
-                rng, app, out, expected.split("\n", 1)[0], [f for f in faults if f in IMPORT_FAULTS]
-            )
+            job = ImportJob.draw(rng, app, out, expected.split("\n", 1)[0], faults)
             context.update(
                 job=job.context(),
                 work=f"/tmp/{app}-logs",

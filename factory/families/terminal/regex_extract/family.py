@@ -485,9 +485,7 @@ class RegexExtract(Family):
         tags = ["regex", *kinds]
         if hard:
             app = root.strip("/").replace("/", "-")
-            job = ImportJob.draw(
-                rng, app, out, "kind,value,count", [f for f in faults if f in IMPORT_FAULTS]
-            )
+            job = ImportJob.draw(rng, app, out, "kind,value,count", faults)
             context.update(
                 job=job.context(),
                 work=f"/tmp/{app}-text",

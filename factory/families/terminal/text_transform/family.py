@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from factory.families.base import Draft, Family, register
-from factory.families.terminal.import_job import IMPORT_FAULTS, ImportJob, Wiring
+from factory.families.terminal.import_job import ImportJob, Wiring
 from factory.families.terminal.near_miss import near_misses
 from factory.families.terminal.text_tasks import (
     OUT_DIRS,
@@ -133,13 +133,7 @@ class TextTransform(Family):
                 files = {f"environment/data/{stem}.txt{k}": v for k, v in stored.items()}
                 context["digests"] = {f"{src}{k}": sha256_hex(v) for k, v in sorted(stored.items())}
                 header = csv_text(expected[:1]).rstrip("\n")
-                job = ImportJob.draw(
-                    rng,
-                    r["dataset"],
-                    context["out"],
-                    header,
-                    [f for f in faults if f in IMPORT_FAULTS],
-                )
+                job = ImportJob.draw(rng, r["dataset"], context["out"], header, faults)
                 work = f"/tmp/{stem}.txt"
                 context.update(
                     hard=True,
