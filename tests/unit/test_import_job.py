@@ -12,7 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from factory.families.terminal.import_job import IMPORT_FAULTS, IMPORT_TRAPS, ImportJob
+from factory.families.terminal.import_job import (
+    IMPORT_FAULTS,
+    IMPORT_TRAPS,
+    ImportJob,
+    reachable_folder,
+)
 
 OUT = "/srv/reports/items.csv"
 HEADER = "kind,value,count"
@@ -83,3 +88,19 @@ def test_every_fault_has_its_fix_and_the_run_comes_last():
     assert lines[-1] == f"runuser -u {j.consumer} -- {j.importer}"
     assert len(lines) == 1 + sum(len(c) for c in j.fixes().values())
     assert all(not line.startswith("runuser") for line in j.solve_lines(slip="checksum"))
+
+
+def test_the_job_keeps_only_its_own_of_the_task_faults():
+    """A family hands over all its drawn faults; the job keeps those of IMPORT_FAULTS, sorted."""
+    j = job(["truncated-input", "import-config", "bom", "checksum"])
+    assert j.faults == ["checksum", "import-config"]
+    assert j == job(["checksum", "import-config"])  # the same draws either way
+
+
+def test_an_output_folder_in_a_home_is_redrawn_outside_the_homes():
+    """/root and /home are homes; /homework only shares the prefix and is kept."""
+    folders = ["/root/reports", "/srv/reports", "/home/analyst/out", "/homework"]
+    assert reachable_folder(random.Random(1), "/homework", folders) == "/homework"
+    for home in ("/root/reports", "/home/analyst/out"):
+        drawn = {reachable_folder(random.Random(seed), home, folders) for seed in range(20)}
+        assert drawn == {"/srv/reports", "/homework"}

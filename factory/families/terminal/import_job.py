@@ -34,6 +34,20 @@ IMPORT_TRAPS = load_traps(Path(__file__).parent / "import_traps.toml")
 """The job's faults the instruction does not announce: fault -> Trap fields
 (import_traps.toml)."""
 CONSUMERS = ["dashd", "statsd", "reporter", "metrics", "ingest", "loader", "warehouse"]
+HOMES = ("/root", "/home")
+"""Folders the job's account (a system account) cannot be counted on to enter."""
+
+
+def reachable_folder(rng: random.Random, folder: str, folders: Sequence[str]) -> str:
+    """``folder`` for the task's output, unless it lies under one of :data:`HOMES`: then one
+    of ``folders`` outside them, drawn with ``rng`` (the import job's account must get in)."""
+    if not _in_a_home(folder):
+        return folder
+    return rng.choice([f for f in folders if not _in_a_home(f)])
+
+
+def _in_a_home(folder: str) -> bool:
+    return any(PurePosixPath(folder).is_relative_to(home) for home in HOMES)
 
 
 def _importer(app: str, conf: str) -> str:
@@ -179,11 +193,14 @@ class ImportJob:
 
     @classmethod
     def draw(
-        cls, rng: random.Random, app: str, out: str, header: str | None, faults: list[str]
+        cls, rng: random.Random, app: str, out: str, header: str | None, faults: Sequence[str]
     ) -> ImportJob:
+        """The job of ``app`` importing ``out``; ``faults`` are the task's, of which the job
+        keeps those of :data:`IMPORT_FAULTS`."""
         stale = f"/var/tmp/{app}-{rng.choice(['export', 'latest', 'previous'])}"
         stale += PurePosixPath(out).suffix
-        return cls(app, rng.choice(CONSUMERS), out, header, sorted(faults), stale)
+        own = sorted(f for f in faults if f in IMPORT_FAULTS)
+        return cls(app, rng.choice(CONSUMERS), out, header, own, stale)
 
     @property
     def outdir(self) -> str:

@@ -13,7 +13,7 @@ from typing import Any
 
 from factory.datafiles import load_toml_table
 from factory.families.base import Draft, Family, register
-from factory.families.terminal.import_job import IMPORT_FAULTS, ImportJob, Wiring
+from factory.families.terminal.import_job import IMPORT_FAULTS, ImportJob, Wiring, reachable_folder
 from factory.families.terminal.knobs import pick
 from factory.families.terminal.near_miss import near_misses
 from factory.families.terminal.text_tasks import (
@@ -387,8 +387,7 @@ class CsvJsonWrangle(Family):
             faults = sorted(rng.sample(CJ_HARD_FAULTS, rng.randint(2, 4)))
             while shape == "flatten" and {"legacy-encoding", "bom"} <= set(faults):
                 faults = sorted(rng.sample(CJ_HARD_FAULTS, rng.randint(2, 4)))  # one file
-            if outdir.startswith(("/root", "/home")):  # the import job's account must get in
-                outdir = rng.choice([d for d in OUT_DIRS if not d.startswith(("/root", "/home"))])
+            outdir = reachable_folder(rng, outdir, OUT_DIRS)
         legacy = "legacy-encoding" in faults
         for _ in range(60):
             generate = _cj_join if shape == "join" else _cj_flatten
@@ -460,7 +459,7 @@ class CsvJsonWrangle(Family):
         if level is HARD:
             app = f"{spec.get('parent') or spec['file'].removesuffix('.jsonl')}-etl"
             header = None if shape == "join" else text.split("\n", 1)[0]
-            job = ImportJob.draw(rng, app, out, header, [f for f in faults if f in IMPORT_FAULTS])
+            job = ImportJob.draw(rng, app, out, header, faults)
             work = f"/tmp/{app}-work"
             context.update(
                 job=job.context(),

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from factory.families.base import Draft, Family, register
-from factory.families.terminal.import_job import IMPORT_FAULTS, ImportJob, Wiring
+from factory.families.terminal.import_job import IMPORT_FAULTS, ImportJob, Wiring, reachable_folder
 from factory.families.terminal.knobs import level_and_kind
 from factory.families.terminal.near_miss import near_misses
 from factory.families.terminal.words import CTF_APPS
@@ -138,9 +138,10 @@ class JsonTransform(Family):
         level, kind = level_and_kind(rng, difficulty, params, JT_KINDS)
         func, make = JT_KINDS[kind]
         app = rng.choice(CTF_APPS + ["atlas", "nimbus", "quokka"])
-        root = rng.choice([f"/srv/{app}", f"/data/{app}", f"/home/analyst/{app}", f"/opt/{app}"])
-        if level == 2 and root.startswith("/home"):  # the import job's account must get in
-            root = rng.choice([f"/srv/{app}", f"/data/{app}", f"/opt/{app}"])
+        roots = [f"/srv/{app}", f"/data/{app}", f"/home/analyst/{app}", f"/opt/{app}"]
+        root = rng.choice(roots)
+        if level == 2:
+            root = reachable_folder(rng, root, roots)
         spec: dict[str, Any] = {"app": app}
         if kind == "report":
             t = rng.choice(JT_THEMES)
@@ -201,9 +202,7 @@ class JsonTransform(Family):
         tags = ["json", kind] + (["validation"] if level == 2 else [])
         if level == 2:
             main = {"report": "summary.json", "merge": spec.get("output"), "reshape": "tree.json"}
-            job = ImportJob.draw(
-                rng, app, f"{out_dir}/{main[kind]}", None, [f for f in faults if f in IMPORT_FAULTS]
-            )
+            job = ImportJob.draw(rng, app, f"{out_dir}/{main[kind]}", None, faults)
             work = f"/tmp/{app}-input"
             names = sorted(inputs)
             context.update(

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from factory.datafiles import load_toml_model
 from factory.families.base import Draft, Family, register
 from factory.families.slots import Slots, Slug
-from factory.families.terminal.import_job import IMPORT_FAULTS, ImportJob, Wiring
+from factory.families.terminal.import_job import IMPORT_FAULTS, ImportJob, Wiring, reachable_folder
 from factory.families.terminal.knobs import pick
 from factory.families.terminal.near_miss import near_misses
 from factory.families.terminal.text_tasks import (
@@ -405,8 +405,7 @@ class LogReport(Family):
         faults: list[str] = []
         if level is HARD:
             faults = sorted(rng.sample(LR_HARD_FAULTS, rng.randint(2, 4)))
-            if outdir.startswith(("/root/", "/home/")):  # the import job's account must get in
-                outdir = rng.choice([d for d in OUT_DIRS if not d.startswith(("/root", "/home"))])
+            outdir = reachable_folder(rng, outdir, OUT_DIRS)
         xz = "xz-rotation" in faults
         rotations = 4 if xz else 3  # the live log, .1, then compressed ones
         gz_part = rotations - 1
@@ -529,9 +528,7 @@ class LogReport(Family):
         wiring = Wiring.none()
         tags = ["logs", fmt, q["kind"]]
         if level is HARD:
-            job = ImportJob.draw(
-                rng, app, out, expected.split("\n", 1)[0], [f for f in faults if f in IMPORT_FAULTS]
-            )
+            job = ImportJob.draw(rng, app, out, expected.split("\n", 1)[0], faults)
             context.update(
                 job=job.context(),
                 work=f"/tmp/{app}-logs",

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from factory.datafiles import load_toml_model
 from factory.families.base import Draft, Family, register
-from factory.families.terminal.import_job import IMPORT_FAULTS, ImportJob, Wiring
+from factory.families.terminal.import_job import IMPORT_FAULTS, ImportJob, Wiring, reachable_folder
 from factory.families.terminal.knobs import pick
 from factory.families.terminal.near_miss import near_misses
 from factory.families.terminal.text_tasks import (
@@ -360,8 +360,7 @@ class RegexExtract(Family):
         faults: list[str] = []
         if hard:
             faults = sorted(rng.sample(RX_HARD_FAULTS, rng.randint(2, 4)))
-            if outdir.startswith(("/root", "/home")):  # the import job's account must get in
-                outdir = rng.choice([d for d in OUT_DIRS if not d.startswith(("/root", "/home"))])
+            outdir = reachable_folder(rng, outdir, OUT_DIRS)
         for _ in range(40):
             names: list[str] = []
             n_files = pick(rng, level, (1, 1), (3, 5), (5, 8))
@@ -485,9 +484,7 @@ class RegexExtract(Family):
         tags = ["regex", *kinds]
         if hard:
             app = root.strip("/").replace("/", "-")
-            job = ImportJob.draw(
-                rng, app, out, "kind,value,count", [f for f in faults if f in IMPORT_FAULTS]
-            )
+            job = ImportJob.draw(rng, app, out, "kind,value,count", faults)
             context.update(
                 job=job.context(),
                 work=f"/tmp/{app}-text",

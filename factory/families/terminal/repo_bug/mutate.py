@@ -17,6 +17,10 @@ import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import Enum
+from pathlib import Path
+
+from factory.errors import RecipeError
+from factory.families.terminal.words import WordTable
 
 ENGINE_VERSION = 1
 """Bumped whenever a site's id or edit could change: cached screening results key on it."""
@@ -46,30 +50,20 @@ class Operator(str, Enum):
 SUBTLE = frozenset({Operator.COMPARE, Operator.CONSTANT, Operator.SLICE, Operator.BINOP})
 """Operators whose bugs rarely crash: the code runs and returns a slightly wrong answer."""
 
-_BINOPS: dict[type, tuple[str, str]] = {
-    ast.Add: ("+", "-"),
-    ast.Sub: ("-", "+"),
-    ast.Mult: ("*", "//"),
-    ast.FloorDiv: ("//", "*"),
-    ast.Div: ("/", "*"),
-    ast.Mod: ("%", "//"),
-    ast.BitAnd: ("&", "|"),
-    ast.BitOr: ("|", "&"),
-    ast.LShift: ("<<", ">>"),
-    ast.RShift: (">>", "<<"),
-}
-_COMPARES: dict[type, tuple[str, str]] = {
-    ast.Lt: ("<", "<="),
-    ast.LtE: ("<=", "<"),
-    ast.Gt: (">", ">="),
-    ast.GtE: (">=", ">"),
-    ast.Eq: ("==", "!="),
-    ast.NotEq: ("!=", "=="),
-    ast.Is: ("is", "is not"),
-    ast.IsNot: ("is not", "is"),
-    ast.In: ("in", "not in"),
-    ast.NotIn: ("not in", "in"),
-}
+_OPERATORS = WordTable(Path(__file__).parent / "operators.toml")
+
+
+def _swaps(name: str) -> dict[type, tuple[str, str]]:
+    """The table ``name`` of operators.toml keyed by the ``ast`` node classes it names."""
+    swaps = _OPERATORS.typed(name, dict[str, tuple[str, str]])
+    unknown = [op for op in swaps if not isinstance(getattr(ast, op, None), type)]
+    if unknown:
+        raise RecipeError(f"{_OPERATORS.path}: {name}: no ast node class {unknown[0]!r}")
+    return {getattr(ast, op): pair for op, pair in swaps.items()}
+
+
+_BINOPS = _swaps("binops")
+_COMPARES = _swaps("compares")
 _SKIP_FUNCTIONS = frozenset({"__repr__", "__str__", "__format__", "__dir__", "__del__"})
 
 

@@ -13,27 +13,27 @@ REN_NAMES = ["extswap", "renext", "bulkmv", "rext", "chext", "mvext", "swapext"]
 ROT_NAMES = ["logrot", "rotlog", "logcycle", "roll-log", "logshift", "rotate-log", "agelog"]
 
 
+def _answer(tree: dict, code: int, *, stdout: str = "", stderr: str | None = None) -> dict:
+    """What a file tool's model expects of one call: its output, exit code, error line (None
+    for none) and the tree it leaves."""
+    return {"stdout": stdout, "code": code, "stderr": stderr, "expected_tree": tree}
+
+
 def _ren_model(spec: dict, args: list[str], tree: dict[str, str | None]) -> dict:
     """tree: relative path -> content (None = directory). Returns stdout/code/stderr/tree."""
     name, codes, level = spec["name"], spec["codes"], spec["level"]
-    usage = {"stdout": "", "code": codes["usage"], "stderr": None, "expected_tree": tree}
     parsed = parse_options(args, level, {"-n": (1, None), "-r": (2, None)})
     if parsed is None:
-        return usage
+        return _answer(tree, codes["usage"])
     given, rest = parsed
     dry, recurse = "-n" in given, "-r" in given
     if len(rest) != 3:
-        return usage
+        return _answer(tree, codes["usage"])
     root, old, new = rest
     if level >= 1:
         old, new = old.removeprefix("."), new.removeprefix(".")
     if root not in tree or tree[root] is not None:
-        return {
-            "stdout": "",
-            "code": codes["dir"],
-            "stderr": f"{name}: not a directory: {root}",
-            "expected_tree": tree,
-        }
+        return _answer(tree, codes["dir"], stderr=f"{name}: not a directory: {root}")
     prefix = root.rstrip("/") + "/"
     cands = []
     for path, content in tree.items():
@@ -59,12 +59,12 @@ def _ren_model(spec: dict, args: list[str], tree: dict[str, str | None]) -> dict
         out.append(f"{rel} -> {target}")
         if not dry:
             new_tree[prefix + target] = new_tree.pop(prefix + rel)
-    return {
-        "stdout": "".join(line + "\n" for line in out),
-        "code": codes["skip"] if skipped else 0,
-        "stderr": err[0] if err else None,
-        "expected_tree": new_tree,
-    }
+    return _answer(
+        new_tree,
+        codes["skip"] if skipped else 0,
+        stdout="".join(line + "\n" for line in out),
+        stderr=err[0] if err else None,
+    )
 
 
 REN_STEMS = [
@@ -144,24 +144,18 @@ def rename_cases(rng: random.Random, level: int, spec: dict) -> list[dict]:
 def _rot_model(spec: dict, args: list[str], tree: dict[str, Any]) -> dict:
     """tree: path -> {"data": str, "mode": int} (gz generations hold the plain data)."""
     name, codes, level = spec["name"], spec["codes"], spec["level"]
-    usage = {"stdout": "", "code": codes["usage"], "stderr": None, "expected_tree": tree}
     parsed = parse_options(args, level, {"-k": (0, POSITIVE), "-z": (2, None)})
     if parsed is None:
-        return usage
+        return _answer(tree, codes["usage"])
     given, rest = parsed
     keep, gz = int(given.get("-k", spec["keep"])), "-z" in given
     if len(rest) != 1:
-        return usage
+        return _answer(tree, codes["usage"])
     log = rest[0]
     if log not in tree:
-        return {
-            "stdout": "",
-            "code": codes["missing"],
-            "stderr": f"{name}: no such log: {log}",
-            "expected_tree": tree,
-        }
+        return _answer(tree, codes["missing"], stderr=f"{name}: no such log: {log}")
     if tree[log]["data"] == "":
-        return {"stdout": "", "code": 0, "stderr": None, "expected_tree": tree}
+        return _answer(tree, 0)
     suffix = ".gz" if gz else ""
     pat = re.compile(re.escape(log) + r"\.([1-9][0-9]*)" + re.escape(suffix) + "$")
     new = {}
@@ -177,7 +171,7 @@ def _rot_model(spec: dict, args: list[str], tree: dict[str, Any]) -> dict:
             new[path] = info
     new[f"{log}.1{suffix}"] = tree[log]
     new[log] = {"data": "", "mode": tree[log]["mode"]}
-    return {"stdout": "", "code": 0, "stderr": None, "expected_tree": new}
+    return _answer(new, 0)
 
 
 def rotate_cases(rng: random.Random, level: int, spec: dict) -> list[dict]:

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from factory.families.base import Draft, Family, register
-from factory.families.terminal.import_job import IMPORT_FAULTS, ImportJob, Wiring
+from factory.families.terminal.import_job import ImportJob, Wiring, reachable_folder
 from factory.families.terminal.near_miss import near_misses
 from factory.families.terminal.text_tasks import (
     OUT_DIRS,
@@ -92,8 +92,7 @@ class TextTransform(Family):
         if hard:  # the report, with two to four sub-problems (see :mod:`.hard`)
             shape = "report"
             faults = sorted(rng.sample(TT_HARD_FAULTS, rng.randint(2, 4)))
-            if outdir.startswith(("/root", "/home")):  # the import job's account must get in
-                outdir = rng.choice([d for d in OUT_DIRS if not d.startswith(("/root", "/home"))])
+            outdir = reachable_folder(rng, outdir, OUT_DIRS)
         else:
             shape = "config" if rng.random() < 0.5 else "report"
         wiring = Wiring.none()
@@ -133,13 +132,7 @@ class TextTransform(Family):
                 files = {f"environment/data/{stem}.txt{k}": v for k, v in stored.items()}
                 context["digests"] = {f"{src}{k}": sha256_hex(v) for k, v in sorted(stored.items())}
                 header = csv_text(expected[:1]).rstrip("\n")
-                job = ImportJob.draw(
-                    rng,
-                    r["dataset"],
-                    context["out"],
-                    header,
-                    [f for f in faults if f in IMPORT_FAULTS],
-                )
+                job = ImportJob.draw(rng, r["dataset"], context["out"], header, faults)
                 work = f"/tmp/{stem}.txt"
                 context.update(
                     hard=True,
