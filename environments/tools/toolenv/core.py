@@ -121,19 +121,69 @@ class Domain:
         of each argument; all are required unless ``required`` says otherwise."""
 
         def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
-            props = properties or {}
-            schema = {
-                "type": "object",
-                "properties": props,
-                "required": list(props) if required is None else required,
-                "additionalProperties": False,
-            }
-            self.tools[fn.__name__] = Tool(fn.__name__, description, schema, fn, mutates)
-            if HANDOVER_TOOL in self.tools:  # listed last: the domain's own tools come first
-                self.tools[HANDOVER_TOOL] = self.tools.pop(HANDOVER_TOOL)
+            self.add_tool(fn.__name__, description, fn, properties, required, mutates)
             return fn
 
         return wrap
+
+    def add_tool(
+        self,
+        name: str,
+        description: str,
+        fn: Callable[..., Any],
+        properties: JSON | None = None,
+        required: list[str] | None = None,
+        mutates: bool = False,
+    ) -> None:
+        """Register ``fn`` as the tool ``name`` (see :meth:`tool`)."""
+        props = properties or {}
+        schema = {
+            "type": "object",
+            "properties": props,
+            "required": list(props) if required is None else required,
+            "additionalProperties": False,
+        }
+        self.tools[name] = Tool(name, description, schema, fn, mutates)
+        if HANDOVER_TOOL in self.tools:  # listed last: the domain's own tools come first
+            self.tools[HANDOVER_TOOL] = self.tools.pop(HANDOVER_TOOL)
+
+    # The read-only tools that every domain has a few of, each one piece of logic: a whole
+    # table, one record by its id, the rows of a table that belong to one record.
+    def table_tool(self, name: str, description: str, collection: str) -> None:
+        """Register ``name()``: all of ``state[collection]``."""
+
+        def read(state: JSON) -> list[JSON]:
+            return state[collection]
+
+        self.add_tool(name, description, read)
+
+    def record_tool(
+        self, name: str, description: str, key: str, get: Callable[[JSON, str], JSON]
+    ) -> None:
+        """Register ``name(key)``: the record ``get(state, key)`` finds (a :func:`finder`, which
+        refuses an unknown id)."""
+
+        def read(state: JSON, **args: str) -> JSON:
+            return get(state, args[key])
+
+        self.add_tool(name, description, read, {key: {"type": "string"}})
+
+    def rows_tool(
+        self,
+        name: str,
+        description: str,
+        collection: str,
+        key: str,
+        owner: Callable[[JSON, str], JSON],
+    ) -> None:
+        """Register ``name(key)``: the rows of ``state[collection]`` whose ``key`` is the given
+        id, once ``owner(state, id)`` (a :func:`finder`) has found the record they belong to."""
+
+        def read(state: JSON, **args: str) -> list[JSON]:
+            owner(state, args[key])
+            return [row for row in state[collection] if row[key] == args[key]]
+
+        self.add_tool(name, description, read, {key: {"type": "string"}})
 
     def rule(self, fn: Rule) -> Rule:
         """Register a policy rule."""

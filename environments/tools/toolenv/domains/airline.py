@@ -198,12 +198,12 @@ def _active(state: JSON, reservation_id: str) -> JSON:
 # --- read-only tools -----------------------------------------------------------------------
 
 
-@DOMAIN.tool(
+DOMAIN.record_tool(
+    "get_user_details",
     "A user's profile: name, membership, payment methods and reservation codes.",
-    {"user_id": _ID},
+    "user_id",
+    _user,
 )
-def get_user_details(state: JSON, user_id: str) -> JSON:
-    return _user(state, user_id)
 
 
 @DOMAIN.tool(
@@ -228,14 +228,14 @@ def get_flight_status(state: JSON, flight_number: str, date: str) -> JSON:
     return {k: flight[k] for k in ("flight_number", "date", "status", "departure", "arrival")}
 
 
-@DOMAIN.tool("All airports the airline serves (code and city).")
-def list_all_airports(state: JSON) -> list[JSON]:
-    return state["airports"]
+DOMAIN.table_tool(
+    "list_all_airports", "All airports the airline serves (code and city).", "airports"
+)
 
 
-@DOMAIN.tool("One reservation by its code.", {"reservation_id": _ID})
-def get_reservation_details(state: JSON, reservation_id: str) -> JSON:
-    return _reservation(state, reservation_id)
+DOMAIN.record_tool(
+    "get_reservation_details", "One reservation by its code.", "reservation_id", _reservation
+)
 
 
 _OPS = {

@@ -134,15 +134,16 @@ def get_customer(state: JSON, customer_id: str) -> JSON:
     return {**_public(customer), "verified": customer_id in state["session"]["verified"]}
 
 
-@DOMAIN.tool("A customer's accounts with type, number, balance and status.", {"customer_id": _ID})
-def list_accounts(state: JSON, customer_id: str) -> list[JSON]:
-    _customer(state, customer_id)
-    return [a for a in state["accounts"] if a["customer_id"] == customer_id]
+DOMAIN.rows_tool(
+    "list_accounts",
+    "A customer's accounts with type, number, balance and status.",
+    "accounts",
+    "customer_id",
+    _customer,
+)
 
 
-@DOMAIN.tool("One account, with its balance.", {"account_id": _ID})
-def get_account(state: JSON, account_id: str) -> JSON:
-    return _account(state, account_id)
+DOMAIN.record_tool("get_account", "One account, with its balance.", "account_id", _account)
 
 
 @DOMAIN.tool(
@@ -160,16 +161,16 @@ def list_transactions(state: JSON, account_id: str, since: str = "") -> list[JSO
     return sorted(rows, key=lambda t: (t["date"], t["transaction_id"]), reverse=True)
 
 
-@DOMAIN.tool("A customer's cards (last four digits, account, status).", {"customer_id": _ID})
-def list_cards(state: JSON, customer_id: str) -> list[JSON]:
-    _customer(state, customer_id)
-    return [c for c in state["cards"] if c["customer_id"] == customer_id]
+DOMAIN.rows_tool(
+    "list_cards",
+    "A customer's cards (last four digits, account, status).",
+    "cards",
+    "customer_id",
+    _customer,
+)
 
 
-@DOMAIN.tool("A customer's saved payees.", {"customer_id": _ID})
-def list_payees(state: JSON, customer_id: str) -> list[JSON]:
-    _customer(state, customer_id)
-    return [p for p in state["payees"] if p["customer_id"] == customer_id]
+DOMAIN.rows_tool("list_payees", "A customer's saved payees.", "payees", "customer_id", _customer)
 
 
 @DOMAIN.tool(

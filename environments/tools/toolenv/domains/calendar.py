@@ -67,14 +67,10 @@ def find_user(state: JSON, query: str) -> list[JSON]:
     return [u for u in state["users"] if query.lower() in u["name"].lower()]
 
 
-@DOMAIN.tool("Details of one user.", {"user_id": _ID})
-def get_user(state: JSON, user_id: str) -> JSON:
-    return _user(state, user_id)
+DOMAIN.record_tool("get_user", "Details of one user.", "user_id", _user)
 
 
-@DOMAIN.tool("All meeting rooms with their capacity.")
-def list_rooms(state: JSON) -> list[JSON]:
-    return state["rooms"]
+DOMAIN.table_tool("list_rooms", "All meeting rooms with their capacity.", "rooms")
 
 
 @DOMAIN.tool(
@@ -89,9 +85,7 @@ def list_events(state: JSON, user_id: str, date: str) -> list[JSON]:
     ]
 
 
-@DOMAIN.tool("One event by id.", {"event_id": _ID})
-def get_event(state: JSON, event_id: str) -> JSON:
-    return _event(state, event_id)
+DOMAIN.record_tool("get_event", "One event by id.", "event_id", _event)
 
 
 @DOMAIN.tool(

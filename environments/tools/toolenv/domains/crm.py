@@ -145,16 +145,18 @@ def get_deal(state: JSON, deal_id: str) -> JSON:
     return {**deal, **_deal_row(state, deal)}
 
 
-@DOMAIN.tool("Discount approvals managers gave for a deal.", {"deal_id": _ID})
-def list_approvals(state: JSON, deal_id: str) -> list[JSON]:
-    _deal(state, deal_id)
-    return [a for a in state["approvals"] if a["deal_id"] == deal_id]
+DOMAIN.rows_tool(
+    "list_approvals", "Discount approvals managers gave for a deal.", "approvals", "deal_id", _deal
+)
 
 
-@DOMAIN.tool("Activities (calls, meetings, notes) logged for a contact.", {"contact_id": _ID})
-def list_activities(state: JSON, contact_id: str) -> list[JSON]:
-    _contact(state, contact_id)
-    return [a for a in state["activities"] if a["contact_id"] == contact_id]
+DOMAIN.rows_tool(
+    "list_activities",
+    "Activities (calls, meetings, notes) logged for a contact.",
+    "activities",
+    "contact_id",
+    _contact,
+)
 
 
 @DOMAIN.tool("The acting user's open tasks.")
@@ -162,12 +164,12 @@ def list_tasks(state: JSON) -> list[JSON]:
     return [t for t in state["tasks"] if t["owner"] == state["acting_user"] and not t["done"]]
 
 
-@DOMAIN.tool(
+DOMAIN.table_tool(
+    "list_templates",
     "Email templates with the fields send_email needs. first_name, company and sender_name are "
-    "filled in automatically."
+    "filled in automatically.",
+    "templates",
 )
-def list_templates(state: JSON) -> list[JSON]:
-    return state["templates"]
 
 
 # --- changes -------------------------------------------------------------------------------------

@@ -144,14 +144,12 @@ def search_products(state: JSON, query: str) -> list[JSON]:
     ]
 
 
-@DOMAIN.tool("One product with its price and stock per warehouse.", {"sku": _ID})
-def get_product(state: JSON, sku: str) -> JSON:
-    return _product(state, sku)
+DOMAIN.record_tool(
+    "get_product", "One product with its price and stock per warehouse.", "sku", _product
+)
 
 
-@DOMAIN.tool("All warehouses.")
-def list_warehouses(state: JSON) -> list[JSON]:
-    return state["warehouses"]
+DOMAIN.table_tool("list_warehouses", "All warehouses.", "warehouses")
 
 
 @DOMAIN.tool(
@@ -171,15 +169,12 @@ def list_orders(state: JSON, customer_id: str, status: str = "") -> list[JSON]:
     ]
 
 
-@DOMAIN.tool("One order with its lines, status and totals.", {"order_id": _ID})
-def get_order(state: JSON, order_id: str) -> JSON:
-    return _order(state, order_id)
+DOMAIN.record_tool("get_order", "One order with its lines, status and totals.", "order_id", _order)
 
 
-@DOMAIN.tool("Returns already made for an order.", {"order_id": _ID})
-def list_returns(state: JSON, order_id: str) -> list[JSON]:
-    _order(state, order_id)
-    return [r for r in state["returns"] if r["order_id"] == order_id]
+DOMAIN.rows_tool(
+    "list_returns", "Returns already made for an order.", "returns", "order_id", _order
+)
 
 
 # --- changes -------------------------------------------------------------------------------
