@@ -1,5 +1,6 @@
 """What the seeded state of a sales CRM is made of: names, products, templates, wording (the
-tables are in words.toml and templates.toml beside this module)."""
+tables are in words.toml and templates.toml beside this module), and how a request words its
+pieces (wordings.toml)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from factory.datafiles import load_toml_model
+from factory.families.tool.wordings import Wordings
 
 _HERE = Path(__file__).parent
 
@@ -65,3 +67,13 @@ PAIRS = _TEMPLATES.pairs
 """(template, the template it is easily mistaken for)."""
 LABELS = _TEMPLATES.labels
 WEEKDAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+
+WORDINGS = Wordings(
+    _HERE / "wordings.toml",
+    trap_opted_out=("who", "name", "label", "value"),
+    trap_discount=("company", "pct", "deal", "manager"),
+    trap_unsigned_win=("deal", "company", "company_possessive"),
+    trap_colleague_deal=("rep", "rep_possessive", "deal", "company", "stage"),
+    trap_skip_stage=("deal", "company"),
+)
+"""How a request words its pieces (wordings.toml)."""
