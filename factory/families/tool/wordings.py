@@ -31,7 +31,9 @@ class Wordings:
         self.fields = fields
         self._texts: dict[str, list[str]] = {}
         for name, allowed in fields.items():
-            texts = table.get(name)
+            if name not in table:
+                raise RecipeError(f"{path}: {name}: missing (a piece is worded with it)")
+            texts = table[name]
             if (
                 not texts
                 or not isinstance(texts, list)
