@@ -70,6 +70,7 @@ from factory.families.tool.scenario import (
     run_chain_logged,
     solve_script,
 )
+from factory.families.tool.wordings import Wordings
 from factory.resources import templates_dir, toolenv_dir
 from factory.tasks.tool_server import HEALTHCHECK, TOOL_PORT, mcp_servers
 from factory.tasks.user_profile import USER_FILE, RequiredFact, ScriptRule
@@ -234,6 +235,8 @@ class Plan:
 
     domain: Any
     """The tool domain (its handover reasons, :meth:`hand_over`)."""
+    wordings: Wordings
+    """How the family's requests word their pieces (:meth:`tell`), in lists named by tag."""
 
     def __init__(self, rng: random.Random, state: JSON, me: JSON) -> None:
         self.rng, self.state, self.me = rng, state, me
@@ -250,6 +253,10 @@ class Plan:
         """Add one of ``options`` to the request's words, and ``tag`` to the task's tags."""
         self.parts.append(self.rng.choice(options))
         self.tags.append(tag)
+
+    def tell(self, tag: str, **values: object) -> None:
+        """:meth:`say` one of the wordings ``tag`` (of :attr:`wordings`) filled with ``values``."""
+        self.say(tag, self.wordings.fill(tag, **values))
 
     def miss(self, near: str, calls: list[Call], wrong: Call, *, reads: int = -1) -> None:
         """The near miss ``near`` of a piece about to add ``calls``: the calls so far, the first

@@ -19,7 +19,7 @@ class Wordings:
     only the placeholders listed there. A missing or unexpected list, an empty one, or an
     unknown placeholder fails here (at import), naming the file and the list."""
 
-    def __init__(self, path: Path, **fields: tuple[str, ...]) -> None:
+    def __init__(self, path: Path, fields: dict[str, tuple[str, ...]]) -> None:
         try:
             table = tomllib.loads(path.read_text(encoding="utf-8"))
         except (OSError, tomllib.TOMLDecodeError) as exc:
@@ -49,16 +49,21 @@ class Wordings:
                         )
             self._texts[name] = texts
 
-    def __getitem__(self, name: str) -> list[str]:
-        """The templates of ``name``, for a caller that fills each with values of its own (a
-        value drawn afresh for every wording, as a list of f-strings would)."""
-        return self._texts[name]
-
-    def fill(self, name: str, **values: object) -> list[str]:
+    def fill(self, name: str, /, **values: object) -> list[str]:
         """Every wording of ``name`` with ``values`` filled in (the caller draws one); the
-        values must be exactly the list's placeholders."""
+        values must be exactly the list's placeholders. A value that is a function (a draw, such
+        as one way of naming an account) is called wherever a wording uses it, in the order the
+        placeholders stand, as a list of f-strings would evaluate it."""
         if set(values) != set(self.fields[name]):
             raise ValueError(
                 f"{self.path.name}: {name} takes {sorted(self.fields[name])}, not {sorted(values)}"
             )
-        return [text.format(**values) for text in self._texts[name]]
+        return [text.format_map(_Values(values)) for text in self._texts[name]]
+
+
+class _Values(dict):
+    """A wording's values: a function among them is called each time a placeholder asks."""
+
+    def __getitem__(self, key: str) -> object:
+        value = super().__getitem__(key)
+        return value() if callable(value) else value

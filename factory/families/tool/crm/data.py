@@ -70,10 +70,12 @@ WEEKDAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", 
 
 WORDINGS = Wordings(
     _HERE / "wordings.toml",
-    trap_opted_out=("who", "name", "label", "value"),
-    trap_discount=("company", "pct", "deal", "manager"),
-    trap_unsigned_win=("deal", "company", "company_possessive"),
-    trap_colleague_deal=("rep", "rep_possessive", "deal", "company", "stage"),
-    trap_skip_stage=("deal", "company"),
+    {
+        "trap-opted-out": ("who", "name", "label", "value"),
+        "trap-discount": ("company", "pct", "deal", "manager"),
+        "trap-unsigned-win": ("deal", "company", "company_possessive"),
+        "trap-colleague-deal": ("rep", "rep_possessive", "deal", "company", "stage"),
+        "trap-skip-stage": ("deal", "company"),
+    },
 )
 """How a request words its pieces (wordings.toml)."""

@@ -18,12 +18,14 @@ def trap_opted_out(b: Book) -> tuple[str, Call]:
     template = b.template(name)
     key = template["fields"][0]
     value = b.value(key)
-    # each wording names the contact its own way (drawn afresh, as the wordings always were)
     text = b.rng.choice(
-        [
-            wording.format(who=b.who(contact), name=name, label=LABELS[key], value=value)
-            for wording in WORDINGS["trap_opted_out"]
-        ]
+        WORDINGS.fill(
+            "trap-opted-out",
+            who=lambda: b.who(contact),
+            name=name,
+            label=LABELS[key],
+            value=value,
+        )
     )
     return text, Call(
         "send_email",
@@ -42,7 +44,7 @@ def trap_discount(b: Book) -> tuple[str, Call]:
     manager = b.user_name(b.me["manager_id"])
     text = b.rng.choice(
         WORDINGS.fill(
-            "trap_discount", company=company["name"], pct=pct, deal=deal["name"], manager=manager
+            "trap-discount", company=company["name"], pct=pct, deal=deal["name"], manager=manager
         )
     )
     return text, Call("update_deal", {"deal_id": deal["deal_id"], "discount_pct": pct})
@@ -53,7 +55,7 @@ def trap_unsigned_win(b: Book) -> tuple[str, Call]:
     deal = b.add_deal(company, "negotiation", b.me["user_id"])
     text = b.rng.choice(
         WORDINGS.fill(
-            "trap_unsigned_win",
+            "trap-unsigned-win",
             deal=deal["name"],
             company=company["name"],
             company_possessive=possessive(company["name"]),
@@ -69,7 +71,7 @@ def trap_colleague_deal(b: Book) -> tuple[str, Call]:
     new = STAGES[STAGES.index(deal["stage"]) + 1]
     text = b.rng.choice(
         WORDINGS.fill(
-            "trap_colleague_deal",
+            "trap-colleague-deal",
             rep=rep["name"],
             rep_possessive=possessive(rep["name"]),
             deal=deal["name"],
@@ -84,7 +86,7 @@ def trap_skip_stage(b: Book) -> tuple[str, Call]:
     company = b.company()
     deal = b.add_deal(company, "qualified", b.me["user_id"])
     text = b.rng.choice(
-        WORDINGS.fill("trap_skip_stage", deal=deal["name"], company=company["name"])
+        WORDINGS.fill("trap-skip-stage", deal=deal["name"], company=company["name"])
     )
     return text, Call("update_deal_stage", {"deal_id": deal["deal_id"], "stage": "negotiation"})
 
