@@ -268,6 +268,11 @@ class Plan:
         self.parts.append(self.rng.choice(options))
         self.traps.append(call)
 
+    def tell_trap(self, name: str, call: Call, **values: object) -> None:
+        """:meth:`forbid` ``call`` in one of the wordings ``name`` (of :attr:`wordings`) filled
+        with ``values``."""
+        self.forbid(self.wordings.fill(name, **values), call)
+
     def change(self, calls: list[Call], near: str, wrong: Call, *, reads: int = -1) -> None:
         """Add ``calls`` with their near miss (:meth:`miss`)."""
         self.miss(near, calls, wrong, reads=reads)

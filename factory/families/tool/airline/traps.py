@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from factory.families.tool.scenario import Call
 
-from .data import WORDINGS, dob_words, pretty_date
+from .data import dob_words, pretty_date
 from .plan import AirlinePlan
 from .reservations import plant_reservation
 
@@ -19,9 +19,11 @@ def trap_cancel(plan: AirlinePlan) -> None:
         hours_ago=plan.rng.randint(60, 600),
     )
     code = res["reservation_id"]
-    plan.forbid(
-        WORDINGS.fill("trap-cancel", code=code, trip=plan._trip_words(res)),
+    plan.tell_trap(
+        "trap-cancel",
         Call("cancel_reservation", {"reservation_id": code}),
+        code=code,
+        trip=plan._trip_words(res),
     )
 
 
@@ -48,20 +50,18 @@ def trap_basic_flight(plan: AirlinePlan) -> None:
         )
     card = plan._card()
     code = res["reservation_id"]
-    plan.forbid(
-        WORDINGS.fill(
-            "trap-basic-flight",
-            code=code,
-            date=pretty_date(later["date"]),
-            departure=later["departure"],
-            card=lambda: plan._card_words(card),
-        ),
+    plan.tell_trap(
+        "trap-basic-flight",
         plan._update_flights(
             code,
             "basic_economy",
             [{"flight_number": later["flight_number"], "date": later["date"]}],
             card,
         ),
+        code=code,
+        date=pretty_date(later["date"]),
+        departure=later["departure"],
+        card=lambda: plan._card_words(card),
     )
 
 
@@ -70,15 +70,8 @@ def trap_remove_bags(plan: AirlinePlan) -> None:
     res = plan._existing("economy", npax=1, bags=bags)
     card = plan._card()
     code = res["reservation_id"]
-    plan.forbid(
-        WORDINGS.fill(
-            "trap-remove-bags",
-            code=code,
-            fewer_bags=f"{bags - 1} checked bag{'s' if bags > 2 else ''}",
-            card=lambda: plan._card_words(card),
-            fewer=bags - 1,
-            bags=bags,
-        ),
+    plan.tell_trap(
+        "trap-remove-bags",
         Call(
             "update_reservation_baggages",
             {
@@ -87,6 +80,11 @@ def trap_remove_bags(plan: AirlinePlan) -> None:
                 "payment_id": card["payment_id"],
             },
         ),
+        code=code,
+        fewer_bags=f"{bags - 1} checked bag{'s' if bags > 2 else ''}",
+        card=lambda: plan._card_words(card),
+        fewer=bags - 1,
+        bags=bags,
     )
 
 
@@ -94,19 +92,17 @@ def trap_add_passenger(plan: AirlinePlan) -> None:
     res = plan._existing(plan.rng.choice(["economy", "business"]), npax=1)
     ((relation, extra),) = plan._companions(1)
     code = res["reservation_id"]
-    plan.forbid(
-        WORDINGS.fill(
-            "trap-add-passenger",
-            relation=relation,
-            first=extra["first_name"],
-            last=extra["last_name"],
-            dob=lambda: dob_words(plan.rng, extra["dob"]),
-            code=code,
-        ),
+    plan.tell_trap(
+        "trap-add-passenger",
         Call(
             "update_reservation_passengers",
             {"reservation_id": code, "passengers": [*res["passengers"], extra]},
         ),
+        relation=relation,
+        first=extra["first_name"],
+        last=extra["last_name"],
+        dob=lambda: dob_words(plan.rng, extra["dob"]),
+        code=code,
     )
 
 
@@ -116,10 +112,12 @@ def trap_compensation(plan: AirlinePlan) -> None:
         plan.rng, plan.state, plan.me, [flight], "economy", hours_ago=plan.rng.randint(200, 900)
     )
     code = res["reservation_id"]
-    plan.forbid(
-        WORDINGS.fill("trap-compensation", code=code, date=pretty_date(flight["date"])),
+    plan.tell_trap(
+        "trap-compensation",
         Call(
             "send_certificate",
             {"user_id": plan.me["user_id"], "reservation_id": code, "reason": "delayed"},
         ),
+        code=code,
+        date=pretty_date(flight["date"]),
     )
