@@ -1,8 +1,9 @@
 """What a request says: the ways a customer or colleague words each piece of a tool request,
-kept as ``str.format`` templates in a TOML file beside the family (one list per piece).
+kept as ``str.format`` templates in a TOML file beside the family, one table per piece: its
+``placeholders`` and its ``texts``.
 
 A request draws one wording of a list by its position (``rng.choice``), so the number and the
-order of a list's wordings are part of every seed: reordering them changes the tasks.
+order of a piece's texts are part of every seed: reordering them changes the tasks.
 """
 
 from __future__ import annotations
@@ -10,55 +11,56 @@ from __future__ import annotations
 import string
 from pathlib import Path
 
-from factory.compat import tomllib
+from pydantic import BaseModel, ConfigDict, Field, RootModel, model_validator
+
+from factory.datafiles import load_toml_model
 from factory.errors import RecipeError
 
 
-class Wordings:
-    """The wordings in ``path``: for each name in ``fields``, a list of templates that may use
-    only the placeholders listed there. A missing or unexpected list, an empty one, or an
-    unknown placeholder fails here (at import), naming the file and the list."""
+class _Piece(BaseModel):
+    """A piece's wordings: the ``texts`` may use only the ``placeholders``."""
 
-    def __init__(self, path: Path, fields: dict[str, tuple[str, ...]]) -> None:
-        try:
-            table = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (OSError, tomllib.TOMLDecodeError) as exc:
-            raise RecipeError(f"{path}: cannot read the wordings ({exc})") from None
-        unused = sorted(set(table) - set(fields))
-        if unused:
-            raise RecipeError(f"{path}: {unused[0]}: no piece uses these wordings")
-        self.path = path
-        self.fields = fields
-        self._texts: dict[str, list[str]] = {}
-        for name, allowed in fields.items():
-            if name not in table:
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    placeholders: tuple[str, ...]
+    texts: list[str] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _known_placeholders(self) -> _Piece:
+        for text in self.texts:
+            for _, field, _, _ in string.Formatter().parse(text):
+                if field is not None and field not in self.placeholders:
+                    raise ValueError(f"unknown placeholder {{{field}}} in {text!r}")
+        return self
+
+
+class Wordings:
+    """The wordings in ``path`` of the pieces ``names``: a piece missing from the file, one the
+    file has but no piece uses, an empty list and an unknown placeholder fail here (at import),
+    naming the file and the piece."""
+
+    def __init__(self, path: Path, *names: str) -> None:
+        pieces = load_toml_model(path, RootModel[dict[str, _Piece]], "wordings").root
+        for name in names:
+            if name not in pieces:
                 raise RecipeError(f"{path}: {name}: missing (a piece is worded with it)")
-            texts = table[name]
-            if (
-                not texts
-                or not isinstance(texts, list)
-                or not all(isinstance(t, str) for t in texts)
-            ):
-                raise RecipeError(f"{path}: {name}: wanted a non-empty list of wordings")
-            for text in texts:
-                for _, field, _, _ in string.Formatter().parse(text):
-                    if field is not None and field not in allowed:
-                        raise RecipeError(
-                            f"{path}: {name}: unknown placeholder {{{field}}} in {text!r}"
-                            f" (known: {', '.join(allowed) or 'none'})"
-                        )
-            self._texts[name] = texts
+        for name in pieces:
+            if name not in names:
+                raise RecipeError(f"{path}: {name}: no piece uses these wordings")
+        self.path = path
+        self._pieces = pieces
 
     def fill(self, name: str, /, **values: object) -> list[str]:
         """Every wording of ``name`` with ``values`` filled in (the caller draws one); the
-        values must be exactly the list's placeholders. A value that is a function (a draw, such
-        as one way of naming an account) is called wherever a wording uses it, in the order the
-        placeholders stand, as a list of f-strings would evaluate it."""
-        if set(values) != set(self.fields[name]):
+        values must be exactly the piece's placeholders. A value that is a function (a draw,
+        such as one way of naming an account) is called wherever a wording uses it, in the order
+        the placeholders stand, as a list of f-strings would evaluate it."""
+        piece = self._pieces[name]
+        if set(values) != set(piece.placeholders):
             raise ValueError(
-                f"{self.path.name}: {name} takes {sorted(self.fields[name])}, not {sorted(values)}"
+                f"{self.path.name}: {name} takes {sorted(piece.placeholders)}, not {sorted(values)}"
             )
-        return [text.format_map(_Values(values)) for text in self._texts[name]]
+        return [text.format_map(_Values(values)) for text in piece.texts]
 
 
 class _Values(dict):

@@ -1,5 +1,5 @@
-"""What an airline request is made of: names, places, prices, and how the request words dates,
-people and its pieces (wordings.toml)."""
+"""What an airline request is made of: names, places, prices, and how the request words dates
+and people."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from factory.datafiles import load_toml_model
-from factory.families.tool.wordings import Wordings
 
 
 class _Travel(BaseModel):
@@ -39,26 +38,6 @@ AIRPORTS = _TRAVEL.airports
 TIMES = _TRAVEL.times
 BRANDS = _TRAVEL.brands
 RELATIONS = _TRAVEL.relations
-WORDINGS = Wordings(
-    Path(__file__).parent / "wordings.toml",
-    {
-        "baggage": ("code", "bag", "card", "trip"),
-        "passengers": ("code", "what", "trip"),
-        "cabin-change": ("code", "cabin", "card", "trip", "Card"),
-        "flight-change": ("code", "date", "departure", "card", "cabin"),
-        "cancellation": ("trip",),
-        "compensation": ("code", "date", "what"),
-        "trap-cancel": ("code", "trip"),
-        "trap-basic-flight": ("code", "date", "departure", "card"),
-        "trap-remove-bags": ("code", "fewer_bags", "card", "fewer", "bags"),
-        "trap-add-passenger": ("relation", "first", "last", "dob", "code"),
-        "trap-compensation": ("code", "date"),
-        "handover-baggage": ("date", "code"),
-        "handover-assistance": ("code",),
-        "handover-group": ("group", "size", "origin", "destination"),
-    },
-)
-"""How a customer words the pieces of a request (wordings.toml)."""
 MINORS = _TRAVEL.minors
 CABIN_WORDS = {"basic_economy": "basic economy", "economy": "economy", "business": "business"}
 

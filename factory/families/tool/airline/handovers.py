@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from factory.families.tool.scenario import Call
 
-from .data import WORDINGS, pretty_date
-from .plan import AirlinePlan
+from .data import pretty_date
+from .plan import WORDINGS, AirlinePlan
 from .reservations import plant_reservation
 
 

@@ -1,5 +1,5 @@
-"""What a banking request is made of: names, places, prices, and how the request words dates,
-people and its pieces (wordings.toml)."""
+"""What a banking request is made of: names, places, prices, and how the request words dates
+and people."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from factory.datafiles import load_toml_model
-from factory.families.tool.wordings import Wordings
 
 
 class _Names(BaseModel):
@@ -26,18 +25,6 @@ _NAMES = load_toml_model(Path(__file__).parent / "names.toml", _Names, "the bank
 BANKS = _NAMES.banks
 COMPANIES = _NAMES.companies
 MERCHANTS = _NAMES.merchants
-WORDINGS = Wordings(
-    Path(__file__).parent / "wordings.toml",
-    {
-        "card-freeze": ("kind", "last_four"),
-        "card-unfreeze": ("kind", "last_four"),
-        "transfer": ("amount", "source", "target"),
-        "payment": ("payee", "amount", "account"),
-        "new-payee": ("first", "last", "number", "bank", "amount", "account", "old_first"),
-        "dispute": ("amount", "merchant", "date", "account", "why"),
-    },
-)
-"""How a customer words the pieces of a request (wordings.toml)."""
 
 
 def pretty_date(date: str) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime
 import random
+from pathlib import Path
 
 from factory.toolenv.core import JSON
 from factory.toolenv.domains.banking import DOMAIN, NEW_PAYEE_CAP, get_transfer_limit
@@ -13,8 +14,20 @@ from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
 from factory.families.tool.scenario import Call
 from factory.families.tool.toolfamily import Plan, shift_date
+from factory.families.tool.wordings import Wordings
 
-from .data import BANKS, COMPANIES, MERCHANTS, WORDINGS, money_text, pretty_date
+from .data import BANKS, COMPANIES, MERCHANTS, money_text, pretty_date
+
+WORDINGS = Wordings(
+    Path(__file__).parent / "wordings.toml",
+    "card-freeze",
+    "card-unfreeze",
+    "transfer",
+    "payment",
+    "new-payee",
+    "dispute",
+)
+"""How the customer words each piece of a request (wordings.toml beside this module)."""
 
 
 def random_dob(rng: random.Random) -> str:

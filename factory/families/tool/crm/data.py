@@ -70,12 +70,10 @@ WEEKDAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", 
 
 WORDINGS = Wordings(
     _HERE / "wordings.toml",
-    {
-        "trap-opted-out": ("who", "name", "label", "value"),
-        "trap-discount": ("company", "pct", "deal", "manager"),
-        "trap-unsigned-win": ("deal", "company", "company_possessive"),
-        "trap-colleague-deal": ("rep", "rep_possessive", "deal", "company", "stage"),
-        "trap-skip-stage": ("deal", "company"),
-    },
+    "trap-opted-out",
+    "trap-discount",
+    "trap-unsigned-win",
+    "trap-colleague-deal",
+    "trap-skip-stage",
 )
 """How a request words its pieces (wordings.toml)."""
