@@ -254,7 +254,7 @@ class Plan:
         self.parts.append(self.rng.choice(options))
         self.tags.append(tag)
 
-    def tell(self, tag: str, **values: object) -> None:
+    def tell(self, tag: str, /, **values: object) -> None:
         """:meth:`say` one of the wordings ``tag`` (of :attr:`wordings`) filled with ``values``."""
         self.say(tag, self.wordings.fill(tag, **values))
 
@@ -268,7 +268,7 @@ class Plan:
         self.parts.append(self.rng.choice(options))
         self.traps.append(call)
 
-    def tell_trap(self, name: str, call: Call, **values: object) -> None:
+    def tell_trap(self, name: str, call: Call, /, **values: object) -> None:
         """:meth:`forbid` ``call`` in one of the wordings ``name`` (of :attr:`wordings`) filled
         with ``values``."""
         self.forbid(self.wordings.fill(name, **values), call)

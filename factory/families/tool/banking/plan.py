@@ -26,6 +26,15 @@ WORDINGS = Wordings(
     "payment",
     "new-payee",
     "dispute",
+    "trap-over-limit",
+    "trap-new-payee",
+    "trap-old-dispute",
+    "trap-fraud-card",
+    "trap-frozen-account",
+    "trap-relative-card",
+    "handover-loan",
+    "handover-bereavement",
+    "handover-closure",
 )
 """How the customer words each piece of a request (wordings.toml beside this module)."""
 
