@@ -4,7 +4,6 @@ calls, words and near misses to the plan."""
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 from factory.toolenv.core import JSON
 from factory.toolenv.domains.airline import DOMAIN, fare_legs, new_reservation
@@ -13,36 +12,17 @@ from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
 from factory.families.tool.scenario import Call
 from factory.families.tool.toolfamily import Plan, shift_date
-from factory.families.tool.wordings import Wordings
 
 from .data import (
     CABIN_WORDS,
     MINORS,
     RELATIONS,
+    WORDINGS,
     dob_words,
     pretty_date,
     random_dob,
 )
 from .reservations import plant_reservation
-
-WORDINGS = Wordings(
-    Path(__file__).parent / "wordings.toml",
-    "baggage",
-    "passengers",
-    "cabin-change",
-    "flight-change",
-    "cancellation",
-    "compensation",
-    "trap-cancel",
-    "trap-basic-flight",
-    "trap-remove-bags",
-    "trap-add-passenger",
-    "trap-compensation",
-    "handover-baggage",
-    "handover-assistance",
-    "handover-group",
-)
-"""How the customer words each piece of a request (wordings.toml beside this module)."""
 
 
 class AirlinePlan(Plan):

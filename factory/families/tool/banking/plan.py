@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import datetime
 import random
-from pathlib import Path
 
 from factory.toolenv.core import JSON
 from factory.toolenv.domains.banking import DOMAIN, NEW_PAYEE_CAP, get_transfer_limit
@@ -14,29 +13,8 @@ from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
 from factory.families.tool.scenario import Call
 from factory.families.tool.toolfamily import Plan, shift_date
-from factory.families.tool.wordings import Wordings
 
-from .data import BANKS, COMPANIES, MERCHANTS, money_text, pretty_date
-
-WORDINGS = Wordings(
-    Path(__file__).parent / "wordings.toml",
-    "card-freeze",
-    "card-unfreeze",
-    "transfer",
-    "payment",
-    "new-payee",
-    "dispute",
-    "trap-over-limit",
-    "trap-new-payee",
-    "trap-old-dispute",
-    "trap-fraud-card",
-    "trap-frozen-account",
-    "trap-relative-card",
-    "handover-loan",
-    "handover-bereavement",
-    "handover-closure",
-)
-"""How the customer words each piece of a request (wordings.toml beside this module)."""
+from .data import BANKS, COMPANIES, MERCHANTS, WORDINGS, money_text, pretty_date
 
 
 def random_dob(rng: random.Random) -> str:
