@@ -51,15 +51,15 @@ class Wordings:
         self._pieces = pieces
 
     def fill(self, name: str, /, **values: object) -> list[str]:
-        """Every wording of ``name`` with ``values`` filled in (the caller draws one); the
-        values must be exactly the piece's placeholders. A value that is a function (a draw,
-        such as one way of naming an account) is called wherever a wording uses it, in the order
-        the placeholders stand, as a list of f-strings would evaluate it."""
+        """Every wording of ``name`` with ``values`` filled in (the caller draws one). The
+        values must give each of the piece's placeholders; others go unused (a caller may pass a
+        shared set, such as the names of a deal). A value that is a function (a draw, such as one
+        way of naming an account) is called wherever a wording uses it, in the order the
+        placeholders stand, as a list of f-strings would evaluate it."""
         piece = self._pieces[name]
-        if set(values) != set(piece.placeholders):
-            raise ValueError(
-                f"{self.path.name}: {name} takes {sorted(piece.placeholders)}, not {sorted(values)}"
-            )
+        missing = sorted(set(piece.placeholders) - set(values))
+        if missing:
+            raise ValueError(f"{self.path.name}: {name} needs a value for {', '.join(missing)}")
         return [text.format_map(_Values(values)) for text in piece.texts]
 
 

@@ -43,25 +43,21 @@ def trap_discount(b: Book) -> tuple[str, Call]:
     pct = b.rng.choice([25, 30, 35, 40])
     manager = b.user_name(b.me["manager_id"])
     text = b.rng.choice(
-        WORDINGS.fill(
-            "trap-discount", company=company["name"], pct=pct, deal=deal["name"], manager=manager
-        )
+        WORDINGS.fill("trap-discount", **b.deal_words(company, deal), pct=pct, manager=manager)
     )
     return text, Call("update_deal", {"deal_id": deal["deal_id"], "discount_pct": pct})
 
 
-def trap_unsigned_win(b: Book) -> tuple[str, Call]:
+def _move_my_deal(b: Book, stage: str, target: str, wording: str) -> tuple[str, Call]:
+    """A trap that asks (in ``wording``) to move a deal of mine from ``stage`` to ``target``."""
     company = b.company()
-    deal = b.add_deal(company, "negotiation", b.me["user_id"])
-    text = b.rng.choice(
-        WORDINGS.fill(
-            "trap-unsigned-win",
-            deal=deal["name"],
-            company=company["name"],
-            company_possessive=possessive(company["name"]),
-        )
-    )
-    return text, Call("update_deal_stage", {"deal_id": deal["deal_id"], "stage": "closed-won"})
+    deal = b.add_deal(company, stage, b.me["user_id"])
+    text = b.rng.choice(WORDINGS.fill(wording, **b.deal_words(company, deal)))
+    return text, Call("update_deal_stage", {"deal_id": deal["deal_id"], "stage": target})
+
+
+def trap_unsigned_win(b: Book) -> tuple[str, Call]:
+    return _move_my_deal(b, "negotiation", "closed-won", "trap-unsigned-win")
 
 
 def trap_colleague_deal(b: Book) -> tuple[str, Call]:
@@ -72,10 +68,9 @@ def trap_colleague_deal(b: Book) -> tuple[str, Call]:
     text = b.rng.choice(
         WORDINGS.fill(
             "trap-colleague-deal",
+            **b.deal_words(company, deal),
             rep=rep["name"],
             rep_possessive=possessive(rep["name"]),
-            deal=deal["name"],
-            company=company["name"],
             stage=new,
         )
     )
@@ -83,12 +78,7 @@ def trap_colleague_deal(b: Book) -> tuple[str, Call]:
 
 
 def trap_skip_stage(b: Book) -> tuple[str, Call]:
-    company = b.company()
-    deal = b.add_deal(company, "qualified", b.me["user_id"])
-    text = b.rng.choice(
-        WORDINGS.fill("trap-skip-stage", deal=deal["name"], company=company["name"])
-    )
-    return text, Call("update_deal_stage", {"deal_id": deal["deal_id"], "stage": "negotiation"})
+    return _move_my_deal(b, "qualified", "negotiation", "trap-skip-stage")
 
 
 TRAPS = [trap_opted_out, trap_discount, trap_unsigned_win, trap_colleague_deal, trap_skip_stage]

@@ -132,12 +132,10 @@ class OrderDeskPlan(SuitePlan):
         text = self.rng.choice(
             WORDINGS.fill(
                 "won-deal-order",
-                company=company["name"],
+                **b.contact_words(contact),
                 deal=deal["name"],
                 items=words,
-                who=lambda: b.who(contact),
                 template=CONFIRMATION_TEMPLATE,
-                contact=contact["name"],
             )
         )
         self.piece(
@@ -176,14 +174,7 @@ class OrderDeskPlan(SuitePlan):
             shipped_ago=1,
         )
         text = self.rng.choice(
-            WORDINGS.fill(
-                "invoice-reminder",
-                who=lambda: b.who(contact),
-                company_possessive=possessive(company["name"]),
-                company=company["name"],
-                contact=contact["name"],
-                template=INVOICE_TEMPLATE,
-            )
+            WORDINGS.fill("invoice-reminder", **b.contact_words(contact), template=INVOICE_TEMPLATE)
         )
         head = [
             call("store_find_customer", query=company["name"]),
@@ -217,15 +208,7 @@ class OrderDeskPlan(SuitePlan):
         self.clear_pending(customer)
         order, _ = self.shop._pending(self.rng.randint(1, 2))  # noqa: SLF001
         contact = b.add_contact(company)
-        text = self.rng.choice(
-            WORDINGS.fill(
-                "ship-and-log",
-                who=lambda: b.who(contact),
-                company_possessive=possessive(company["name"]),
-                company=company["name"],
-                contact=contact["name"],
-            )
-        )
+        text = self.rng.choice(WORDINGS.fill("ship-and-log", **b.contact_words(contact)))
         store = [
             call("store_find_customer", query=company["name"]),
             call("store_list_orders", customer_id=customer["customer_id"], status="pending"),
@@ -251,7 +234,7 @@ class OrderDeskPlan(SuitePlan):
         order["total"] = round(order["subtotal"] * (100 - order["discount_pct"]) / 100, 2)
         text = self.rng.choice(
             WORDINGS.fill(
-                "deal-amount", company=company["name"], order=order["order_id"], deal=deal["name"]
+                "deal-amount", **self.book.deal_words(company, deal), order=order["order_id"]
             )
         )
         head = [
@@ -392,7 +375,7 @@ class OrderDeskPlan(SuitePlan):
         )
         self.hand_over(
             "billing_dispute",
-            WORDINGS.fill("handover-dispute", who=lambda: b.who(contact), order=order["order_id"]),
+            WORDINGS.fill("handover-dispute", **b.contact_words(contact), order=order["order_id"]),
             f"{company['name']} disputes invoice {order['order_id']}",
             call("store_get_order", order_id=order["order_id"]),
             tag="handover-dispute",
