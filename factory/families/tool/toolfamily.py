@@ -236,7 +236,7 @@ class Plan:
     domain: Any
     """The tool domain (its handover reasons, :meth:`hand_over`)."""
     wordings: Wordings
-    """How the family's requests word their pieces (:meth:`tell`), in lists named by tag."""
+    """How the family's requests word their pieces (:meth:`say`, :meth:`forbid`)."""
 
     def __init__(self, rng: random.Random, state: JSON, me: JSON) -> None:
         self.rng, self.state, self.me = rng, state, me
@@ -249,29 +249,22 @@ class Plan:
         self.shape = Shape.TASK
         """Set to REFUSAL by a family that only adds traps."""
 
-    def say(self, tag: str, options: list[str]) -> None:
-        """Add one of ``options`` to the request's words, and ``tag`` to the task's tags."""
-        self.parts.append(self.rng.choice(options))
+    def say(self, tag: str, /, **values: object) -> None:
+        """Add one of the wordings ``tag`` (of :attr:`wordings`), filled with ``values``, to the
+        request's words, and ``tag`` to the task's tags."""
+        self.parts.append(self.rng.choice(self.wordings.fill(tag, **values)))
         self.tags.append(tag)
-
-    def tell(self, tag: str, /, **values: object) -> None:
-        """:meth:`say` one of the wordings ``tag`` (of :attr:`wordings`) filled with ``values``."""
-        self.say(tag, self.wordings.fill(tag, **values))
 
     def miss(self, near: str, calls: list[Call], wrong: Call, *, reads: int = -1) -> None:
         """The near miss ``near`` of a piece about to add ``calls``: the calls so far, the first
         ``reads`` of ``calls`` (all but the last by default), then ``wrong`` instead of the rest."""
         self.near[near] = [*self.calls, *calls[:reads], wrong]
 
-    def forbid(self, options: list[str], call: Call) -> None:
-        """Add a part the policy forbids: one of ``options``, and the ``call`` it must refuse."""
-        self.parts.append(self.rng.choice(options))
+    def forbid(self, name: str, call: Call, /, **values: object) -> None:
+        """Add a part the policy forbids: one of the wordings ``name`` (of :attr:`wordings`),
+        filled with ``values``, and the ``call`` it must refuse."""
+        self.parts.append(self.rng.choice(self.wordings.fill(name, **values)))
         self.traps.append(call)
-
-    def tell_trap(self, name: str, call: Call, /, **values: object) -> None:
-        """:meth:`forbid` ``call`` in one of the wordings ``name`` (of :attr:`wordings`) filled
-        with ``values``."""
-        self.forbid(self.wordings.fill(name, **values), call)
 
     def change(self, calls: list[Call], near: str, wrong: Call, *, reads: int = -1) -> None:
         """Add ``calls`` with their near miss (:meth:`miss`)."""

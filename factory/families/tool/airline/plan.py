@@ -327,7 +327,7 @@ class AirlinePlan(Plan):
         self.change(calls, "sets-bags-to-added-count", calls[-1].but(total_baggages=more))
         self.secrets.append(card["payment_id"])
         bag = f"{more} more checked bag{'s' if more > 1 else ''}"
-        self.tell(
+        self.say(
             "baggage",
             code=code,
             bag=bag,
@@ -379,7 +379,7 @@ class AirlinePlan(Plan):
         ]
         only = calls[-1].but(passengers=[dict(wrong, **{field: right})])
         self.change(calls, "keeps-only-the-fixed-passenger", only)
-        self.tell("passengers", code=code, what=what, trip=self._trip_words(res))
+        self.say("passengers", code=code, what=what, trip=self._trip_words(res))
 
     def change_cabin(self) -> None:
         rng = self.rng
@@ -404,7 +404,7 @@ class AirlinePlan(Plan):
         wrong_cabin = "business" if new == "economy" else "economy"
         self.change(calls, "wrong-cabin", calls[-1].but(cabin=wrong_cabin))
         self.secrets.append(card["payment_id"])
-        self.tell(
+        self.say(
             "cabin-change",
             code=code,
             cabin=CABIN_WORDS[new],
@@ -445,7 +445,7 @@ class AirlinePlan(Plan):
         wrong = calls[-1].but(cabin="economy" if cabin == "business" else "business")
         self.change(calls, "moves-to-wrong-class", wrong)
         self.secrets += [target["flight_number"], card["payment_id"]]
-        self.tell(
+        self.say(
             "flight-change",
             code=code,
             date=pretty_date(target["date"]),
@@ -476,7 +476,7 @@ class AirlinePlan(Plan):
         wrong = calls[-1].but(reservation_id=older["reservation_id"])
         self.change(calls, "cancels-the-other-trip", wrong, reads=2)
         self.secrets.append(code)
-        self.tell("cancellation", trip=self._trip_words(res))
+        self.say("cancellation", trip=self._trip_words(res))
 
     def compensate(self) -> None:
         rng = self.rng
@@ -508,4 +508,4 @@ class AirlinePlan(Plan):
         other = "cancelled" if reason == "delayed" else "delayed"
         self.change(calls, "wrong-compensation-reason", calls[-1].but(reason=other))
         words = "was delayed for hours" if reason == "delayed" else "was cancelled on us"
-        self.tell("compensation", code=code, date=pretty_date(flight["date"]), what=words)
+        self.say("compensation", code=code, date=pretty_date(flight["date"]), what=words)

@@ -19,7 +19,7 @@ def trap_cancel(plan: AirlinePlan) -> None:
         hours_ago=plan.rng.randint(60, 600),
     )
     code = res["reservation_id"]
-    plan.tell_trap(
+    plan.forbid(
         "trap-cancel",
         Call("cancel_reservation", {"reservation_id": code}),
         code=code,
@@ -50,7 +50,7 @@ def trap_basic_flight(plan: AirlinePlan) -> None:
         )
     card = plan._card()
     code = res["reservation_id"]
-    plan.tell_trap(
+    plan.forbid(
         "trap-basic-flight",
         plan._update_flights(
             code,
@@ -70,7 +70,7 @@ def trap_remove_bags(plan: AirlinePlan) -> None:
     res = plan._existing("economy", npax=1, bags=bags)
     card = plan._card()
     code = res["reservation_id"]
-    plan.tell_trap(
+    plan.forbid(
         "trap-remove-bags",
         Call(
             "update_reservation_baggages",
@@ -92,7 +92,7 @@ def trap_add_passenger(plan: AirlinePlan) -> None:
     res = plan._existing(plan.rng.choice(["economy", "business"]), npax=1)
     ((relation, extra),) = plan._companions(1)
     code = res["reservation_id"]
-    plan.tell_trap(
+    plan.forbid(
         "trap-add-passenger",
         Call(
             "update_reservation_passengers",
@@ -112,7 +112,7 @@ def trap_compensation(plan: AirlinePlan) -> None:
         plan.rng, plan.state, plan.me, [flight], "economy", hours_ago=plan.rng.randint(200, 900)
     )
     code = res["reservation_id"]
-    plan.tell_trap(
+    plan.forbid(
         "trap-compensation",
         Call(
             "send_certificate",

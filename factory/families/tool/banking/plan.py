@@ -235,7 +235,7 @@ class BankingPlan(Plan):
         ]
         self.change(calls, "freezes-another-card", calls[-1].but(card_id=other["card_id"]))
         self.secrets.append(card["card_id"])
-        self.tell("card-freeze", kind=card["kind"], last_four=card["last_four"])
+        self.say("card-freeze", kind=card["kind"], last_four=card["last_four"])
 
     def unfreeze_card(self) -> None:
         rng, cid = self.rng, self.me["customer_id"]
@@ -258,7 +258,7 @@ class BankingPlan(Plan):
             Call("unfreeze_card", {"card_id": card["card_id"]}),
         ]
         self.change(calls, "unfreezes-the-other-card", calls[-1].but(card_id=other["card_id"]))
-        self.tell("card-unfreeze", kind=card["kind"], last_four=card["last_four"])
+        self.say("card-unfreeze", kind=card["kind"], last_four=card["last_four"])
 
     def transfer(self) -> None:
         rng, cid = self.rng, self.me["customer_id"]
@@ -283,7 +283,7 @@ class BankingPlan(Plan):
         )
         self.change(calls, "transfers-the-wrong-way", swapped)
         self.secrets += [source["account_id"], target["account_id"]]
-        self.tell(
+        self.say(
             "transfer",
             amount=money_text(amount),
             source=lambda: self._words(source),
@@ -307,7 +307,7 @@ class BankingPlan(Plan):
         wrong = calls[-1].but(from_account_id=other["account_id"])
         self.change(calls, "pays-from-the-other-account", wrong)
         self.secrets.append(payee["payee_id"])
-        self.tell(
+        self.say(
             "payment",
             payee=payee["name"],
             amount=money_text(amount),
@@ -344,7 +344,7 @@ class BankingPlan(Plan):
         ]
         self.change(calls, "pays-the-old-payee", calls[-1].but(payee_id=old["payee_id"]))
         pretty = f"{number[:4]} {number[4:]}" if rng.random() < 0.5 else number
-        self.tell(
+        self.say(
             "new-payee",
             first=first,
             last=last,
@@ -389,7 +389,7 @@ class BankingPlan(Plan):
         wrong = calls[-1].but(transaction_id=twin["transaction_id"])
         self.change(calls, "disputes-the-similar-charge", wrong)
         self.secrets.append(target["transaction_id"])
-        self.tell(
+        self.say(
             "dispute",
             amount=money_text(amount),
             merchant=merchant,

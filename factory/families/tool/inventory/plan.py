@@ -201,7 +201,7 @@ class InventoryPlan(Plan):
         items = " and ".join(
             units_text(self.rng, q, p) for p, q in zip(products, quantities, strict=True)
         )
-        self.tell("new-order", items=items)
+        self.say("new-order", items=items)
 
     def add_product(self) -> None:
         rng = self.rng
@@ -218,7 +218,7 @@ class InventoryPlan(Plan):
         wrong = calls[-1].but(sku=self._sibling(product)["sku"])
         self.change(calls, "adds-the-wrong-variant", wrong)
         self.secrets.append(product["sku"])
-        self.tell("edit-order", units=lambda: units_text(self.rng, quantity, product), order=oid)
+        self.say("edit-order", units=lambda: units_text(self.rng, quantity, product), order=oid)
 
     def change_quantity(self) -> None:
         rng = self.rng
@@ -308,7 +308,7 @@ class InventoryPlan(Plan):
         whole = calls[-1].but(lines=[{"sku": product["sku"], "quantity": total}])
         self.change(calls, "returns-the-whole-line", whole)
         self.secrets.append(product["sku"])
-        self.tell("return", count=count, total=total, product=product["name"], order=oid, why=why)
+        self.say("return", count=count, total=total, product=product["name"], order=oid, why=why)
 
     def cancel(self) -> None:
         cid = self.me["customer_id"]
@@ -324,7 +324,7 @@ class InventoryPlan(Plan):
         self.change(calls, "cancels-the-other-pending-order", wrong)
         self.secrets.append(order["order_id"])
         name = products[0]["name"]
-        self.tell("cancellation", product=name)
+        self.say("cancellation", product=name)
 
     def discount(self) -> None:
         rng = self.rng
@@ -338,7 +338,7 @@ class InventoryPlan(Plan):
             Call("apply_discount", {"order_id": oid, "percent": percent}),
         ]
         self.change(calls, "gives-the-maximum-discount", calls[-1].but(percent=cap))
-        self.tell("discount", percent=percent, order=oid)
+        self.say("discount", percent=percent, order=oid)
 
     def ship(self) -> None:
         rng = self.rng
@@ -348,4 +348,4 @@ class InventoryPlan(Plan):
         calls = [Call("get_order", {"order_id": oid}), Call("ship_order", {"order_id": oid})]
         both = calls[-1].but(order_id=other["order_id"])
         self.change(calls, "ships-both-pending-orders", both, reads=len(calls))
-        self.tell("shipping", order=oid)
+        self.say("shipping", order=oid)

@@ -22,7 +22,7 @@ def trap_oversell(plan: InventoryPlan) -> None:
     have = rng.randint(0, 6)
     product["stock"][order["warehouse_id"]] = have
     want = have + rng.randint(3, 12)
-    plan.tell_trap(
+    plan.forbid(
         "trap-oversell",
         Call("add_line", {"order_id": order["order_id"], "sku": product["sku"], "quantity": want}),
         units=lambda: units_text(plan.rng, want, product),
@@ -34,7 +34,7 @@ def trap_oversell(plan: InventoryPlan) -> None:
 
 def trap_cancel_shipped(plan: InventoryPlan) -> None:
     order, _ = plan._shipped(1, plan.rng.randint(1, 6))
-    plan.tell_trap(
+    plan.forbid(
         "trap-cancel-shipped",
         Call("cancel_order", {"order_id": order["order_id"]}),
         order=order["order_id"],
@@ -43,7 +43,7 @@ def trap_cancel_shipped(plan: InventoryPlan) -> None:
 
 def trap_late_return(plan: InventoryPlan) -> None:
     order, products = plan._shipped(1, plan.rng.randint(38, 90), quantities=[1])
-    plan.tell_trap(
+    plan.forbid(
         "trap-late-return",
         Call(
             "create_return",
@@ -61,7 +61,7 @@ def trap_late_return(plan: InventoryPlan) -> None:
 def trap_discount(plan: InventoryPlan) -> None:
     order, _ = plan._pending(1)
     percent = DISCOUNT_CAP[plan.me["tier"]] + plan.rng.choice([5, 10, 15])
-    plan.tell_trap(
+    plan.forbid(
         "trap-discount",
         Call("apply_discount", {"order_id": order["order_id"], "percent": percent}),
         percent=percent,
@@ -73,7 +73,7 @@ def trap_edit_shipped(plan: InventoryPlan) -> None:
     order, _ = plan._shipped(1, plan.rng.randint(0, 3))
     product = plan._product()
     plan._stock(product, order["warehouse_id"], 2)
-    plan.tell_trap(
+    plan.forbid(
         "trap-edit-shipped",
         Call("add_line", {"order_id": order["order_id"], "sku": product["sku"], "quantity": 1}),
         product=product["name"],
