@@ -70,6 +70,7 @@ from factory.families.tool.scenario import (
     run_chain_logged,
     solve_script,
 )
+from factory.families.tool.wordings import Wordings
 from factory.resources import templates_dir, toolenv_dir
 from factory.tasks.tool_server import HEALTHCHECK, TOOL_PORT, mcp_servers
 from factory.tasks.user_profile import USER_FILE, RequiredFact, ScriptRule
@@ -234,6 +235,8 @@ class Plan:
 
     domain: Any
     """The tool domain (its handover reasons, :meth:`hand_over`)."""
+    wordings: Wordings
+    """How the family's requests word their pieces (:meth:`say`, :meth:`forbid`)."""
 
     def __init__(self, rng: random.Random, state: JSON, me: JSON) -> None:
         self.rng, self.state, self.me = rng, state, me
@@ -246,9 +249,10 @@ class Plan:
         self.shape = Shape.TASK
         """Set to REFUSAL by a family that only adds traps."""
 
-    def say(self, tag: str, options: list[str]) -> None:
-        """Add one of ``options`` to the request's words, and ``tag`` to the task's tags."""
-        self.parts.append(self.rng.choice(options))
+    def say(self, tag: str, /, **values: object) -> None:
+        """Add one of the wordings ``tag`` (of :attr:`wordings`), filled with ``values``, to the
+        request's words, and ``tag`` to the task's tags."""
+        self.parts.append(self.rng.choice(self.wordings.fill(tag, **values)))
         self.tags.append(tag)
 
     def miss(self, near: str, calls: list[Call], wrong: Call, *, reads: int = -1) -> None:
@@ -256,9 +260,10 @@ class Plan:
         ``reads`` of ``calls`` (all but the last by default), then ``wrong`` instead of the rest."""
         self.near[near] = [*self.calls, *calls[:reads], wrong]
 
-    def forbid(self, options: list[str], call: Call) -> None:
-        """Add a part the policy forbids: one of ``options``, and the ``call`` it must refuse."""
-        self.parts.append(self.rng.choice(options))
+    def forbid(self, name: str, call: Call, /, **values: object) -> None:
+        """Add a part the policy forbids: one of the wordings ``name`` (of :attr:`wordings`),
+        filled with ``values``, and the ``call`` it must refuse."""
+        self.parts.append(self.rng.choice(self.wordings.fill(name, **values)))
         self.traps.append(call)
 
     def change(self, calls: list[Call], near: str, wrong: Call, *, reads: int = -1) -> None:

@@ -1,5 +1,5 @@
-"""What an airline request is made of: names, places, prices, and how the request words dates
-and people."""
+"""What an airline request is made of: names, places, prices, and how the request words dates,
+people and each of its pieces (wordings.toml)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from factory.datafiles import load_toml_model
+from factory.families.tool.wordings import Wordings
 
 
 class _Travel(BaseModel):
@@ -61,3 +62,23 @@ def dob_words(rng: random.Random, dob: str) -> str:
 def random_dob(rng: random.Random, adult: bool = True) -> str:
     year = rng.randint(1950, 2003) if adult else rng.randint(2008, 2020)
     return datetime.date(year, rng.randint(1, 12), rng.randint(1, 28)).isoformat()
+
+
+WORDINGS = Wordings(
+    Path(__file__).parent / "wordings.toml",
+    "baggage",
+    "passengers",
+    "cabin-change",
+    "flight-change",
+    "cancellation",
+    "compensation",
+    "trap-cancel",
+    "trap-basic-flight",
+    "trap-remove-bags",
+    "trap-add-passenger",
+    "trap-compensation",
+    "handover-baggage",
+    "handover-assistance",
+    "handover-group",
+)
+"""How the customer words each piece of a request (wordings.toml)."""

@@ -17,6 +17,7 @@ from .data import (
     CABIN_WORDS,
     MINORS,
     RELATIONS,
+    WORDINGS,
     dob_words,
     pretty_date,
     random_dob,
@@ -28,6 +29,7 @@ class AirlinePlan(Plan):
     """The pieces of an airline request."""
 
     domain = DOMAIN
+    wordings = WORDINGS
 
     def __init__(self, rng: random.Random, state: JSON, me: JSON) -> None:
         super().__init__(rng, state, me)
@@ -327,13 +329,10 @@ class AirlinePlan(Plan):
         bag = f"{more} more checked bag{'s' if more > 1 else ''}"
         self.say(
             "baggage",
-            [
-                f"On reservation {code} we need {bag}; put any fee on {self._card_words(card)}.",
-                f"Could you add {bag} to booking {code}? If there's a charge, use "
-                f"{self._card_words(card)}.",
-                f"For my trip {code} ({self._trip_words(res)}) I'd like to check {bag} than "
-                f"currently booked. Bill {self._card_words(card)} for anything extra.",
-            ],
+            code=code,
+            bag=bag,
+            card=lambda: self._card_words(card),
+            trip=self._trip_words(res),
         )
 
     def fix_passenger(self) -> None:
@@ -380,14 +379,7 @@ class AirlinePlan(Plan):
         ]
         only = calls[-1].but(passengers=[dict(wrong, **{field: right})])
         self.change(calls, "keeps-only-the-fixed-passenger", only)
-        self.say(
-            "passengers",
-            [
-                f"On booking {code}, {what}. Please correct it.",
-                f"I just noticed a mistake in reservation {code}: {what}. Can you fix that?",
-                f"Small correction for {code} ({self._trip_words(res)}): {what}.",
-            ],
-        )
+        self.say("passengers", code=code, what=what, trip=self._trip_words(res))
 
     def change_cabin(self) -> None:
         rng = self.rng
@@ -414,14 +406,11 @@ class AirlinePlan(Plan):
         self.secrets.append(card["payment_id"])
         self.say(
             "cabin-change",
-            [
-                f"Please upgrade reservation {code} to {CABIN_WORDS[new]}, same flights; pay the "
-                f"difference with {self._card_words(card)}.",
-                f"I'd like to move booking {code} ({self._trip_words(res)}) up to "
-                f"{CABIN_WORDS[new]}. Charge the fare difference to {self._card_words(card)}.",
-                f"Can we switch {code} to the {CABIN_WORDS[new]} cabin? Keep the flights as they "
-                f"are. {self._card_words(card).capitalize()} for the difference.",
-            ],
+            code=code,
+            cabin=CABIN_WORDS[new],
+            card=lambda: self._card_words(card),
+            trip=self._trip_words(res),
+            Card=lambda: self._card_words(card).capitalize(),
         )
 
     def change_flight(self) -> None:
@@ -458,14 +447,11 @@ class AirlinePlan(Plan):
         self.secrets += [target["flight_number"], card["payment_id"]]
         self.say(
             "flight-change",
-            [
-                f"My plans moved: reservation {code} should fly on {pretty_date(target['date'])} "
-                f"instead, on the {target['departure']} flight, same cabin. Any fare difference "
-                f"goes to {self._card_words(card)}.",
-                f"Could you change {code} to the flight leaving at {target['departure']} on "
-                f"{pretty_date(target['date'])}? Keep {CABIN_WORDS[cabin]}; use "
-                f"{self._card_words(card)} for any difference.",
-            ],
+            code=code,
+            date=pretty_date(target["date"]),
+            departure=target["departure"],
+            card=lambda: self._card_words(card),
+            cabin=CABIN_WORDS[cabin],
         )
 
     def cancel_fresh(self) -> None:
@@ -490,15 +476,7 @@ class AirlinePlan(Plan):
         wrong = calls[-1].but(reservation_id=older["reservation_id"])
         self.change(calls, "cancels-the-other-trip", wrong, reads=2)
         self.secrets.append(code)
-        self.say(
-            "cancellation",
-            [
-                f"I booked a trip from {self._trip_words(res)} earlier today by mistake - please "
-                f"cancel it and refund me.",
-                f"Please cancel my reservation from {self._trip_words(res)}, I made it a few hours "
-                f"ago and no longer need it.",
-            ],
-        )
+        self.say("cancellation", trip=self._trip_words(res))
 
     def compensate(self) -> None:
         rng = self.rng
@@ -530,12 +508,4 @@ class AirlinePlan(Plan):
         other = "cancelled" if reason == "delayed" else "delayed"
         self.change(calls, "wrong-compensation-reason", calls[-1].but(reason=other))
         words = "was delayed for hours" if reason == "delayed" else "was cancelled on us"
-        self.say(
-            "compensation",
-            [
-                f"Also, my flight on reservation {code} ({pretty_date(flight['date'])}) {words}. "
-                f"I'd like the compensation I'm entitled to.",
-                f"One more thing: the flight of booking {code} {words}, which was really "
-                f"stressful. Is there any compensation? If so please send it.",
-            ],
-        )
+        self.say("compensation", code=code, date=pretty_date(flight["date"]), what=words)

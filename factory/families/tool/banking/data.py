@@ -1,5 +1,5 @@
-"""What a banking request is made of: names, places, prices, and how the request words dates
-and people."""
+"""What a banking request is made of: names, places, prices, and how the request words dates,
+people and each of its pieces (wordings.toml)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from factory.datafiles import load_toml_model
+from factory.families.tool.wordings import Wordings
 
 
 class _Names(BaseModel):
@@ -34,3 +35,24 @@ def pretty_date(date: str) -> str:
 
 def money_text(amount: float) -> str:
     return f"${amount:,.2f}".replace(".00", "")
+
+
+WORDINGS = Wordings(
+    Path(__file__).parent / "wordings.toml",
+    "card-freeze",
+    "card-unfreeze",
+    "transfer",
+    "payment",
+    "new-payee",
+    "dispute",
+    "trap-over-limit",
+    "trap-new-payee",
+    "trap-old-dispute",
+    "trap-fraud-card",
+    "trap-frozen-account",
+    "trap-relative-card",
+    "handover-loan",
+    "handover-bereavement",
+    "handover-closure",
+)
+"""How the customer words each piece of a request (wordings.toml)."""

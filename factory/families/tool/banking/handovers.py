@@ -7,16 +7,13 @@ from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.tool.scenario import Call
 
 from .data import money_text
-from .plan import BankingPlan
+from .plan import WORDINGS, BankingPlan
 
 
 def handover_loan(plan: BankingPlan) -> None:
     amount = float(plan.rng.randrange(5000, 40000, 500))
     purpose = plan.rng.choice(["a new car", "a kitchen renovation", "my daughter's tuition"])
-    texts = [
-        f"Also, I'd like to borrow {money_text(amount)} for {purpose} - can you set that up?",
-        f"And could I get a loan of {money_text(amount)}? It's for {purpose}.",
-    ]
+    texts = WORDINGS.fill("handover-loan", amount=money_text(amount), purpose=purpose)
     plan.hand_over("loan_request", texts, f"loan of {amount:.2f} for {purpose}")
 
 
@@ -24,22 +21,13 @@ def handover_bereavement(plan: BankingPlan) -> None:
     last = plan.me["name"].split()[-1]
     relative = plan.rng.choice(["father", "mother", "husband", "wife", "aunt"])
     first = plan.rng.choice(FIRST)
-    texts = [
-        f"Sadly my {relative}, {first} {last}, passed away last week. What happens to their "
-        "accounts with you?",
-        f"I also have to tell you that my {relative} {first} {last} died recently - they banked "
-        "with you too.",
-    ]
+    texts = WORDINGS.fill("handover-bereavement", relative=relative, first=first, last=last)
     plan.hand_over("bereavement", texts, f"the customer's {relative} {first} {last} has died")
 
 
 def handover_closure(plan: BankingPlan) -> None:
     cid = plan.me["customer_id"]
-    texts = [
-        f"Please also close {plan._words(plan.savings)} for good - I'm moving my savings "
-        "elsewhere.",
-        f"And I want to close {plan._words(plan.savings)} permanently.",
-    ]
+    texts = WORDINGS.fill("handover-closure", account=lambda: plan._words(plan.savings))
     plan.hand_over(
         "account_closure",
         texts,

@@ -14,7 +14,7 @@ from factory.families.names import LAST_NAMES as LAST
 from factory.families.tool.scenario import Call
 from factory.families.tool.toolfamily import Plan, shift_date
 
-from .data import BANKS, COMPANIES, MERCHANTS, money_text, pretty_date
+from .data import BANKS, COMPANIES, MERCHANTS, WORDINGS, money_text, pretty_date
 
 
 def random_dob(rng: random.Random) -> str:
@@ -138,6 +138,7 @@ class BankingPlan(Plan):
     """The pieces of a banking request."""
 
     domain = DOMAIN
+    wordings = WORDINGS
 
     def __init__(self, rng: random.Random, state: JSON, me: JSON, lookup: bool) -> None:
         super().__init__(rng, state, me)
@@ -234,17 +235,7 @@ class BankingPlan(Plan):
         ]
         self.change(calls, "freezes-another-card", calls[-1].but(card_id=other["card_id"]))
         self.secrets.append(card["card_id"])
-        self.say(
-            "card-freeze",
-            [
-                f"I can't find my {card['kind']} card ending {card['last_four']} anywhere - please "
-                f"freeze it for now.",
-                f"My {card['kind']} card ({card['last_four']}) was in the wallet I lost yesterday. "
-                f"Can you freeze it?",
-                f"Please put a freeze on the {card['kind']} card ending in {card['last_four']}; I "
-                f"think I left it at a restaurant.",
-            ],
-        )
+        self.say("card-freeze", kind=card["kind"], last_four=card["last_four"])
 
     def unfreeze_card(self) -> None:
         rng, cid = self.rng, self.me["customer_id"]
@@ -267,15 +258,7 @@ class BankingPlan(Plan):
             Call("unfreeze_card", {"card_id": card["card_id"]}),
         ]
         self.change(calls, "unfreezes-the-other-card", calls[-1].but(card_id=other["card_id"]))
-        self.say(
-            "card-unfreeze",
-            [
-                f"Good news, I found my {card['kind']} card ending {card['last_four']} - you can "
-                f"unfreeze it. Leave my other card frozen.",
-                f"I froze my {card['kind']} card ({card['last_four']}) last week but it turned up "
-                f"in my coat. Please make it usable again (only that one).",
-            ],
-        )
+        self.say("card-unfreeze", kind=card["kind"], last_four=card["last_four"])
 
     def transfer(self) -> None:
         rng, cid = self.rng, self.me["customer_id"]
@@ -302,13 +285,9 @@ class BankingPlan(Plan):
         self.secrets += [source["account_id"], target["account_id"]]
         self.say(
             "transfer",
-            [
-                f"Please move {money_text(amount)} from {self._words(source)} to {self._words(target)}.",
-                f"Could you transfer {money_text(amount)} out of {self._words(source)} into "
-                f"{self._words(target)}?",
-                f"I need {money_text(amount)} shifted from {self._words(source)} over to "
-                f"{self._words(target)}.",
-            ],
+            amount=money_text(amount),
+            source=lambda: self._words(source),
+            target=lambda: self._words(target),
         )
 
     def pay_payee(self) -> None:
@@ -330,14 +309,9 @@ class BankingPlan(Plan):
         self.secrets.append(payee["payee_id"])
         self.say(
             "payment",
-            [
-                f"Please pay {payee['name']} {money_text(amount)} from {self._words(source)} - they're "
-                f"already saved as a payee.",
-                f"I'd like to send {money_text(amount)} to {payee['name']} (an existing payee), taken "
-                f"from {self._words(source)}.",
-                f"Can you make a payment of {money_text(amount)} to my payee {payee['name']}? Use "
-                f"{self._words(source)}.",
-            ],
+            payee=payee["name"],
+            amount=money_text(amount),
+            account=lambda: self._words(source),
         )
 
     def add_and_pay(self) -> None:
@@ -372,13 +346,13 @@ class BankingPlan(Plan):
         pretty = f"{number[:4]} {number[4:]}" if rng.random() < 0.5 else number
         self.say(
             "new-payee",
-            [
-                f"Please add {first} {last} as a new payee (account {pretty} at {bank}) and send "
-                f"them {money_text(amount)} from {self._words(self.checking)}. Not {old_first} "
-                f"{last} - that's a different person.",
-                f"I need a new payee: {first} {last}, {bank}, account number {pretty}. Then pay "
-                f"{first} {money_text(amount)} out of {self._words(self.checking)}.",
-            ],
+            first=first,
+            last=last,
+            number=pretty,
+            bank=bank,
+            amount=money_text(amount),
+            account=lambda: self._words(self.checking),
+            old_first=old_first,
         )
 
     def dispute(self) -> None:
@@ -417,10 +391,9 @@ class BankingPlan(Plan):
         self.secrets.append(target["transaction_id"])
         self.say(
             "dispute",
-            [
-                f"There's a {money_text(amount)} charge from {merchant} on {pretty_date(target['date'])} on "
-                f"{self._words(account)} that I want to dispute: {words}.",
-                f"Please open a dispute for the {merchant} payment of {money_text(amount)} dated "
-                f"{pretty_date(target['date'])} ({self._words(account)}) - {words}.",
-            ],
+            amount=money_text(amount),
+            merchant=merchant,
+            date=pretty_date(target["date"]),
+            account=lambda: self._words(account),
+            why=words,
         )

@@ -138,6 +138,26 @@ class Book:
             ]
         )
 
+    def deal_words(self, company: JSON, deal: JSON) -> dict[str, object]:
+        """How a wording names ``deal`` of ``company``: {deal}, {company} and
+        {company_possessive}."""
+        return {
+            "deal": deal["name"],
+            "company": company["name"],
+            "company_possessive": possessive(company["name"]),
+        }
+
+    def contact_words(self, contact: JSON) -> dict[str, object]:
+        """How a wording names ``contact``: {who} (:meth:`who`, drawn afresh wherever a wording
+        says it), {contact}, and their {company} and {company_possessive}."""
+        company = self.company_name(contact["company_id"])
+        return {
+            "who": lambda: self.who(contact),
+            "contact": contact["name"],
+            "company": company,
+            "company_possessive": possessive(company),
+        }
+
     def template(self, name: str) -> JSON:
         return next(t for t in self.state["templates"] if t["name"] == name)
 

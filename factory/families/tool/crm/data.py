@@ -1,5 +1,6 @@
 """What the seeded state of a sales CRM is made of: names, products, templates, wording (the
-tables are in words.toml and templates.toml beside this module)."""
+tables are in words.toml and templates.toml beside this module), and how a request words its
+pieces (wordings.toml)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from factory.datafiles import load_toml_model
+from factory.families.tool.wordings import Wordings
 
 _HERE = Path(__file__).parent
 
@@ -65,3 +67,25 @@ PAIRS = _TEMPLATES.pairs
 """(template, the template it is easily mistaken for)."""
 LABELS = _TEMPLATES.labels
 WEEKDAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+
+WORDINGS = Wordings(
+    _HERE / "wordings.toml",
+    "unsubscribe",
+    "contact-title",
+    "contact-email",
+    "log-note",
+    "log-activity",
+    "task",
+    "email",
+    "stage",
+    "amount",
+    "close",
+    "discount",
+    "deal-note",
+    "trap-opted-out",
+    "trap-discount",
+    "trap-unsigned-win",
+    "trap-colleague-deal",
+    "trap-skip-stage",
+)
+"""How a request words its pieces (wordings.toml)."""

@@ -11,8 +11,8 @@ from factory.toolenv.domains.crm import STAGES
 
 from factory.families.tool.scenario import Call, Part, near_swap, near_twin
 
-from .book import Book, possessive
-from .data import LABELS, PAIRS, SUMMARIES, TASK_TITLES, TITLES
+from .book import Book
+from .data import LABELS, PAIRS, SUMMARIES, TASK_TITLES, TITLES, WORDINGS
 
 
 # --- request parts: contacts ------------------------------------------------------------------
@@ -26,13 +26,7 @@ def _namesakes(b: Book) -> tuple[JSON, JSON]:
 def unsubscribe_part(b: Book) -> Part:
     target, twin = _namesakes(b)
     who = b.who(target)
-    text = b.rng.choice(
-        [
-            f"{who} asked us to stop emailing them - please take them off our lists.",
-            f"Please unsubscribe {who}; they don't want our emails any more.",
-            f'{who} replied "please remove me from your mailing list". Can you take care of that?',
-        ]
-    )
+    text = b.rng.choice(WORDINGS.fill("unsubscribe", who=who))
     head = [Call("search_contacts", {"query": target["name"]})]
     return near_twin(
         text, head, "unsubscribe", "contact_id", target, twin, "unsubscribes-the-namesake"
@@ -45,13 +39,7 @@ def contact_update_part(b: Book) -> Part:
     if b.rng.random() < 0.6:
         title = b.rng.choice([t for t in TITLES if t not in (target["title"], twin["title"])])
         change = {"title": title}
-        text = b.rng.choice(
-            [
-                f"{who} has a new role: {title}. Please update their contact record.",
-                f"Heads-up: {who} is now {title} - can you update the CRM?",
-                f"{who} got promoted to {title}, please change their title.",
-            ]
-        )
+        text = b.rng.choice(WORDINGS.fill("contact-title", who=who, title=title))
     else:
         first, last = target["name"].lower().split()
         domain = target["email"].split("@")[1]
@@ -59,12 +47,7 @@ def contact_update_part(b: Book) -> Part:
             [f"{first[0]}.{last}@{domain}", f"{first}@{domain}", f"{last}.{first}@{domain}"]
         )
         change = {"email": email}
-        text = b.rng.choice(
-            [
-                f"{who} has a new email address: {email}. Please update it.",
-                f"Please change the email of {who} to {email}.",
-            ]
-        )
+        text = b.rng.choice(WORDINGS.fill("contact-email", who=who, email=email))
     head = [Call("search_contacts", {"query": target["name"]})]
     return near_twin(
         text, head, "update_contact", "contact_id", target, twin, "updates-the-namesake", **change
@@ -77,19 +60,9 @@ def log_part(b: Book) -> Part:
     summary = b.rng.choice(SUMMARIES)
     who = b.who(target)
     if kind == "note":
-        text = b.rng.choice(
-            [
-                f'Add a note to {who}: "{summary}".',
-                f'Please put a note on the record of {who}: "{summary}".',
-            ]
-        )
+        text = b.rng.choice(WORDINGS.fill("log-note", who=who, summary=summary))
     else:
-        text = b.rng.choice(
-            [
-                f'Log a {kind} with {who}: "{summary}".',
-                f'I just had a {kind} with {who} - please log it with the summary "{summary}".',
-            ]
-        )
+        text = b.rng.choice(WORDINGS.fill("log-activity", kind=kind, who=who, summary=summary))
     head = [Call("search_contacts", {"query": target["name"]})]
     log = {"kind": kind, "summary": summary}
     return near_twin(
@@ -103,14 +76,7 @@ def task_part(b: Book) -> Part:
     title = b.rng.choice(TASK_TITLES).format(first=target["name"].split()[0])
     who = b.who(target)
     when = b.pretty(due)
-    text = b.rng.choice(
-        [
-            f'Remind me to follow up with {who} on {when}: create a task "{title}" on their '
-            "contact record.",
-            f'Please create a task "{title}" due {when}, linked to {who}.',
-            f'Put a to-do on my list for {when}, "{title}", attached to {who}.',
-        ]
-    )
+    text = b.rng.choice(WORDINGS.fill("task", who=who, when=when, title=title))
     head = [Call("search_contacts", {"query": target["name"]})]
     task = {"title": title, "due_date": due}
     return Part(
@@ -129,13 +95,7 @@ def email_part(b: Book) -> Part:
     value = b.value(key)
     who = b.who(target)
     label = LABELS[key]
-    text = b.rng.choice(
-        [
-            f'Please send {who} the "{name}" email ({label} {value}).',
-            f'Could you email {who} with our "{name}" template? The {label} is {value}.',
-            f'{who} should get the "{name}" email - {label}: {value}.',
-        ]
-    )
+    text = b.rng.choice(WORDINGS.fill("email", who=who, name=name, label=label, value=value))
     head = [Call("search_contacts", {"query": target["name"]}), Call("list_templates", {})]
     send = {"contact_id": target["contact_id"], "fields": {key: value}}
     return near_swap(
@@ -183,14 +143,7 @@ def _deal_swap(
 def stage_part(b: Book) -> Part:
     company, deal, sibling = _deal_pair(b, ["lead", "qualified", "proposal"])
     new = STAGES[STAGES.index(deal["stage"]) + 1]
-    name = deal["name"]
-    text = b.rng.choice(
-        [
-            f'The "{name}" deal with {company["name"]} has moved on to {new}, please update it.',
-            f'Please move {possessive(company["name"])} "{name}" deal to {new}.',
-            f'Good news on "{name}" ({company["name"]}): it is at the {new} stage now.',
-        ]
-    )
+    text = b.rng.choice(WORDINGS.fill("stage", **b.deal_words(company, deal), stage=new))
     head = _deal_head(company)
     return near_twin(
         text, head, "update_deal_stage", "deal_id", deal, sibling, "moves-the-wrong-deal", stage=new
@@ -201,14 +154,8 @@ def amount_part(b: Book) -> Part:
     company, deal, sibling = _deal_pair(b, ["qualified", "proposal"])
     new = STAGES[STAGES.index(deal["stage"]) + 1]
     amount = deal["amount"] + b.rng.randint(4, 80) * 500
-    name = deal["name"]
     text = b.rng.choice(
-        [
-            f'{company["name"]} wants a bigger order on "{name}": set the amount to ${amount:,} and '
-            f"move the deal to {new}.",
-            f'Please update "{name}" with {company["name"]}: the amount is now ${amount:,}, and it '
-            f"is in {new}.",
-        ]
+        WORDINGS.fill("amount", **b.deal_words(company, deal), amount=amount, stage=new)
     )
 
     def calls(d: JSON) -> list[Call]:
@@ -223,15 +170,7 @@ def amount_part(b: Book) -> Part:
 
 def close_part(b: Book) -> Part:
     company, deal, sibling = _deal_pair(b, ["negotiation"])
-    name = deal["name"]
-    text = b.rng.choice(
-        [
-            f'{company["name"]} just signed the contract for "{name}"! Please mark it as signed and '
-            "close it as won.",
-            f'We won "{name}" with {company["name"]} - the contract is signed. Can you close it out '
-            "as won?",
-        ]
-    )
+    text = b.rng.choice(WORDINGS.fill("close", **b.deal_words(company, deal)))
 
     def calls(d: JSON) -> list[Call]:
         return [
@@ -249,14 +188,8 @@ def discount_part(b: Book) -> Part:
     approval = b.approval(deal, b.rng.choice([pct, pct, pct + 5]))
     decoy = b.approval(sibling, pct + 5)
     manager = b.user_name(approval["approved_by"])
-    name = deal["name"]
     text = b.rng.choice(
-        [
-            f'{manager} approved a {pct}% discount on the "{name}" deal with {company["name"]} - '
-            "please apply it.",
-            f'Please put the {pct}% discount on {possessive(company["name"])} "{name}"; {manager} signed it '
-            "off.",
-        ]
+        WORDINGS.fill("discount", **b.deal_words(company, deal), manager=manager, pct=pct)
     )
     tokens = {deal["deal_id"]: approval["token"], sibling["deal_id"]: decoy["token"]}
 
@@ -278,15 +211,7 @@ def deal_note_part(b: Book) -> Part:
     """A note on a deal, logged against the deal's main contact (found through the deal)."""
     company, deal, sibling = _deal_pair(b, ["qualified", "proposal", "negotiation"])
     summary = b.rng.choice(SUMMARIES)
-    name = deal["name"]
-    text = b.rng.choice(
-        [
-            f'Log a note on the "{name}" deal with {company["name"]} (against its main contact): '
-            f'"{summary}".',
-            f'Please add a note "{summary}" to {possessive(company["name"])} "{name}" deal, on the deal\'s '
-            "main contact.",
-        ]
-    )
+    text = b.rng.choice(WORDINGS.fill("deal-note", **b.deal_words(company, deal), summary=summary))
     note = {"kind": "note", "summary": summary}
 
     def calls(d: JSON) -> list[Call]:

@@ -1,5 +1,6 @@
 """What the seeded state of a cloud drive is made of: names, products, templates, wording (the
-tables are in contents.toml beside this module)."""
+tables are in contents.toml beside this module), and how a request words its pieces
+(wordings.toml)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from factory.datafiles import load_toml_model
+from factory.families.tool.wordings import Wordings
 
 
 class _Contents(BaseModel):
@@ -49,5 +51,26 @@ KINDS = _CONTENTS.kinds
 """How a request names a file of an extension."""
 SIZES = _CONTENTS.sizes
 """The (smallest, largest) size in bytes of a file of an extension."""
+WORDINGS = Wordings(
+    Path(__file__).parent / "wordings.toml",
+    "rename",
+    "share-editor",
+    "share-viewer",
+    "revoke",
+    "move",
+    "untrash",
+    "rollback",
+    "copy",
+    "link",
+    "tag",
+    "trash",
+    "reorganise",
+    "trap-confidential-link",
+    "trap-external",
+    "trap-foreign-delete",
+    "trap-untag",
+    "trap-quota",
+)
+"""How a colleague words the pieces of a request (wordings.toml)."""
 GIB = 1024**3
 MIN_FREE = 200 * 1024**2

@@ -9,7 +9,7 @@ from factory.toolenv.core import JSON
 
 from factory.families.tool.scenario import Call, Part, near_swap, near_twin
 
-from .data import DEPTS, KINDS, NEW_FOLDERS, TEMPLATES
+from .data import DEPTS, KINDS, NEW_FOLDERS, TEMPLATES, WORDINGS
 from .drive import Drive, extension, name_stem, pretty_date, variant
 
 
@@ -21,13 +21,7 @@ def rename_part(d: Drive) -> Part:
     new = variant(d.rng, target["name"])
     d.names.add(new)
     name, where = target["name"], d.where(home)
-    text = d.rng.choice(
-        [
-            f'Please rename "{name}" in {where} to "{new}".',
-            f'The file "{name}" in {where} should be called "{new}" from now on, can you change that?',
-            f'Could you change the name of "{name}" (the one in {where}) to "{new}"?',
-        ]
-    )
+    text = d.rng.choice(WORDINGS.fill("rename", name=name, where=where, new=new))
     find = Call("search_files", {"query": name})
     return near_swap(
         text,
@@ -45,22 +39,7 @@ def share_part(d: Drive) -> Part:
     person = d.rng.choice(d.others)
     role = d.rng.choice(["viewer", "editor"])
     name, who = target["name"], person["name"]
-    if role == "editor":
-        text = d.rng.choice(
-            [
-                f'Please give {who} edit access to "{name}".',
-                f'{who} needs to make changes to "{name}" - can you share it with them as an editor?',
-                f'Share "{name}" with {who}; they should be able to edit it.',
-            ]
-        )
-    else:
-        text = d.rng.choice(
-            [
-                f'Please share "{name}" with {who}, view-only.',
-                f'{who} should be able to read "{name}" but not change it. Please share it with them.',
-                f'Can {who} get read-only access to "{name}"?',
-            ]
-        )
+    text = d.rng.choice(WORDINGS.fill(f"share-{role}", who=who, name=name))
     head = [Call("search_files", {"query": name}), Call("find_user", {"query": who})]
     share = {"file_id": target["file_id"], "email": person["email"]}
     wrong = "editor" if role == "viewer" else "viewer"
@@ -84,13 +63,7 @@ def revoke_part(d: Drive) -> Part:
         ]
     )
     name, who = target["name"], leaving["name"]
-    text = d.rng.choice(
-        [
-            f'{who} no longer needs access to "{name}", please remove them from it.',
-            f'Please stop sharing "{name}" with {who}; they moved to another team.',
-            f'Take {who} off "{name}", please (everyone else keeps their access).',
-        ]
-    )
+    text = d.rng.choice(WORDINGS.fill("revoke", who=who, name=name))
     head = [Call("search_files", {"query": name}), Call("find_user", {"query": who})]
     return Part(
         text,
@@ -119,13 +92,7 @@ def move_part(d: Drive) -> Part:
     else:
         target = d.mine(start)
     name, where = target["name"], d.where(dest)
-    text = d.rng.choice(
-        [
-            f'Please move "{name}" into {where}.',
-            f'"{name}" belongs in {where}, can you move it there?',
-            f'Could you file "{name}" under {where}?',
-        ]
-    )
+    text = d.rng.choice(WORDINGS.fill("move", name=name, where=where))
     head = [Call("search_files", {"query": name}), Call("find_folder", {"query": leaf})]
     move = {"file_id": target["file_id"]}
     return near_swap(
@@ -153,13 +120,7 @@ def untrash_part(d: Drive) -> Part:
     ext, other_ext = extension(pattern), d.rng.choice([e for e in KINDS if e != extension(pattern)])
     target = d.mine(folder, name=stem + ext, trashed=True)
     twin = d.mine(folder, name=stem + other_ext, trashed=True)
-    text = d.rng.choice(
-        [
-            f'I deleted the {KINDS[ext]} "{stem}" by mistake - could you get it back?',
-            f'Please restore "{stem}{ext}" from the trash, I still need it.',
-            f'Can you bring back the {KINDS[ext]} "{stem}"? I trashed it too quickly.',
-        ]
-    )
+    text = d.rng.choice(WORDINGS.fill("untrash", kind=KINDS[ext], stem=stem, ext=ext))
     head = [Call("list_trash", {})]
     return near_twin(text, head, "restore_file", "file_id", target, twin, "restores-the-wrong-file")
 
@@ -176,13 +137,7 @@ def rollback_part(d: Drive) -> Part:
     version = d.rng.randint(1, count - 2)
     when = pretty_date(target["versions"][version - 1]["modified"], d.state["today"])
     name = target["name"]
-    text = d.rng.choice(
-        [
-            f'Somebody overwrote "{name}". Please bring back the version from {when}.',
-            f'Can you roll "{name}" back to how it was on {when}?',
-            f'Restore the {when} version of "{name}", please.',
-        ]
-    )
+    text = d.rng.choice(WORDINGS.fill("rollback", name=name, when=when))
     head = [Call("search_files", {"query": name}), Call("get_file", {"file_id": target["file_id"]})]
     restore = {"file_id": target["file_id"]}
     return near_swap(
@@ -216,13 +171,7 @@ def copy_part(d: Drive) -> Part:
         ]
     )
     name, where = source["name"], d.where(dest)
-    text = d.rng.choice(
-        [
-            f'Make a copy of "{name}" in {where} and call it "{new}".',
-            f'I need my own copy of "{name}" - put it in {where} as "{new}".',
-            f'Please duplicate "{name}" into {where}; name the copy "{new}".',
-        ]
-    )
+    text = d.rng.choice(WORDINGS.fill("copy", name=name, where=where, new=new))
     head = [Call("search_files", {"query": name}), Call("find_folder", {"query": dest["name"]})]
     copy = {"file_id": source["file_id"], "folder_id": dest["folder_id"]}
     return Part(
@@ -238,13 +187,7 @@ def link_part(d: Drive) -> Part:
     target = d.mine(home)
     twin = d.mine(other, name=target["name"])
     name, where = target["name"], d.where(home)
-    text = d.rng.choice(
-        [
-            f'I need a view-only link to "{name}" in {where} to send to a customer.',
-            f'Could you create a read-only share link for "{name}" (the one in {where})?',
-            f'Please make a link to "{name}" in {where} that people can open but not edit.',
-        ]
-    )
+    text = d.rng.choice(WORDINGS.fill("link", name=name, where=where))
     head = [Call("search_files", {"query": name})]
     return near_twin(
         text,
@@ -264,13 +207,7 @@ def tag_part(d: Drive) -> Part:
     twin = d.mine(other, name=target["name"], tags=[])
     tag = d.rng.choice(["confidential", "final", "legal-hold", "needs-review"])
     name, where = target["name"], d.where(home)
-    text = d.rng.choice(
-        [
-            f'Please tag "{name}" in {where} as {tag}.',
-            f'Mark the "{name}" in {where} with the "{tag}" tag, please.',
-            f'Could you add the tag {tag} to "{name}" ({where})?',
-        ]
-    )
+    text = d.rng.choice(WORDINGS.fill("tag", name=name, where=where, tag=tag))
     head = [Call("search_files", {"query": name})]
     return near_twin(
         text, head, "tag_file", "file_id", target, twin, "tags-the-other-copy", tag=tag
@@ -283,12 +220,9 @@ def trash_part(d: Drive) -> Part:
     drop = d.mine(drop_in, name=keep["name"])
     name = keep["name"]
     text = d.rng.choice(
-        [
-            f'There are two copies of "{name}". Delete the one in {d.where(drop_in)} and keep '
-            f"the one in {d.where(keep_in)}.",
-            f'Please trash the old "{name}" in {d.where(drop_in)} (the copy in '
-            f"{d.where(keep_in)} is the real one).",
-        ]
+        WORDINGS.fill(
+            "trash", name=name, drop=lambda: d.where(drop_in), keep=lambda: d.where(keep_in)
+        )
     )
     head = [Call("search_files", {"query": name})]
     return near_twin(text, head, "delete_file", "file_id", drop, keep, "deletes-the-wrong-copy")
@@ -303,13 +237,7 @@ def reorganise_part(d: Drive, count: int) -> Part:
     names = [f'"{f["name"]}"' for f in files]
     listed = " and ".join(names)
     where = d.where(parent)
-    text = d.rng.choice(
-        [
-            f'Create a folder "{new}" in {where} and move {listed} into it.',
-            f'I\'d like a new folder called "{new}" inside {where}, with {listed} in it.',
-            f'Please set up a "{new}" folder under {where} and put {listed} there.',
-        ]
-    )
+    text = d.rng.choice(WORDINGS.fill("reorganise", new=new, where=where, listed=listed))
     created = f"fo-{d.state['next_folder']}"  # the id create_folder will give it
     calls = [
         Call("find_folder", {"query": parent["name"]}),

@@ -1,5 +1,5 @@
-"""What an order-desk request is made of: names, places, prices, and how the request words dates
-and people."""
+"""What an order-desk request is made of: names, places, prices, and how the request words dates,
+people and each of its pieces (wordings.toml)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from factory.toolenv.core import JSON
 from pydantic import BaseModel, ConfigDict
 
 from factory.datafiles import load_toml_model
+from factory.families.tool.wordings import Wordings
 
 
 class Item(BaseModel):
@@ -57,3 +58,24 @@ def units_text(rng: random.Random, n: int, product: JSON) -> str:
             f"{n} of the {item}, {variant}",
         ]
     )
+
+
+WORDINGS = Wordings(
+    Path(__file__).parent / "wordings.toml",
+    "new-order",
+    "edit-order",
+    "more-quantity",
+    "less-quantity",
+    "return",
+    "cancellation",
+    "discount",
+    "shipping",
+    "trap-oversell",
+    "trap-cancel-shipped",
+    "trap-late-return",
+    "trap-discount",
+    "trap-edit-shipped",
+    "handover-damaged",
+    "handover-wholesale",
+)
+"""How the customer words each piece of a request (wordings.toml)."""

@@ -5,18 +5,13 @@ from __future__ import annotations
 
 from factory.families.tool.scenario import Call
 
-from .plan import InventoryPlan, item_of
+from .plan import WORDINGS, InventoryPlan, item_of
 
 
 def handover_damaged(plan: InventoryPlan) -> None:
     order, products = plan._shipped(1, plan.rng.randint(2, 10), quantities=[1])
     code = order["order_id"]
-    texts = [
-        f"Also, the {products[0]['name']} from order {code} arrived smashed - the box was "
-        "crushed in transit. I want this taken up with the courier.",
-        f"One more thing: order {code} came with the {products[0]['name']} broken, the parcel "
-        "was clearly dropped on the way.",
-    ]
+    texts = WORDINGS.fill("handover-damaged", product=products[0]["name"], order=code)
     plan.hand_over(
         "damaged_delivery",
         texts,
@@ -28,11 +23,7 @@ def handover_damaged(plan: InventoryPlan) -> None:
 def handover_wholesale(plan: InventoryPlan) -> None:
     product = plan._product(need=False)
     units = plan.rng.choice([120, 150, 200, 250, 400, 500])
-    texts = [
-        f"Also, our office wants {units} units of {product['name']} - what price can you do "
-        "for that many?",
-        f"And I'd need a quote for {units} x {product['name']} for my company.",
-    ]
+    texts = WORDINGS.fill("handover-wholesale", units=units, product=product["name"])
     plan.hand_over(
         "wholesale_quote",
         texts,

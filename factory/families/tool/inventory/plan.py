@@ -11,7 +11,7 @@ from factory.toolenv.domains.inventory import DISCOUNT_CAP, DOMAIN
 from factory.families.tool.scenario import Call
 from factory.families.tool.toolfamily import Plan, shift_date
 
-from .data import units_text
+from .data import WORDINGS, units_text
 
 
 def add_order(
@@ -78,6 +78,7 @@ class InventoryPlan(Plan):
     """The pieces of an order-desk request."""
 
     domain = DOMAIN
+    wordings = WORDINGS
 
     def __init__(self, rng: random.Random, state: JSON, me: JSON) -> None:
         super().__init__(rng, state, me)
@@ -200,14 +201,7 @@ class InventoryPlan(Plan):
         items = " and ".join(
             units_text(self.rng, q, p) for p, q in zip(products, quantities, strict=True)
         )
-        self.say(
-            "new-order",
-            [
-                f"I'd like to place a new order: {items}.",
-                f"Please order {items} for me, shipped the usual way.",
-                f"Can you set up a new order with {items}?",
-            ],
-        )
+        self.say("new-order", items=items)
 
     def add_product(self) -> None:
         rng = self.rng
@@ -224,15 +218,7 @@ class InventoryPlan(Plan):
         wrong = calls[-1].but(sku=self._sibling(product)["sku"])
         self.change(calls, "adds-the-wrong-variant", wrong)
         self.secrets.append(product["sku"])
-        self.say(
-            "edit-order",
-            [
-                f"Could you add {units_text(self.rng, quantity, product)} to my order {oid}?",
-                f"Please put {units_text(self.rng, quantity, product)} on order {oid} as well, it hasn't "
-                f"shipped yet.",
-                f"I forgot something in {oid}: {units_text(self.rng, quantity, product)}. Can you add it?",
-            ],
-        )
+        self.say("edit-order", units=lambda: units_text(self.rng, quantity, product), order=oid)
 
     def change_quantity(self) -> None:
         rng = self.rng
@@ -249,11 +235,13 @@ class InventoryPlan(Plan):
             new = line["quantity"] + more
             self._stock(product, order["warehouse_id"], more)
             words = rng.choice(
-                [
-                    f"I need {more} more of the {product['name']} on order {oid}.",
-                    f"On {oid}, please add {more} more {product['name']} to the "
-                    f"{line['quantity']} already there.",
-                ]
+                WORDINGS.fill(
+                    "more-quantity",
+                    more=more,
+                    product=product["name"],
+                    order=oid,
+                    quantity=line["quantity"],
+                )
             )
             wrong = Call(
                 "update_quantity", {"order_id": oid, "sku": product["sku"], "quantity": more}
@@ -267,11 +255,13 @@ class InventoryPlan(Plan):
             line["quantity"] = max(line["quantity"], 2)
             new = rng.randint(1, line["quantity"] - 1)
             words = rng.choice(
-                [
-                    f"On order {oid} I only need {new} x {product['name']} now, "
-                    f"not {line['quantity']}.",
-                    f"Please reduce the {product['name']} on {oid} to {new}.",
-                ]
+                WORDINGS.fill(
+                    "less-quantity",
+                    order=oid,
+                    new=new,
+                    product=product["name"],
+                    quantity=line["quantity"],
+                )
             )
             self.near["removes-the-line"] = [
                 *self.calls,
@@ -318,14 +308,7 @@ class InventoryPlan(Plan):
         whole = calls[-1].but(lines=[{"sku": product["sku"], "quantity": total}])
         self.change(calls, "returns-the-whole-line", whole)
         self.secrets.append(product["sku"])
-        self.say(
-            "return",
-            [
-                f"I want to return {count} of the {total} {product['name']} from order {oid} - "
-                f"{why}.",
-                f"From order {oid}, please take back {count} x {product['name']}; {why}.",
-            ],
-        )
+        self.say("return", count=count, total=total, product=product["name"], order=oid, why=why)
 
     def cancel(self) -> None:
         cid = self.me["customer_id"]
@@ -341,15 +324,7 @@ class InventoryPlan(Plan):
         self.change(calls, "cancels-the-other-pending-order", wrong)
         self.secrets.append(order["order_id"])
         name = products[0]["name"]
-        self.say(
-            "cancellation",
-            [
-                f"Please cancel my pending order with the {name} in it - I don't remember its "
-                f"number.",
-                f"I changed my mind about the {name}: cancel that order please (it's still "
-                f"pending).",
-            ],
-        )
+        self.say("cancellation", product=name)
 
     def discount(self) -> None:
         rng = self.rng
@@ -363,13 +338,7 @@ class InventoryPlan(Plan):
             Call("apply_discount", {"order_id": oid, "percent": percent}),
         ]
         self.change(calls, "gives-the-maximum-discount", calls[-1].but(percent=cap))
-        self.say(
-            "discount",
-            [
-                f"Your newsletter promised me {percent}% off - could you apply it to order {oid}?",
-                f"Please apply the {percent}% loyalty discount to my order {oid}.",
-            ],
-        )
+        self.say("discount", percent=percent, order=oid)
 
     def ship(self) -> None:
         rng = self.rng
@@ -379,11 +348,4 @@ class InventoryPlan(Plan):
         calls = [Call("get_order", {"order_id": oid}), Call("ship_order", {"order_id": oid})]
         both = calls[-1].but(order_id=other["order_id"])
         self.change(calls, "ships-both-pending-orders", both, reads=len(calls))
-        self.say(
-            "shipping",
-            [
-                f"Order {oid} is complete, please ship it now.",
-                f"I'm not adding anything else to {oid}, you can send it out.",
-                f"Please go ahead and ship {oid}, it has everything I need.",
-            ],
-        )
+        self.say("shipping", order=oid)
