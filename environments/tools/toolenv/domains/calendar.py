@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..core import JSON, Domain, ToolError, find, finder, require
+from ..core import JSON, Domain, ToolError, find, finder, lookup, require
 
 POLICY = """\
 # Scheduling policy
@@ -195,7 +195,7 @@ def remove_attendee(state: JSON, event_id: str, user_id: str) -> JSON:
 @DOMAIN.rule
 def only_own_events(state: JSON, tool: str, args: JSON) -> str | None:
     if tool in ("move_event", "cancel_event", "add_attendee", "remove_attendee"):
-        event = next((e for e in state["events"] if e["event_id"] == args["event_id"]), None)
+        event = lookup(state["events"], "event_id", args["event_id"])
         if event and event["organizer"] != state["acting_user"]:
             return f"{tool} on {event['event_id']}, which {event['organizer']} organises"
     return None
@@ -220,12 +220,12 @@ def business_hours(state: JSON, tool: str, args: JSON) -> str | None:
 @DOMAIN.rule
 def room_capacity(state: JSON, tool: str, args: JSON) -> str | None:
     if tool == "create_event" and args.get("room_id"):
-        room = next((r for r in state["rooms"] if r["room_id"] == args["room_id"]), None)
+        room = lookup(state["rooms"], "room_id", args["room_id"])
         people = len(set(args["attendees"]) | {state["acting_user"]})
         if room and room["capacity"] < people:
             return f"room {room['room_id']} seats {room['capacity']}, the event has {people}"
     if tool == "add_attendee":
-        event = next((e for e in state["events"] if e["event_id"] == args["event_id"]), None)
+        event = lookup(state["events"], "event_id", args["event_id"])
         if event and event["room_id"]:
             room = next(r for r in state["rooms"] if r["room_id"] == event["room_id"])
             if len(event["attendees"]) + 2 > room["capacity"]:

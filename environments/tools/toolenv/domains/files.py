@@ -3,7 +3,7 @@ history, per-person sharing, share links, a trash and per-user storage quotas.""
 
 from __future__ import annotations
 
-from ..core import JSON, Domain, ToolError, acting_user, find, finder, require
+from ..core import JSON, Domain, ToolError, acting_user, find, finder, lookup, require
 
 POLICY = """\
 # Drive policy
@@ -444,7 +444,7 @@ def restore_file(state: JSON, file_id: str) -> JSON:
 )
 def restore_version(state: JSON, file_id: str, version: int) -> JSON:
     file = _live(state, file_id)
-    old = next((v for v in file["versions"] if v["version"] == version), None)
+    old = lookup(file["versions"], "version", version)
     require(
         old is not None,
         f"{file_id} has no version {version}; versions: "
@@ -545,13 +545,13 @@ def quota(state: JSON, tool: str, args: JSON) -> str | None:
     if tool == "copy_file":
         owner, extra = state["acting_user"], file["size"]
     elif tool == "restore_version":
-        old = next((v for v in file["versions"] if v["version"] == args.get("version")), None)
+        old = lookup(file["versions"], "version", args.get("version"))
         if old is None:
             return None
         owner, extra = file["owner"], old["size"] - file["size"]
     else:
         return None
-    user = next((u for u in state["users"] if u["user_id"] == owner), None)
+    user = lookup(state["users"], "user_id", owner)
     if user and extra > 0 and usage(state, owner) + extra > user["quota_bytes"]:
         free = user["quota_bytes"] - usage(state, owner)
         return (

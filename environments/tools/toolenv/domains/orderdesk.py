@@ -5,7 +5,7 @@ CRM."""
 
 from __future__ import annotations
 
-from ..core import JSON
+from ..core import JSON, lookup
 from ..suite import App, compose
 from . import crm, inventory
 
@@ -53,11 +53,10 @@ ORDER_CHANGES = (
 
 def account_of(state: JSON, customer_id: str) -> JSON | None:
     """The CRM company whose name is the store customer's (None: not a company account)."""
-    store = state["store"]
-    customer = next((c for c in store["customers"] if c["customer_id"] == customer_id), None)
+    customer = lookup(state["store"]["customers"], "customer_id", customer_id)
     if customer is None:
         return None
-    return next((c for c in state["crm"]["companies"] if c["name"] == customer["name"]), None)
+    return lookup(state["crm"]["companies"], "name", customer["name"])
 
 
 @DOMAIN.rule_on(*ORDER_CHANGES)
@@ -65,7 +64,7 @@ def own_accounts(state: JSON, tool: str, args: JSON) -> str | None:
     customer_id = args.get("customer_id")
     if customer_id is None:
         order_id = args.get("order_id")
-        order = next((o for o in state["store"]["orders"] if o["order_id"] == order_id), None)
+        order = lookup(state["store"]["orders"], "order_id", order_id)
         customer_id = order["customer_id"] if order else None
     company = account_of(state, str(customer_id)) if customer_id else None
     if company is None or company["owner"] == state["crm"]["acting_user"]:

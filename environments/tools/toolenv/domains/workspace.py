@@ -4,7 +4,7 @@ workspace's own rules (a deal is signed only when the drive holds its signed con
 
 from __future__ import annotations
 
-from ..core import JSON
+from ..core import JSON, lookup
 from ..suite import App, compose
 from . import calendar, crm, files
 
@@ -61,7 +61,7 @@ def signed_needs_contract(state: JSON, tool: str, args: JSON) -> str | None:
     if args.get("signed") is not True:
         return None
     deal_id = str(args.get("deal_id", ""))
-    deal = next((d for d in state["crm"]["deals"] if d["deal_id"] == deal_id), None)
+    deal = lookup(state["crm"]["deals"], "deal_id", deal_id)
     if deal is None or deal["signed"] or signed_contract(state, deal_id) is not None:
         return None
     return (
