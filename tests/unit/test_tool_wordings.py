@@ -75,6 +75,7 @@ def test_every_shipped_wordings_file_loads():
     from factory.families.tool.files import data as files
     from factory.families.tool.inventory import data as inventory
     from factory.families.tool.orderdesk import plan as orderdesk
+    from factory.families.tool.workspace import plan as workspace
 
-    for module in (airline, banking, crm, files, inventory, orderdesk):
+    for module in (airline, banking, crm, files, inventory, orderdesk, workspace):
         assert module.WORDINGS.path.name == "wordings.toml"

@@ -22,12 +22,12 @@ from factory.families.tool.wordings import Wordings
 INVOICE_TEMPLATE = "Invoice reminder"
 
 
+PART_TAGS = ("won-deal-order", "invoice-reminder", "ship-and-log", "deal-amount")
+"""The request's cross-app pieces, each worded and tagged by its name."""
+
 WORDINGS = Wordings(
     Path(__file__).parent / "wordings.toml",
-    "won-deal-order",
-    "invoice-reminder",
-    "ship-and-log",
-    "deal-amount",
+    *PART_TAGS,
     "trap-colleague-account",
     "trap-discount",
     "handover-damaged",
