@@ -51,6 +51,14 @@ def test_fill_needs_every_placeholder_and_ignores_extra_values(tmp_path):
         wordings.fill("greet")
 
 
+def test_only_fills_a_piece_worded_one_way_and_refuses_a_list_to_draw_from(tmp_path):
+    one = '[note]\nplaceholders = ["name"]\ntexts = ["Hi {name}."]\n'
+    wordings = Wordings(_file(tmp_path, GOOD + one), "greet", "note")
+    assert wordings.only("note", name="Ada") == "Hi Ada."
+    with pytest.raises(ValueError, match="greet has 2 wordings"):
+        wordings.only("greet", name="Ada")
+
+
 def test_a_function_value_is_drawn_where_each_wording_uses_it_as_f_strings_would(tmp_path):
     """The draws happen in the same order as a list of f-strings evaluates them, so moving a
     list into the file keeps every seed's task."""
@@ -71,10 +79,12 @@ def test_every_shipped_wordings_file_loads():
     no shipped file is malformed or out of step with its code."""
     from factory.families.tool.airline import data as airline
     from factory.families.tool.banking import data as banking
+    from factory.families.tool.calendar import family as calendar
     from factory.families.tool.crm import data as crm
     from factory.families.tool.files import data as files
     from factory.families.tool.inventory import data as inventory
     from factory.families.tool.orderdesk import plan as orderdesk
+    from factory.families.tool.workspace import plan as workspace
 
-    for module in (airline, banking, crm, files, inventory, orderdesk):
+    for module in (airline, banking, calendar, crm, files, inventory, orderdesk, workspace):
         assert module.WORDINGS.path.name == "wordings.toml"

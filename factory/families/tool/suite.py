@@ -187,14 +187,11 @@ class SuitePlan(Plan):
                 make()
         add_shape_parts(self, shape, difficulty, self.trap_pieces(), self.handover_pieces())
 
-    def request_scenario(self, domain: Any, introduction: str) -> Scenario:
-        """The scenario of the drawn pieces, in the words of someone who greets with "Hi, NAME
-        here.", ``introduction`` (with ``{me}`` for the name) or "Hi! This is NAME."."""
-        me = self.me["name"]
-        hello = self.rng.choice(
-            [f"Hi, {me} here.", introduction.format(me=me), f"Hi! This is {me}."]
-        )
-        bye = self.rng.choice(["Thanks!", "Thank you.", "Cheers"])
+    def request_scenario(self, domain: Any) -> Scenario:
+        """The scenario of the drawn pieces, between one of the :attr:`wordings` ``hello`` (with
+        ``{me}`` for the acting user's name) and one of its ``bye``."""
+        hello = self.wording("hello", me=self.me["name"])
+        bye = self.wording("bye")
         return self.scenario(domain, request(hello, self.parts, bye), "multi-app")
 
 

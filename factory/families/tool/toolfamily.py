@@ -249,10 +249,14 @@ class Plan:
         self.shape = Shape.TASK
         """Set to REFUSAL by a family that only adds traps."""
 
+    def wording(self, name: str, /, **values: object) -> str:
+        """One of the wordings ``name`` (of :attr:`wordings`), filled with ``values``."""
+        return self.rng.choice(self.wordings.fill(name, **values))
+
     def say(self, tag: str, /, **values: object) -> None:
-        """Add one of the wordings ``tag`` (of :attr:`wordings`), filled with ``values``, to the
-        request's words, and ``tag`` to the task's tags."""
-        self.parts.append(self.rng.choice(self.wordings.fill(tag, **values)))
+        """Add one of the wordings ``tag`` (:meth:`wording`) to the request's words, and ``tag``
+        to the task's tags."""
+        self.parts.append(self.wording(tag, **values))
         self.tags.append(tag)
 
     def miss(self, near: str, calls: list[Call], wrong: Call, *, reads: int = -1) -> None:
@@ -261,9 +265,9 @@ class Plan:
         self.near[near] = [*self.calls, *calls[:reads], wrong]
 
     def forbid(self, name: str, call: Call, /, **values: object) -> None:
-        """Add a part the policy forbids: one of the wordings ``name`` (of :attr:`wordings`),
-        filled with ``values``, and the ``call`` it must refuse."""
-        self.parts.append(self.rng.choice(self.wordings.fill(name, **values)))
+        """Add a part the policy forbids: one of the wordings ``name`` (:meth:`wording`), and
+        the ``call`` it must refuse."""
+        self.parts.append(self.wording(name, **values))
         self.traps.append(call)
 
     def change(self, calls: list[Call], near: str, wrong: Call, *, reads: int = -1) -> None:

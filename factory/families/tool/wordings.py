@@ -62,6 +62,15 @@ class Wordings:
             raise ValueError(f"{self.path.name}: {name} needs a value for {', '.join(missing)}")
         return [text.format_map(_Values(values)) for text in piece.texts]
 
+    def only(self, name: str, /, **values: object) -> str:
+        """The one wording of ``name``, filled with ``values`` (:meth:`fill`): a piece worded
+        one way is not drawn, so it spends no draw of the seed. A piece with more wordings fails
+        here (a request draws one of them instead)."""
+        texts = self.fill(name, **values)
+        if len(texts) != 1:
+            raise ValueError(f"{self.path.name}: {name} has {len(texts)} wordings, draw one")
+        return texts[0]
+
 
 class _Values(dict):
     """A wording's values: a function among them is called each time a placeholder asks."""

@@ -66,6 +66,13 @@ def random_dob(rng: random.Random, adult: bool = True) -> str:
 
 WORDINGS = Wordings(
     Path(__file__).parent / "wordings.toml",
+    "hello",
+    "bye",
+    "card",
+    "gift-card",
+    "outbound",
+    "return",
+    "booking",
     "baggage",
     "passengers",
     "cabin-change",

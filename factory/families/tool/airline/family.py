@@ -205,16 +205,12 @@ class AirlineRequests(ToolFamily):
 
         easy = [plan.add_bags, plan.fix_passenger, plan.change_cabin, plan.cancel_fresh]
         draw_pieces(plan, shape, difficulty, traps, HANDOVERS, easy, more)
-        greeting = rng.choice(
-            [
-                f"Hi, this is {me['name']['first_name']} {me['name']['last_name']}, user id "
-                f"{me['user_id']}.",
-                f"Hello! My user id is {me['user_id']} ({me['name']['first_name']} "
-                f"{me['name']['last_name']}).",
-                f"Hi there, {me['name']['first_name']} here (user {me['user_id']}).",
-            ]
+        greeting = plan.wording(
+            "hello",
+            first=me["name"]["first_name"],
+            last=me["name"]["last_name"],
+            user=me["user_id"],
         )
-        request = " ".join([greeting, *plan.parts])
-        if difficulty is not Difficulty.EASY:
-            request += rng.choice(["", " Thanks!", " Thank you so much.", " Cheers."])
+        bye = plan.wording("bye") if difficulty is not Difficulty.EASY else ""
+        request = " ".join(w for w in [greeting, *plan.parts, bye] if w)
         return plan.scenario(DOMAIN, request, "airline")

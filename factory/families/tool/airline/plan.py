@@ -47,13 +47,7 @@ class AirlinePlan(Plan):
         return self.rng.choice(cards)
 
     def _card_words(self, card: JSON) -> str:
-        return self.rng.choice(
-            [
-                f"my {card['brand']} ending in {card['last_four']}",
-                f"the {card['brand']} card ending {card['last_four']}",
-                f"my {card['brand']} ({card['last_four']})",
-            ]
-        )
+        return self.wording("card", brand=card["brand"], last_four=card["last_four"])
 
     def _future_flight(
         self,
@@ -204,12 +198,7 @@ class AirlinePlan(Plan):
                     other["prices"][cabin] = target["prices"][cabin] + rng.randint(5, 60)
             which = f"the cheapest {CABIN_WORDS[cabin]} fare that day"
         else:
-            which = rng.choice(
-                [
-                    f"the {target['departure']} departure",
-                    f"the flight leaving at {target['departure']}",
-                ]
-            )
+            which = self.wording("outbound", time=target["departure"])
         legs = [target]
         back = None
         if round_trip:
@@ -224,7 +213,7 @@ class AirlinePlan(Plan):
         gift = next((m for m in self.me["payment_methods"] if m["source"] == "gift_card"), None)
         if gift is not None and rng.random() < 0.5:
             gift["balance"] = float(max(gift["balance"], price + rng.randrange(0, 300, 10)))
-            payment, pay_words = gift, rng.choice(["my gift card", "the gift card on my account"])
+            payment, pay_words = gift, self.wording("gift-card")
         else:
             payment = self._card()
             pay_words = self._card_words(payment)
@@ -270,9 +259,7 @@ class AirlinePlan(Plan):
             f"from {self.city[route[0]]} to {self.city[route[1]]} on {pretty_date(target['date'])}"
         )
         if back is not None:
-            ret = rng.choice(
-                [f"the {back['departure']} flight", f"the flight departing {back['departure']}"]
-            )
+            ret = self.wording("return", time=back["departure"])
             trip += f", coming back on {pretty_date(back['date'])} with {ret}"
         bag_words = (
             "no checked bags"
@@ -282,17 +269,18 @@ class AirlinePlan(Plan):
         ins_words = "with travel insurance" if insurance else "no travel insurance, thanks"
         we = "I'll" if len(people) == 1 and me_flies else "we'll"
         self.parts.append(
-            rng.choice(
-                [
-                    f"I'd like to book a {'round trip' if back else 'one-way trip'} {trip}, taking "
-                    f"{which} on the way out, in the {CABIN_WORDS[cabin]} cabin, for {who}. "
-                    f"{we.capitalize()} have {bag_words}, {ins_words}. Please pay with {pay_words}.",
-                    f"Please book {who} {trip} ({which} on the way out), {CABIN_WORDS[cabin]} cabin, "
-                    f"{bag_words}, {ins_words}. Use {pay_words} for it.",
-                    f"Can you get {who} on a flight {trip}? For the outbound I want {which}. "
-                    f"{CABIN_WORDS[cabin].capitalize()} please, {bag_words} and {ins_words}. "
-                    f"Charge {pay_words}.",
-                ]
+            self.wording(
+                "booking",
+                kind="round trip" if back else "one-way trip",
+                trip=trip,
+                which=which,
+                cabin=CABIN_WORDS[cabin],
+                Cabin=CABIN_WORDS[cabin].capitalize(),
+                who=who,
+                We=we.capitalize(),
+                bags=bag_words,
+                insurance=ins_words,
+                card=pay_words,
             )
         )
         wrong = [f for f in same_day if f is not target]

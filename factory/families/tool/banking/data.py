@@ -39,6 +39,9 @@ def money_text(amount: float) -> str:
 
 WORDINGS = Wordings(
     Path(__file__).parent / "wordings.toml",
+    "hello",
+    "bye",
+    "account",
     "card-freeze",
     "card-unfreeze",
     "transfer",

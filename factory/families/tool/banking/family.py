@@ -184,6 +184,5 @@ class BankingRequests(ToolFamily):
 
         easy = [plan.freeze_card, plan.transfer, plan.unfreeze_card]
         draw_pieces(plan, shape, difficulty, traps, HANDOVERS, easy, more)
-        request = " ".join([plan.intro(), *plan.parts])
-        request += rng.choice(["", " Thanks!", " Thank you.", " Many thanks in advance."])
+        request = " ".join(w for w in [plan.intro(), *plan.parts, plan.wording("bye")] if w)
         return plan.scenario(DOMAIN, request, "banking")

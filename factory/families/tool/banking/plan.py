@@ -183,14 +183,7 @@ class BankingPlan(Plan):
             if self.lookup
             else f"I'm {me['name']}, customer number {me['customer_id']}"
         )
-        return rng.choice(
-            [
-                f"Hello, {who}. For security: born {dob_words}, ZIP code {me['postcode']}.",
-                f"Hi! {who} (date of birth {dob_words}, ZIP {me['postcode']}).",
-                f"Good morning. {who}; my date of birth is {dob_words} and my ZIP code is "
-                f"{me['postcode']}.",
-            ]
-        )
+        return self.wording("hello", who=who, dob=dob_words, postcode=me["postcode"])
 
     def _spend(self, account: JSON, amount: float) -> None:
         self.spent[account["account_id"]] = self.spent.get(account["account_id"], 0) + amount
@@ -205,12 +198,7 @@ class BankingPlan(Plan):
         return round(self.rng.uniform(low, high), 2)
 
     def _words(self, account: JSON) -> str:
-        return self.rng.choice(
-            [
-                f"my {account['type']} account",
-                f"my {account['type']} (ending {account['number'][-4:]})",
-            ]
-        )
+        return self.wording("account", type=account["type"], last_four=account["number"][-4:])
 
     @staticmethod
     def _pay(account: JSON, payee_id: str, amount: float) -> Call:

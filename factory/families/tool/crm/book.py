@@ -12,7 +12,7 @@ from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
 from factory.families.names import MONTH_NAMES
 
-from .data import DEAL_NAMES, PRODUCTS, TITLES, WEEKDAYS
+from .data import DEAL_NAMES, PRODUCTS, TITLES, WEEKDAYS, WORDINGS
 
 
 class Book:
@@ -130,13 +130,7 @@ class Book:
 
     def who(self, contact: JSON) -> str:
         company = self.company_name(contact["company_id"])
-        return self.rng.choice(
-            [
-                f"{contact['name']} from {company}",
-                f"{contact['name']} at {company}",
-                f"{contact['name']} ({company})",
-            ]
-        )
+        return self.rng.choice(WORDINGS.fill("contact", name=contact["name"], company=company))
 
     def deal_words(self, company: JSON, deal: JSON) -> dict[str, object]:
         """How a wording names ``deal`` of ``company``: {deal}, {company} and

@@ -70,6 +70,9 @@ WEEKDAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", 
 
 WORDINGS = Wordings(
     _HERE / "wordings.toml",
+    "hello",
+    "bye",
+    "contact",
     "unsubscribe",
     "contact-title",
     "contact-email",

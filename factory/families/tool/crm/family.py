@@ -22,6 +22,7 @@ from .data import (
     SUMMARIES,
     TASK_TITLES,
     TEMPLATES,
+    WORDINGS,
 )
 from .parts import BIGGER, SIMPLE, amount_part, close_part
 from .traps import TRAPS
@@ -154,12 +155,7 @@ class CrmRequests(ToolFamily):
             rng,
             parts,
             traps,
-            greetings=lambda: [
-                f"Hi, this is {b.me['name']}.",
-                f"Hey - {b.me['name']} from sales.",
-                f"Hi! {b.me['name']} here.",
-                "",
-            ],
-            byes=["Thanks!", "Thanks a lot.", "Cheers", ""],
+            greetings=lambda: WORDINGS.fill("hello", me=b.me["name"]),
+            byes=WORDINGS.fill("bye"),
             tags=["crm"],
         )

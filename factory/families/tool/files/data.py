@@ -53,6 +53,10 @@ SIZES = _CONTENTS.sizes
 """The (smallest, largest) size in bytes of a file of an extension."""
 WORDINGS = Wordings(
     Path(__file__).parent / "wordings.toml",
+    "hello",
+    "bye",
+    "department-folder",
+    "subfolder",
     "rename",
     "share-editor",
     "share-viewer",

@@ -11,7 +11,7 @@ from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
 from factory.families.names import MONTH_NAMES
 
-from .data import CITIES, CLIENTS, DEPTS, PRODUCTS, SIZES
+from .data import CITIES, CLIENTS, DEPTS, PRODUCTS, SIZES, WORDINGS
 
 
 class Drive:
@@ -42,15 +42,15 @@ class Drive:
     def where(self, folder: JSON) -> str:
         """The folder as a person would name it."""
         if folder in self.depts:
-            return self.rng.choice([f"the {folder['name']} folder", f"{folder['name']}/"])
+            return self.rng.choice(WORDINGS.fill("department-folder", folder=folder["name"]))
         dept = self.dept_of(folder)["name"]
         return self.rng.choice(
-            [
-                f"{dept}/{folder['name']}",
-                f"the {folder['name']} folder in {dept}",
-                f"{dept} > {folder['name']}",
-                f"{dept}'{'' if dept.endswith('s') else 's'} {folder['name']} folder",
-            ]
+            WORDINGS.fill(
+                "subfolder",
+                dept=dept,
+                dept_possessive=f"{dept}'{'' if dept.endswith('s') else 's'}",
+                folder=folder["name"],
+            )
         )
 
     def fill(self, pattern: str) -> str:

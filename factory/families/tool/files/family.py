@@ -13,7 +13,7 @@ from factory.families.tool.scenario import Scenario, Shape
 from factory.families.tool.toolfamily import ToolFamily, compose, draw_today, hard_traps
 from factory.vocabulary import Difficulty
 
-from .data import BIG, COMPANIES, DEPTS, GIB, MIN_FREE, SUBFOLDERS, TAGS
+from .data import BIG, COMPANIES, DEPTS, GIB, MIN_FREE, SUBFOLDERS, TAGS, WORDINGS
 from .drive import Drive
 from .parts import SIMPLE, reorganise_part
 from .traps import TRAPS
@@ -154,12 +154,9 @@ class FileRequests(ToolFamily):
             rng,
             parts,
             traps,
-            greetings=lambda: [
-                f"Hi, it's {d.me['name']}.",
-                f"Hello - {d.me['name']} here.",
-                f"Hi! {d.me['name']} from {d.dept_of(rng.choice(d.subs))['name']}.",
-                "",
-            ],
-            byes=["Thanks!", "Thank you.", "Cheers", ""],
+            greetings=lambda: WORDINGS.fill(
+                "hello", me=d.me["name"], department=lambda: d.dept_of(rng.choice(d.subs))["name"]
+            ),
+            byes=WORDINGS.fill("bye"),
             tags=["file-storage"],
         )

@@ -52,16 +52,15 @@ def pretty_date(date: str) -> str:
 def units_text(rng: random.Random, n: int, product: JSON) -> str:
     item, variant = product["name"].split(" - ")
     return rng.choice(
-        [
-            f"{n} x {product['name']}",
-            f"{n} {item} ({variant})",
-            f"{n} of the {item}, {variant}",
-        ]
+        WORDINGS.fill("units", n=n, product=product["name"], item=item, variant=variant)
     )
 
 
 WORDINGS = Wordings(
     Path(__file__).parent / "wordings.toml",
+    "hello",
+    "bye",
+    "units",
     "new-order",
     "edit-order",
     "more-quantity",

@@ -120,6 +120,5 @@ class InventoryRequests(ToolFamily):
 
         easy = [plan.add_product, plan.change_quantity, plan.return_items, plan.ship]
         draw_pieces(plan, shape, difficulty, traps, HANDOVERS, easy, more)
-        request = " ".join([plan.intro(), *plan.parts])
-        request += rng.choice(["", " Thanks!", " Thank you.", " Appreciate it."])
+        request = " ".join(w for w in [plan.intro(), *plan.parts, plan.wording("bye")] if w)
         return plan.scenario(DOMAIN, request, "orders")

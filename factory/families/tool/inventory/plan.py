@@ -87,14 +87,7 @@ class InventoryPlan(Plan):
         self.home = me["home_warehouse"]
 
     def intro(self) -> str:
-        me = self.me
-        return self.rng.choice(
-            [
-                f"Hi, this is {me['name']} ({me['email']}).",
-                f"Hello! {me['name']} here, account email {me['email']}.",
-                f"Hi there - {me['name']} writing ({me['email']}).",
-            ]
-        )
+        return self.wording("hello", name=self.me["name"], email=self.me["email"])
 
     def _product(self, *, need: bool = True, avoid: set[str] = frozenset()) -> JSON:
         """A product none of whose variants a piece relies on yet. With ``need``, the piece

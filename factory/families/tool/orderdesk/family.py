@@ -81,4 +81,4 @@ class OrderDeskRequests(ToolFamily):
         plan = OrderDeskPlan(rng, state)
         parts = [plan.won_deal_order, plan.invoice_reminder, plan.ship_and_log, plan.deal_amount]
         plan.draw(shape, difficulty, parts)
-        return plan.request_scenario(DOMAIN, "Hello - {me} from account management.")
+        return plan.request_scenario(DOMAIN)

@@ -22,14 +22,18 @@ from factory.families.tool.wordings import Wordings
 INVOICE_TEMPLATE = "Invoice reminder"
 
 
+PART_TAGS = ("won-deal-order", "invoice-reminder", "ship-and-log", "deal-amount")
+"""The request's cross-app pieces, each worded and tagged by its name."""
+
 WORDINGS = Wordings(
     Path(__file__).parent / "wordings.toml",
-    "won-deal-order",
-    "invoice-reminder",
-    "ship-and-log",
-    "deal-amount",
+    "hello",
+    "bye",
+    *PART_TAGS,
     "trap-colleague-account",
+    "trap-oversell",
     "trap-discount",
+    "trap-cancel-shipped",
     "handover-damaged",
     "handover-wholesale",
     "handover-dispute",
@@ -41,6 +45,7 @@ class OrderDeskPlan(SuitePlan):
     """A request to the order desk, built piece by piece on the seeded state."""
 
     domain = DOMAIN
+    wordings = WORDINGS
 
     def __init__(self, rng: random.Random, state: JSON) -> None:
         self.book = Book(rng, state["crm"])
@@ -129,14 +134,12 @@ class OrderDeskPlan(SuitePlan):
             fields={"order_number": order_id},
         )
         wrong = [{**lines[0], "sku": self.shop._sibling(products[0])["sku"]}, *lines[1:]]  # noqa: SLF001
-        text = self.rng.choice(
-            WORDINGS.fill(
-                "won-deal-order",
-                **b.contact_words(contact),
-                deal=deal["name"],
-                items=words,
-                template=CONFIRMATION_TEMPLATE,
-            )
+        text = self.wording(
+            "won-deal-order",
+            **b.contact_words(contact),
+            deal=deal["name"],
+            items=words,
+            template=CONFIRMATION_TEMPLATE,
         )
         self.piece(
             "won-deal-order",
@@ -173,8 +176,8 @@ class OrderDeskPlan(SuitePlan):
             age=1,
             shipped_ago=1,
         )
-        text = self.rng.choice(
-            WORDINGS.fill("invoice-reminder", **b.contact_words(contact), template=INVOICE_TEMPLATE)
+        text = self.wording(
+            "invoice-reminder", **b.contact_words(contact), template=INVOICE_TEMPLATE
         )
         head = [
             call("store_find_customer", query=company["name"]),
@@ -208,7 +211,7 @@ class OrderDeskPlan(SuitePlan):
         self.clear_pending(customer)
         order, _ = self.shop._pending(self.rng.randint(1, 2))  # noqa: SLF001
         contact = b.add_contact(company)
-        text = self.rng.choice(WORDINGS.fill("ship-and-log", **b.contact_words(contact)))
+        text = self.wording("ship-and-log", **b.contact_words(contact))
         store = [
             call("store_find_customer", query=company["name"]),
             call("store_list_orders", customer_id=customer["customer_id"], status="pending"),
@@ -232,10 +235,8 @@ class OrderDeskPlan(SuitePlan):
         order, _ = self.shop._pending(self.rng.randint(2, 3))  # noqa: SLF001
         order["discount_pct"] = self.rng.choice([5, 10])
         order["total"] = round(order["subtotal"] * (100 - order["discount_pct"]) / 100, 2)
-        text = self.rng.choice(
-            WORDINGS.fill(
-                "deal-amount", **self.book.deal_words(company, deal), order=order["order_id"]
-            )
+        text = self.wording(
+            "deal-amount", **self.book.deal_words(company, deal), order=order["order_id"]
         )
         head = [
             call("store_get_order", order_id=order["order_id"]),
@@ -262,10 +263,8 @@ class OrderDeskPlan(SuitePlan):
         owner = self.book.user_name(company["owner"])
         products, quantities, words = self.items(1)
         lines = [{"sku": products[0]["sku"], "quantity": quantities[0]}]
-        text = self.rng.choice(
-            WORDINGS.fill(
-                "trap-colleague-account", owner=owner, company=company["name"], items=words
-            )
+        text = self.wording(
+            "trap-colleague-account", owner=owner, company=company["name"], items=words
         )
         create = call(
             "store_create_order",
@@ -282,9 +281,12 @@ class OrderDeskPlan(SuitePlan):
         have = self.rng.randint(0, 6)
         product["stock"][order["warehouse_id"]] = have
         want = have + self.rng.randint(3, 12)
-        text = (
-            f"Also add {want} x {product['name']} to {possessive(company['name'])} pending order "
-            f"{order['order_id']} - they need all {want}, not fewer."
+        text = WORDINGS.only(
+            "trap-oversell",
+            want=want,
+            product=product["name"],
+            company_possessive=possessive(company["name"]),
+            order=order["order_id"],
         )
         self.trap(
             "trap-oversell",
@@ -296,10 +298,8 @@ class OrderDeskPlan(SuitePlan):
         company, customer = self.account()
         order, _ = self.shop._pending(1)  # noqa: SLF001
         percent = DISCOUNT_CAP[customer["tier"]] + self.rng.choice([5, 10])
-        text = self.rng.choice(
-            WORDINGS.fill(
-                "trap-discount", company=company["name"], percent=percent, order=order["order_id"]
-            )
+        text = self.wording(
+            "trap-discount", company=company["name"], percent=percent, order=order["order_id"]
         )
         self.trap(
             "trap-discount",
@@ -310,9 +310,10 @@ class OrderDeskPlan(SuitePlan):
     def trap_cancel_shipped(self) -> None:
         company, _customer = self.account()
         order, _ = self.shop._shipped(1, self.rng.randint(1, 6))  # noqa: SLF001
-        text = (
-            f"And cancel {possessive(company['name'])} order {order['order_id']} - they ordered it by "
-            "mistake."
+        text = WORDINGS.only(
+            "trap-cancel-shipped",
+            company_possessive=possessive(company["name"]),
+            order=order["order_id"],
         )
         self.trap(
             "trap-cancel-shipped", text, call("store_cancel_order", order_id=order["order_id"])

@@ -96,7 +96,7 @@ class WorkspaceRequests(ToolFamily):
             parts.append(plan.kickoff)
         plan.draw(shape, difficulty, parts)
         _set_quotas(plan.drive)
-        return plan.request_scenario(DOMAIN, "Hey - it's {me} from sales.")
+        return plan.request_scenario(DOMAIN)
 
 
 def add_customer_folders(drive: JSON, companies: list[str]) -> None:
