@@ -131,7 +131,13 @@ def certify_here(
         )
     task = load_task(task_dir)
     mark = time.monotonic()
-    found = scan_image(site.runtime, task, verdict.image or "", checks.forbidden_strings)
+    found = scan_image(
+        site.runtime,
+        task,
+        verdict.image or "",
+        checks.forbidden_strings,
+        base=verdict.base_image,
+    )
     if found:
         return Certificate(
             QualityOutcome.LEAK.value,

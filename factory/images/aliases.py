@@ -199,3 +199,23 @@ def rewrite_dockerfile(
             f"base image {original} -> {local} (alias{table.note_suffix(original)})"
         )
     return result
+
+
+def final_base(text: str) -> str | None:
+    """The image the final stage of the Dockerfile ``text`` starts from, following stage names
+    (``FROM builder``) to the external image; None for ``scratch`` or a reference that names
+    no image here (an unexpanded ``$ARG``, no ``FROM`` at all)."""
+    stages: dict[str, str] = {}
+    last: str | None = None
+    for line in text.splitlines():
+        match = _FROM_RE.match(line)
+        if match is None:
+            continue
+        image = match.group("image")
+        last = stages.get(image.lower(), image)
+        stage = re.search(r"\s+AS\s+(\S+)", match.group("rest"), re.IGNORECASE)
+        if stage:
+            stages[stage.group(1).lower()] = last
+    if last is None or last.lower() == "scratch" or "$" in last:
+        return None
+    return last

@@ -14,7 +14,7 @@ from factory.errors import (
     ImageBuildError,
     UnavailableOfflineError,
 )
-from factory.images.aliases import AliasTable, rewrite_dockerfile
+from factory.images.aliases import AliasTable, final_base, rewrite_dockerfile
 from factory.images.build_log import missing_packages, recall_unreachable, remember_unreachable
 from factory.images.builder import build_recipe
 from factory.images.dockerfile_compat import make_legacy_compatible
@@ -59,6 +59,10 @@ class TaskImage:
     e.g. ``curl ... | sh`` whose pipe hid the failure: the image may lack what they serve."""
     services: dict[str, str] = field(default_factory=dict)
     """The image of each sidecar (service name -> reference); empty for one container."""
+    base: str | None = None
+    """The local image the final stage of its Dockerfile starts from (what the task's build
+    added to: :func:`factory.images.aliases.final_base`); None for a prebuilt ``docker_image``
+    or a final stage from ``scratch``."""
 
 
 _SERVICE_IMAGES: dict[tuple[str, str], dict[str, str]] = {}
@@ -270,6 +274,7 @@ class TaskImageBuilder:
                     env_hash,
                     notes + rewrite.notes,
                     recall_unreachable(env_hash),
+                    base=final_base(dockerfile),
                 )
             labels = {
                 **self.runtime.base_labels(task.id),
@@ -307,7 +312,15 @@ class TaskImageBuilder:
             record_use(tag, self.runtime.image_id(tag))
             unreachable = remember_unreachable(env_hash, log_path)
         notes += rewrite.notes + built.notes
-        return TaskImage(tag, True, time.monotonic() - started, env_hash, notes, unreachable)
+        return TaskImage(
+            tag,
+            True,
+            time.monotonic() - started,
+            env_hash,
+            notes,
+            unreachable,
+            base=final_base(dockerfile),
+        )
 
     def _run_notes(self, task: Task, image: str) -> list[str]:
         """What of the task's container settings this engine cannot enforce."""

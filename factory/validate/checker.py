@@ -126,6 +126,7 @@ def _build(site: Site, task: Task, verdict: TaskValidation, logs: Path) -> str |
         verdict.outcome, verdict.reason = Outcome.INVALID_TASK, str(exc)
     else:
         verdict.image = image.ref
+        verdict.base_image = image.base
         verdict.notes.extend(image.notes)
         if image.unreachable:
             site.unreachable[image.ref] = image.unreachable

@@ -116,6 +116,9 @@ class TaskValidation(BaseModel):
     """One line a task author can act on."""
     content_hash: str | None = None
     image: str | None = None
+    base_image: str | None = None
+    """The local image the task's Dockerfile builds on (its final stage's ``FROM``); None for
+    a prebuilt image or one built from ``scratch``."""
     timings: dict[str, float] = Field(default_factory=dict)
     """Seconds: build, nop (all repeats), oracle (all repeats), harness, total."""
     logs: dict[str, str] = Field(default_factory=dict)
