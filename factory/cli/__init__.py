@@ -16,6 +16,7 @@ import sys
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from factory import __version__
 from factory.cli import families, gc, images, publish, solve, suite, tasks, train, validate
@@ -66,12 +67,14 @@ def main() -> None:
     try:
         app()
     except FactoryError as exc:
-        console.print(f"[red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         sys.exit(2)
     except OSError as exc:  # the filesystem refused (disk full, a file where a folder goes)
         from factory.fsutil import describe_os_error
 
-        console.print(f"[red]error:[/] {describe_os_error(exc)}", highlight=False, soft_wrap=True)
+        console.print(
+            f"[red]error:[/] {escape(describe_os_error(exc))}", highlight=False, soft_wrap=True
+        )
         sys.exit(2)
     except KeyboardInterrupt:
         console.print("[yellow]interrupted[/]")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -72,7 +72,9 @@ def try_(
     param: Annotated[
         list[str] | None,
         typer.Option(
-            "--param", "-p", help="A family parameter over its default: KEY=VALUE (repeatable)."
+            "--param",
+            "-p",
+            help="A family parameter over its default: KEY=VALUE, VALUE in YAML as in a taxonomy (repeatable).",
         ),
     ] = None,
     jobs: opt.Jobs = opt.DEFAULT_JOBS,
@@ -116,8 +118,11 @@ def try_(
         raise typer.Exit(FAILED)
 
 
-def _params(pairs: list[str]) -> dict[str, str]:
-    """``--param KEY=VALUE`` options as a dict (a later KEY wins)."""
+def _params(pairs: list[str]) -> dict[str, Any]:
+    """``--param KEY=VALUE`` options as a dict (a later KEY wins); VALUE is read as YAML, as a
+    taxonomy's params are (``llm_report=false`` is false, ``projects=[a, b]`` a list)."""
+    import yaml
+
     from factory.errors import FactoryError
 
     out = {}
@@ -125,7 +130,13 @@ def _params(pairs: list[str]) -> dict[str, str]:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
             raise FactoryError(f"--param takes KEY=VALUE, not {pair!r}")
-        out[key.strip()] = value.strip()
+        try:
+            out[key.strip()] = yaml.safe_load(value) if value.strip() else ""
+        except yaml.YAMLError as exc:
+            problem = getattr(exc, "problem", None) or "not YAML"
+            raise FactoryError(
+                f"--param {key.strip()}: {value!r} is not a value ({problem})"
+            ) from None
     return out
 
 

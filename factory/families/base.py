@@ -140,6 +140,16 @@ class Family:
     def draft(self, rng: random.Random, difficulty: Difficulty, params: Mapping[str, Any]) -> Draft:
         raise NotImplementedError
 
+    def params_with(self, given: Mapping[str, Any]) -> dict[str, Any]:
+        """The family's :attr:`default_params` with ``given`` over them. A single value given
+        for a parameter whose default is a list is that list of one (``projects: sqlparse``, or
+        ``-p projects=sqlparse``, means ``[sqlparse]``, not its letters)."""
+        out = {**self.default_params, **given}
+        for key, default in self.default_params.items():
+            if isinstance(default, list) and isinstance(out[key], str | int | float | bool):
+                out[key] = [out[key]]
+        return out
+
     def with_content(self, content: Slots | Mapping[str, Any]) -> Family:
         """This family drafting from ``content``: an instance of its ``slots``, or the checked
         values of some of them (:meth:`Slots.salvage`; the others keep the family's own

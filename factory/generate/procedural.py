@@ -49,7 +49,7 @@ class ProceduralBackend:
             family = registry.get(leaf.skill.generator)
         except KeyError as exc:
             raise GenerationError(str(exc.args[0])) from None
-        params = {**family.default_params, **leaf.skill.params}
+        params = family.params_with(leaf.skill.params)
         persona, scenario = persona_and_scenario(leaf, seed)
         origin = {"suite": self.suite, "persona": persona, "scenario": scenario}
         try:

@@ -245,7 +245,7 @@ class ScenarioBackend(ConversingBackend):
         dropped: dict[str, str] = {}
         while True:
             family = slot_family(leaf).with_content(content)
-            params = {**family.default_params, **leaf.skill.params}
+            params = family.params_with(leaf.skill.params)
             params.pop("mode", None)
             persona, scenario = persona_and_scenario(leaf, seed)
             origin = {

@@ -42,7 +42,7 @@ def render_trial(
     family = registry.get(name)
     task_id = f"{name}-{difficulty.value}-{seed}"
     draft = family.draft(
-        random.Random(seed), difficulty, {**family.default_params, **(params or {})}
+        random.Random(seed), difficulty, family.params_with(params or {})
     )
     origin = Origin(
         suite="trial",

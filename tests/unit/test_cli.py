@@ -66,3 +66,18 @@ def test_no_docker_engine_is_one_clear_line(tmp_path):
 def test_importing_factory_is_light():
     modules = ["factory", "factory.tasks.model", "factory.validate.outcome"]
     assert loaded_after_import(modules, ["docker", "torch", "vllm"]) == []
+
+
+def test_a_param_value_is_read_as_yaml_and_a_bad_one_is_one_line(tmp_path):
+    out = tmp_path / "trials"
+    result = factory(
+        "families", "try", "repo-bug", "-d", "easy", "--render-only",
+        "-p", "projects=sqlparse", "-p", "llm_report=false", "-o", str(out),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "sqlparse" in (out / "tasks" / "repo-bug-easy-1" / "instruction.md").read_text()
+    bad = factory("families", "try", "repo-bug", "--render-only", "-p", "projects=[sql[/]")
+    assert bad.returncode == 2
+    lines = (bad.stdout + bad.stderr).strip().splitlines()
+    assert len(lines) == 1
+    assert "--param projects: '[sql[/]' is not a value" in lines[0]

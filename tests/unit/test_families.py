@@ -76,3 +76,14 @@ def test_two_seeds_give_different_tasks(name):
 def test_difficulty_changes_the_task(name):
     easy, hard = render(name, Difficulty.EASY, 3), render(name, Difficulty.HARD, 3)
     assert easy.files != hard.files
+
+
+def test_params_with_reads_a_single_value_for_a_list_parameter_as_a_list_of_one():
+    """``projects: sqlparse`` (a taxonomy) or ``-p projects=sqlparse`` means that one project,
+    not its letters; other values pass through over the defaults."""
+    family = registry.get("repo-bug")
+    assert family.params_with({"projects": "sqlparse"})["projects"] == ["sqlparse"]
+    assert family.params_with({"projects": ["a", "b"]})["projects"] == ["a", "b"]
+    merged = family.params_with({"llm_report": False, "other": "x"})
+    assert merged == {"projects": [], "llm_report": False, "other": "x"}
+    assert registry.get("checksum-verify").params_with({"k": "v"}) == {"k": "v"}
