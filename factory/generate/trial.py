@@ -41,9 +41,7 @@ def render_trial(
     """One task of family ``name``; ``params`` over the family's defaults."""
     family = registry.get(name)
     task_id = f"{name}-{difficulty.value}-{seed}"
-    draft = family.draft(
-        random.Random(seed), difficulty, family.params_with(params or {})
-    )
+    draft = family.draft(random.Random(seed), difficulty, family.params_with(params or {}))
     origin = Origin(
         suite="trial",
         taxonomy_path=f"{family.domain.value}/{family.category}/{name}",

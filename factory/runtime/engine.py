@@ -39,7 +39,7 @@ class DockerRuntime(
         self._image_ids: dict[str, str] = {}
         self._builds: set[_BuildHandle] = set()
         self._harness_volume: str | None = None
-        self._references: dict[str, str] = {}  # image -> a created (never started) container
+        self._references: dict[str, str] = {}  # image id -> a created (never started) container
         self._image_env: dict[str, str] = {}
         self._path_kinds: dict[tuple[str, str], str | None] = {}
         self._storage_quota: bool | None = None  # unknown until a task asks for storage_mb

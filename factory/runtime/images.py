@@ -123,16 +123,24 @@ class ImagesMixin:
             self.api.remove_volume(name, force=True)
             raise DockerUnavailableError(f"could not fill the harness volume {name}")
 
+    def _image_key(self, image: str) -> str:
+        """What the per-image caches below are keyed by: the image's id, so a tag that this
+        runtime builds, imports or tags again is read afresh (``image`` itself when the engine
+        does not know it: the call that follows then fails as it would have)."""
+        return self.image_id(image) or image
+
     def image_path_env(self, image: str) -> str:
         """The image's PATH (the verifier's commands are looked up on it)."""
-        if image not in self._image_env:
-            env = self.api.inspect_image(image)["Config"].get("Env") or []
+        key = self._image_key(image)
+        if key not in self._image_env:
+            env = self.api.inspect_image(key)["Config"].get("Env") or []
             found = [e.split("=", 1)[1] for e in env if e.startswith("PATH=")]
-            self._image_env[image] = found[0] if found else DEFAULT_PATH
-        return self._image_env[image]
+            self._image_env[key] = found[0] if found else DEFAULT_PATH
+        return self._image_env[key]
 
     def _reference(self, image: str) -> str:
         """A container created (never started) from ``image``: its files are the image's."""
+        image = self._image_key(image)
         with self._lock:
             found = self._references.get(image)
         if found:
@@ -156,7 +164,7 @@ class ImagesMixin:
     def image_path_kind(self, image: str, path: str) -> str | None:
         """'dir', 'file' (anything else: files, links) or None: what ``image`` has at
         ``path``."""
-        key = (image, path)
+        key = (self._image_key(image), path)
         if key not in self._path_kinds:
             try:
                 stream, stat = self.api.get_archive(self._reference(image), path)

@@ -122,3 +122,19 @@ def test_unenforceable_disk_quota_is_dropped_not_fatal(runtime):
     """overlay2 on ext4 has no quotas: storage_mb must not make every task an infra error."""
     with runtime.start(ContainerSpec(image=BASE, storage_mb=512)) as box:
         assert box.exec(["true"], timeout_sec=10).exit_code == 0
+
+
+def test_what_an_image_holds_is_read_afresh_when_its_tag_moves(runtime):
+    """The runtime answers "what does the image have at PATH" from a created container of the
+    image; keyed by the image id, a tag that the runtime points elsewhere is read again (keyed
+    by the tag, the old image's files kept answering)."""
+    tag, path = "factory-test/moving-tag:1", "/usr/local/bin/pip3.11"
+    try:
+        runtime.tag_image(BASE, tag)
+        assert runtime.image_path_kind(tag, path) is None
+        assert runtime.image_archive(tag, path) is None
+        runtime.tag_image("factory/python:bookworm", tag)
+        assert runtime.image_path_kind(tag, path) == "file"
+        assert runtime.image_archive(tag, path)
+    finally:
+        runtime.remove_image(tag)
