@@ -109,6 +109,14 @@ def select(
     )
 
 
+def search_form(action: str, label: str, q: str, *controls: str, button: str = "Filter") -> str:
+    """A GET form to ``action`` that narrows a list: a text box ``q`` labelled ``label`` and
+    holding ``q``, then ``controls`` (HTML: selects, inputs), then a ``button`` to submit."""
+    search = f'<label for="q">{label}</label> <input id="q" name="q" value="{esc(q)}">'
+    submit = f'<button type="submit">{button}</button>'
+    return f'<form method="get" action="{action}">{" ".join((search, *controls, submit))}</form>'
+
+
 def table(headers: Iterable[str], rows: Iterable[Iterable[Any]]) -> str:
     """A ``<table>``: a header row of ``headers``, then one row of cells (HTML) per row."""
     head = "".join(f"<th>{h}</th>" for h in headers)
@@ -180,6 +188,10 @@ class WebApp:
 
     def query(self, sql: str, args: tuple = ()) -> list[sqlite3.Row]:
         return self.db().execute(sql, args).fetchall()
+
+    def column(self, sql: str, args: tuple = ()) -> list[Any]:
+        """The first column of every row ``sql`` selects, as a list."""
+        return [row[0] for row in self.query(sql, args)]
 
     def one(self, sql: str, args: tuple = ()) -> sqlite3.Row | None:
         return self.db().execute(sql, args).fetchone()

@@ -4,7 +4,7 @@ account status (active / suspended)."""
 import re
 
 from flask import redirect, request
-from kit import WebApp, bullets, error_lines, esc, select, table, text_inputs, where
+from kit import WebApp, bullets, error_lines, esc, search_form, select, table, text_inputs, where
 
 SCHEMA = """
 CREATE TABLE accounts (
@@ -47,10 +47,7 @@ admin_only = web.login_required(role="admin")
 
 
 def departments() -> list[str]:
-    return [
-        r["department"]
-        for r in web.query("SELECT DISTINCT department FROM accounts ORDER BY department")
-    ]
+    return web.column("SELECT DISTINCT department FROM accounts ORDER BY department")
 
 
 @app.route("/accounts")
@@ -69,14 +66,15 @@ def accounts():
     )
     rows, pager = web.paginate(sql + " ORDER BY username", args)
     body = (
-        '<form method="get" action="/accounts"><label for="q">Search</label> '
-        f'<input id="q" name="q" value="{esc(q)}"> '
-        + select("department", "Department", [("", "All"), *departments()], dept)
-        + " "
-        + select("status", "Status", [("", "All"), "active", "suspended"], status)
-        + ' <label for="inactive_since">Last login before (YYYY-MM-DD)</label> '
-        f'<input id="inactive_since" name="inactive_since" value="{esc(before)}"> '
-        '<button type="submit">Filter</button></form>'
+        search_form(
+            "/accounts",
+            "Search",
+            q,
+            select("department", "Department", [("", "All"), *departments()], dept),
+            select("status", "Status", [("", "All"), "active", "suspended"], status),
+            '<label for="inactive_since">Last login before (YYYY-MM-DD)</label> '
+            f'<input id="inactive_since" name="inactive_since" value="{esc(before)}">',
+        )
         + table(
             ("Username", "Name", "Department", "Status", "Last login"),
             (
@@ -135,7 +133,7 @@ def new_account():
             errors.append("Full name is required.")
         if not form.get("department", "").strip():
             errors.append("Department is required.")
-        known = {r["id"] for r in web.query("SELECT id FROM groups")}
+        known = set(web.column("SELECT id FROM groups"))
         if not checked <= known:
             errors.append("Unknown group.")
         if not errors:
@@ -258,7 +256,7 @@ def groups():
 @web.login_required
 def group(group_id: int):
     row = web.one_or_404("SELECT * FROM groups WHERE id = ?", (group_id,), "group")
-    have = {r["code"] for r in web.query("SELECT code FROM grants WHERE group_id = ?", (group_id,))}
+    have = set(web.column("SELECT code FROM grants WHERE group_id = ?", (group_id,)))
     perms = web.query("SELECT * FROM permissions ORDER BY code")
     members = web.query(
         "SELECT a.* FROM accounts a JOIN memberships m ON m.account_id = a.id "
@@ -286,11 +284,9 @@ def group(group_id: int):
 
 @web.action("/groups/<int:group_id>/permissions", "/groups/{group_id}", role="admin")
 def group_permissions(group_id: int):
-    known = {r["code"] for r in web.query("SELECT code FROM permissions")}
+    known = set(web.column("SELECT code FROM permissions"))
     wanted = sorted(set(request.form.getlist("codes")) & known)
-    before = sorted(
-        r["code"] for r in web.query("SELECT code FROM grants WHERE group_id = ?", (group_id,))
-    )
+    before = sorted(web.column("SELECT code FROM grants WHERE group_id = ?", (group_id,)))
     web.change(
         "set_permissions",
         [("DELETE FROM grants WHERE group_id = ?", (group_id,))]

@@ -5,7 +5,7 @@ import functools
 import re
 
 from flask import abort, redirect, request
-from kit import WebApp, bullets, error_lines, esc, select, table, where
+from kit import WebApp, bullets, error_lines, esc, search_form, select, table, where
 
 SCHEMA = """
 CREATE TABLE posts (
@@ -60,14 +60,11 @@ def can_edit(user, post) -> bool:
 
 
 def post_tags(post_id: int) -> list[str]:
-    return [
-        r["name"]
-        for r in web.query(
-            "SELECT t.name FROM post_tags pt JOIN tags t ON t.id = pt.tag_id WHERE pt.post_id = ? "
-            "ORDER BY t.name",
-            (post_id,),
-        )
-    ]
+    return web.column(
+        "SELECT t.name FROM post_tags pt JOIN tags t ON t.id = pt.tag_id WHERE pt.post_id = ? "
+        "ORDER BY t.name",
+        (post_id,),
+    )
 
 
 @app.route("/posts")
@@ -83,10 +80,9 @@ def posts():
     )
     rows, pager = web.paginate(sql + " ORDER BY p.id DESC", args)
     body = (
-        '<form method="get" action="/posts"><label for="q">Search titles</label> '
-        f'<input id="q" name="q" value="{esc(q)}"> '
-        + select("status", "Status", STATUSES, status, "Any")
-        + ' <button type="submit">Filter</button></form>'
+        search_form(
+            "/posts", "Search titles", q, select("status", "Status", STATUSES, status, "Any")
+        )
         + table(
             ("#", "Title", "Author", "Status"),
             (

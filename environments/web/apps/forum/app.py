@@ -4,7 +4,7 @@ lock, pin and move threads."""
 import datetime
 
 from flask import redirect, request
-from kit import WebApp, bullets, error_lines, esc, select, table
+from kit import WebApp, bullets, error_lines, esc, search_form, select, table
 
 SCHEMA = """
 CREATE TABLE boards (id INTEGER PRIMARY KEY, name TEXT UNIQUE NOT NULL, description TEXT NOT NULL);
@@ -100,10 +100,7 @@ def board(board_id: int):
 @app.route("/search")
 def search():
     q = request.args.get("q", "").strip()
-    body = (
-        '<form method="get" action="/search"><label for="q">Thread title contains</label> '
-        f'<input id="q" name="q" value="{esc(q)}"> <button type="submit">Search</button></form>'
-    )
+    body = search_form("/search", "Thread title contains", q, button="Search")
     if q:
         rows, pager = web.paginate(
             f"SELECT x.*, b.name AS board FROM ({THREAD_SQL}) x JOIN boards b "

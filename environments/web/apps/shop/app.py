@@ -1,7 +1,7 @@
 """Shop: a product catalogue with search and pages, a cart, coupons, checkout and orders."""
 
 from flask import redirect, request
-from kit import WebApp, bullets, error_lines, esc, select, table, text_inputs, where
+from kit import WebApp, bullets, error_lines, esc, search_form, select, table, text_inputs, where
 
 SCHEMA = """
 CREATE TABLE products (
@@ -76,14 +76,15 @@ def products():
         (category, "category = ?", (category,)),
     )
     rows, pager = web.paginate(sql + " ORDER BY name", args)
-    categories = [
-        r["category"] for r in web.query("SELECT DISTINCT category FROM products ORDER BY category")
-    ]
+    categories = web.column("SELECT DISTINCT category FROM products ORDER BY category")
     body = (
-        '<form method="get" action="/products"><label for="q">Search</label> '
-        f'<input id="q" name="q" value="{esc(q)}"> '
-        + select("category", "Category", categories, category, "All")
-        + ' <button type="submit">Search</button></form>'
+        search_form(
+            "/products",
+            "Search",
+            q,
+            select("category", "Category", categories, category, "All"),
+            button="Search",
+        )
         + table(
             ("Product", "SKU", "Price", "Stock"),
             (

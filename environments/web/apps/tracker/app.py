@@ -2,7 +2,7 @@
 with pages, issue creation with validation, and updates that need a comment to close."""
 
 from flask import abort, redirect, request
-from kit import WebApp, error_lines, esc, select, table, where
+from kit import WebApp, error_lines, esc, search_form, select, table, where
 
 SCHEMA = """
 CREATE TABLE projects (id INTEGER PRIMARY KEY, key TEXT UNIQUE NOT NULL, name TEXT NOT NULL);
@@ -51,14 +51,11 @@ def issue_or_404(issue_id: int):
 
 
 def labels_of(issue_id: int) -> list[str]:
-    return [
-        r["name"]
-        for r in web.query(
-            "SELECT l.name FROM issue_labels il JOIN labels l ON l.id = il.label_id "
-            "WHERE il.issue_id = ? ORDER BY l.name",
-            (issue_id,),
-        )
-    ]
+    return web.column(
+        "SELECT l.name FROM issue_labels il JOIN labels l ON l.id = il.label_id "
+        "WHERE il.issue_id = ? ORDER BY l.name",
+        (issue_id,),
+    )
 
 
 def people():
@@ -95,22 +92,18 @@ def issues():
         (p["key"], f"{p['key']} - {p['name']}")
         for p in web.query("SELECT * FROM projects ORDER BY key")
     ]
-    labels = [r["name"] for r in web.query("SELECT name FROM labels ORDER BY name")]
+    labels = web.column("SELECT name FROM labels ORDER BY name")
     body = (
-        '<form method="get" action="/issues">'
-        f'<label for="q">Search</label> <input id="q" name="q" value="{esc(q)}"> '
-        + " ".join(
-            (
-                select("project", "Project", projects, project, "Any"),
-                select("status", "Status", STATUSES, status, "Any"),
-                select("priority", "Priority", PRIORITIES, priority, "Any"),
-                select(
-                    "assignee", "Assignee", [("-", "Unassigned"), *people()], assignee, "Anyone"
-                ),
-                select("label", "Label", labels, label, "Any"),
-            )
+        search_form(
+            "/issues",
+            "Search",
+            q,
+            select("project", "Project", projects, project, "Any"),
+            select("status", "Status", STATUSES, status, "Any"),
+            select("priority", "Priority", PRIORITIES, priority, "Any"),
+            select("assignee", "Assignee", [("-", "Unassigned"), *people()], assignee, "Anyone"),
+            select("label", "Label", labels, label, "Any"),
         )
-        + ' <button type="submit">Filter</button></form>'
         + table(
             ("Issue", "Title", "Status", "Priority", "Assignee", "Labels"),
             (
@@ -140,7 +133,7 @@ def issue(issue_id: int):
         "u.id = c.user_id WHERE c.issue_id = ? ORDER BY c.id",
         (issue_id,),
     )
-    all_labels = [r["name"] for r in web.query("SELECT name FROM labels ORDER BY name")]
+    all_labels = web.column("SELECT name FROM labels ORDER BY name")
     body = (
         f"<p>Project: {esc(row['key'])} - {esc(row['project'])}. Reported by "
         f"{esc(row['reporter'])}.</p><p>Status: {esc(row['status'])}. Priority: "
@@ -298,7 +291,7 @@ def new_issue():
         (p["key"], f"{p['key']} - {p['name']}")
         for p in web.query("SELECT * FROM projects ORDER BY key")
     ]
-    labels = [r["name"] for r in web.query("SELECT name FROM labels ORDER BY name")]
+    labels = web.column("SELECT name FROM labels ORDER BY name")
     chosen = f.getlist("labels") if f else []
     boxes = "".join(
         f'<input type="checkbox" id="lab-{esc(n)}" name="labels" value="{esc(n)}"'
