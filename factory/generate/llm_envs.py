@@ -46,7 +46,7 @@ from factory.vocabulary import AGENT_USER
 
 MODE_WEB_APP = "web-app"
 MODE_TOOL_DOMAIN = "tool-domain"
-WEB_APP_PROMPT = "web_app_v1"
+WEB_APP_PROMPT = "web_app_v2"
 TOOL_DOMAIN_PROMPT = "tool_domain_v1"
 _NAME = re.compile(r"^[a-z][a-z0-9_]{1,30}$")
 

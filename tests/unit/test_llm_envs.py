@@ -42,7 +42,7 @@ def test_web_leaf_gets_the_web_skeleton(stub):
     assert b"client import Client" in files["solution/solve.sh"]
     assert b"browse open" in files["instruction.md"]
     assert spec.config.environment.healthcheck.command == "python3 /opt/webkit/health.py"
-    assert spec.config.provenance.prompt_version == "web_app_v1"
+    assert spec.config.provenance.prompt_version == "web_app_v2"
 
 
 def test_tool_leaf_gets_the_tool_skeleton(stub, tmp_path):
@@ -87,3 +87,25 @@ def test_bad_replies_name_the_problem(stub, leaf, reply_obj, needle):
     stub.queue = [reply(json.dumps(reply_obj))]
     with pytest.raises(GenerationError, match=needle):
         backend(stub).make([WEB, TOOL][leaf], Difficulty.EASY, 1, "x-000")
+
+
+def test_every_kit_helper_the_web_app_prompt_names_is_in_the_kit():
+    """The prompt tells a model which helpers the shipped kit has: a name the kit lacks (or
+    lost in a rename) would make every app that follows the prompt fail at import."""
+    import ast
+    import re
+
+    from factory.generate.llm_envs import WEB_APP_PROMPT
+    from factory.resources import templates_dir, webkit_dir
+
+    prompt = (templates_dir() / "prompts" / f"{WEB_APP_PROMPT}.j2").read_text()
+    tree = ast.parse((webkit_dir() / "kit.py").read_text())
+    functions = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+    web_app = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "WebApp")
+    methods = {n.name for n in web_app.body if isinstance(n, ast.FunctionDef)}
+    named_methods = set(re.findall(r"\bweb\.(\w+)\(", prompt))
+    named_functions = set(re.findall(r"`(\w+)\(", prompt)) - {"web", "Client"}
+    assert {"column", "one_or_404", "execute", "action"} <= named_methods
+    assert {"search_form", "select", "where"} <= named_functions
+    assert named_methods - methods == set()
+    assert named_functions - functions == set()
