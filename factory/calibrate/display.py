@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from factory.agent.passk import Metric, shown
@@ -39,7 +40,7 @@ class CalibrationProgress(Bar, Events):
     def task_done(self, outcome: TaskOutcome) -> None:
         self.counts[outcome.action] += 1
         if outcome.action == ERROR:
-            self.say(f"[red]no pass rate[/] {outcome.key}: {outcome.error}")
+            self.say(f"[red]no pass rate[/] {escape(f'{outcome.key}: {outcome.error}')}")
         elif outcome.action == RETIRED:
             self.say(
                 f"[yellow]retired[/] {outcome.key}: pass rate {outcome.pass_rate:.2f} "
@@ -85,7 +86,7 @@ def print_summary(summary: CalibrationSummary, console: Console) -> None:
         table.add_column(column, justify="left" if column == "leaf" else "right")
     for leaf, row in sorted(leaves.items()):
         table.add_row(
-            leaf,
+            escape(leaf),
             *(str(row[k]) for k in ("tasks", IN_BAND, TOO_EASY, TOO_HARD, RETIRED, "new", KEPT)),
         )
     console.print(table)
@@ -98,7 +99,7 @@ def print_summary(summary: CalibrationSummary, console: Console) -> None:
             verdict = task.verdict or "-"
             style = _STYLE.get(verdict, "")
             detail.add_row(
-                task.key + (" (new)" if task.new else ""),
+                escape(task.key) + (" (new)" if task.new else ""),
                 shown(task.pass_rate, 2),
                 shown(task.pass_at_k, 2),
                 shown(task.pass_hat_k, 2),

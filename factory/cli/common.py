@@ -14,6 +14,7 @@ from typing import Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from factory.distributed import ExecutorKind, executor_options
 from factory.errors import FactoryError
@@ -100,7 +101,7 @@ def interruptible(progress: Any = None, hint: str = "") -> Iterator[Any]:
         with progress or nullcontext() as shown:
             yield shown
     except KeyboardInterrupt:
-        say(f"[yellow]interrupted{': ' + hint if hint else ''}[/]")
+        say(f"[yellow]interrupted{': ' + escape(hint) if hint else ''}[/]")
         raise typer.Exit(INTERRUPTED) from None
 
 
@@ -139,7 +140,7 @@ def job(
             options,
             new_run_id(name),
             jobs,
-            say=lambda m: say(f"[dim]{m}[/]"),
+            say=lambda m: say(f"[dim]{escape(m)}[/]"),
             build_network=build_network,
         )
     try:

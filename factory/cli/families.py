@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from factory.cli import options as opt
 from factory.cli.common import FAILED, console, emit, job, say, stdout_console
@@ -51,7 +52,7 @@ def list_(json_: opt.Json = False) -> None:
         for family in families:
             print(f"{family.name}\t{family.domain.value}\t{family.category}\t{family.title}")
     for module, error in registry.broken.items():
-        say(f"[red]broken module[/] factory/families/{module}.py: {error}")
+        say(f"[red]broken module[/] {escape(f'factory/families/{module}.py: {error}')}")
     if registry.broken:
         raise typer.Exit(FAILED)
 
@@ -102,7 +103,7 @@ def try_(
     if render_only:
         trials = try_families(*args, params=params)
         for trial in trials:
-            say(f"wrote {trial.path}")
+            say(escape(f"wrote {trial.path}"))
     else:
         llm = _wrong_solution_writer(llm_base_url, llm_model, llm_api_key_env, out, jobs)
         bar = Bar("try", console, len(names) * len(args[1]) * len(args[2]))
@@ -189,5 +190,5 @@ def _table(trials) -> None:
         cert = trial.certificate
         probes = " ".join(f"{p.name}:{'ok' if p.rejected else 'PASSED'}" for p in cert.probes)
         strength = "-" if cert.verifier_strength is None else f"{cert.verifier_strength:.2f}"
-        table.add_row(trial.path.name, cert.outcome, strength, probes, cert.reason)
+        table.add_row(escape(trial.path.name), cert.outcome, strength, probes, escape(cert.reason))
     stdout_console().print(table)

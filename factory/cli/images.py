@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from factory.cli import options as opt
 from factory.cli.common import FAILED, console, emit, interruptible, say, stdout_console
@@ -51,9 +52,9 @@ def build(
             host_ca=host_ca,
             force=force,
             log_dir=log_dir,
-            say=lambda msg: bar.say(f"[dim]{msg}[/]"),
+            say=lambda msg: bar.say(f"[dim]{escape(msg)}[/]"),
             on_built=lambda o: (
-                bar.say(f"{o.name}: [bold]{o.status}[/] ({o.seconds:.1f}s)"),
+                bar.say(f"{escape(o.name)}: [bold]{o.status}[/] ({o.seconds:.1f}s)"),
                 bar.advance(description=o.name),
             ),
         )
@@ -150,7 +151,7 @@ def prune(
     elif chosen:
         _evictions(chosen, "would remove" if dry_run else "removed")
     for entry, why in result.failed:
-        say(f"[yellow]kept[/] {entry.name}: {why}")
+        say(f"[yellow]kept[/] {escape(f'{entry.name}: {why}')}")
     say(
         f"task images: {len(plan.entries)}, {format_size(plan.total_before)} -> "
         f"{format_size(result.total_after)} (limit {format_size(limit)}); "

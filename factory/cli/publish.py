@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from factory.cli import options as opt
 from factory.cli.common import FAILED, emit, existing, say
@@ -65,11 +66,13 @@ def export(
         force=force,
     )
     for warning in result.warnings:
-        say(f"[yellow]warning[/] {warning}")
+        say(f"[yellow]warning[/] {escape(warning)}")
     manifest = result.manifest
     say(
-        f"exported {manifest.task_count} tasks ({manifest.format}) to {out}: "
-        f"{', '.join(manifest.index)}; content hash {manifest.content_hash[:16]}"
+        escape(
+            f"exported {manifest.task_count} tasks ({manifest.format}) to {out}: "
+            f"{', '.join(manifest.index)}; content hash {manifest.content_hash[:16]}"
+        )
     )
     if json_:
         emit({"out": out, "manifest": manifest, "warnings": result.warnings})
@@ -116,13 +119,15 @@ def import_(
 
     def show(item: Imported) -> None:
         if item.status == "failed":
-            say(f"[red]failed[/] {item.error}")
+            say(f"[red]failed[/] {escape(str(item.error))}")
         elif item.status == "skipped":
-            say(f"[yellow]skipped[/] {item.id}: {item.error}")
+            say(f"[yellow]skipped[/] {escape(f'{item.id}: {item.error}')}")
         else:
-            say(f"[green]{item.status}[/] {item.source} -> {item.dest} ({item.format})")
+            say(
+                f"[green]{item.status}[/] {escape(f'{item.source} -> {item.dest} ({item.format})')}"
+            )
         for note in item.notes:
-            say(f"    [dim]- {note}[/]")
+            say(f"    [dim]- {escape(note)}[/]")
 
     fmt = ImportFormat(format_) if format_ else None
     run = import_sources(
@@ -132,10 +137,12 @@ def import_(
     kinds = Counter(t.format for t in run.tasks if t.status not in ("failed", "skipped"))
     skipped = sum(t.status == "skipped" for t in run.tasks)
     say(
-        f"{sum(kinds.values())} tasks into {out} ("
-        + ", ".join(f"{n} from {kind}" for kind, n in sorted(kinds.items()))
-        + f"), {skipped} skipped, {len(run.failed)} failed"
-        + (f"; report: {run.report}" if run.report else "")
+        escape(
+            f"{sum(kinds.values())} tasks into {out} ("
+            + ", ".join(f"{n} from {kind}" for kind, n in sorted(kinds.items()))
+            + f"), {skipped} skipped, {len(run.failed)} failed"
+            + (f"; report: {run.report}" if run.report else "")
+        )
     )
     if json_:
         emit({"out": out, "tasks": run.tasks, "failed": len(run.failed), "report": run.report})
@@ -161,6 +168,6 @@ def report(
 
     target = out or html or suite / "report.html"
     write_report(suite, target, samples=samples)
-    say(f"report: {target}")
+    say(escape(f"report: {target}"))
     if json_:
         emit({"report": target})

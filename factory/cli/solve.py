@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from factory.cli import options as opt
 from factory.cli.common import FAILED, console, emit, existing, job, say, stdout_console
@@ -65,12 +66,12 @@ def solve(
             attempts=attempts, max_turns=max_turns, command_timeout=command_timeout,
             temperature=temperature, max_tokens=max_tokens, seed=seed,
             action_format=action_format, repeats=repeats, probes=probes,
-            say=lambda m: say(f"[dim]{m}[/]"),
+            say=lambda m: say(f"[dim]{escape(m)}[/]"),
         )  # fmt: skip
     if json_:
         emit({"report_path": out / "solve.json", **report.model_dump(mode="json")})
     else:
         print_solve_summary(report, stdout_console())
-    console.print(f"report: {out / 'solve.json'}", highlight=False)
+    console.print(escape(f"report: {out / 'solve.json'}"), highlight=False)
     if any(t.outcome is not SolveOutcome.SOLVED for t in report.tasks):
         raise typer.Exit(FAILED)

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from factory.cli import options as opt
 from factory.cli.common import (
@@ -120,4 +121,4 @@ def _show(manifest, suite: Path, json_: bool) -> None:
         emit({"path": suite, **manifest.model_dump(mode="json", by_alias=True)})
         return
     print_coverage(manifest, stdout_console())
-    say(f"suite: {suite} ({len(manifest.tasks)} tasks)")
+    say(escape(f"suite: {suite} ({len(manifest.tasks)} tasks)"))

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from factory.cli import options as opt
 from factory.cli.common import FAILED, emit, existing, say
@@ -72,9 +73,9 @@ def check(
     checks = check_tasks(task_dirs)
     for item in checks:
         if item.ok:
-            say(f"[green]ok[/] {item.id} ({item.path})")
+            say(f"[green]ok[/] {escape(f'{item.id} ({item.path})')}")
         else:
-            say(f"[red]invalid[/] {item.error}")
+            say(f"[red]invalid[/] {escape(str(item.error))}")
     bad = sum(not c.ok for c in checks)
     if json_:
         emit(

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from factory.agent.evaluation import Split
 from factory.cli import options as opt
@@ -63,7 +64,7 @@ def train(
 
     with interruptible(bar, hint="resume with --resume"):
         trainer.train(suite, settings, out, resume=resume, on_step=step, say=bar.say)
-    say(f"run: {out} (metrics.jsonl, reward.png, checkpoints/)")
+    say(escape(f"run: {out} (metrics.jsonl, reward.png, checkpoints/)"))
     if json_:
         emit({"run": out, "steps": len(rows), "metrics": rows})
 
@@ -191,7 +192,7 @@ def calibrate(
         emit(summary.to_json())
     else:
         print_summary(summary, stdout_console())
-    say(f"journal: {suite / 'calibration'}")
+    say(escape(f"journal: {suite / 'calibration'}"))
 
 
 def _print_pass_rates(summary: dict, title: str, k: int) -> None:

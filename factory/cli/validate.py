@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from factory.cli import options as opt
 from factory.cli.common import FAILED, console, emit, existing, job, say, stdout_console
@@ -78,7 +79,11 @@ def validate(
         if flake:
             _flake_table(flake, flake_runs)
     flake_path = out / "flake" / "flake.json"
-    say(f"report: {validator.report_path}" + (f"; flake report: {flake_path}" if flake else ""))
+    say(
+        escape(
+            f"report: {validator.report_path}" + (f"; flake report: {flake_path}" if flake else "")
+        )
+    )
     if any(t.outcome.value != "valid" for t in report.tasks):
         raise typer.Exit(FAILED)
 
@@ -108,7 +113,7 @@ def _flake_table(results, runs: int) -> None:
         parts = result.by_perturbation()
         rate = result.flake_rate
         table.add_row(
-            result.task_dir.name,
+            escape(result.task_dir.name),
             "-" if rate is None else f"[{'red' if rate else 'green'}]{rate:.2f}[/]",
             *[f"{parts[p][0]}/{parts[p][1]}" if p in parts else "-" for p in PERTURBATIONS],
             str(result.infra_errors),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from factory.generate.results import ACCEPTED, CandidateResult, SuiteManifest
@@ -50,8 +51,8 @@ def print_coverage(manifest: SuiteManifest, console: Console) -> None:
         outcomes = ", ".join(f"{k}={v}" for k, v in sorted(leaf.outcomes.items()))
         tokens = leaf.llm.prompt_tokens + leaf.llm.completion_tokens
         table.add_row(
-            leaf.taxonomy_path,
-            leaf.generator,
+            escape(leaf.taxonomy_path),
+            escape(leaf.generator),
             str(leaf.quota),
             str(leaf.candidates),
             f"[{style}]{leaf.valid}[/]",

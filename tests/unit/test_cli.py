@@ -81,3 +81,14 @@ def test_a_param_value_is_read_as_yaml_and_a_bad_one_is_one_line(tmp_path):
     lines = (bad.stdout + bad.stderr).strip().splitlines()
     assert len(lines) == 1
     assert "--param projects: '[sql[/]' is not a value" in lines[0]
+
+
+def test_paths_and_messages_are_printed_as_they_are_not_as_markup(tmp_path):
+    """A log line shows a path (or an error naming a TOML table like ``[task]``) whole: the
+    console reads markup only in factory's own styling."""
+    out = tmp_path / "[task] trials [/]"
+    result = factory(
+        "families", "try", "checksum-verify", "-d", "easy", "--render-only", "-o", str(out)
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"wrote {out / 'tasks' / 'checksum-verify-easy-1'}" in result.stdout + result.stderr
