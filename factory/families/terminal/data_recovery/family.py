@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from factory.families.base import Draft, Family, Trap, register
+from factory.families.base import Draft, Family, register
 from factory.families.terminal.data_recovery.changelog import changelog_draft
 from factory.families.terminal.near_miss import near_misses
 from factory.families.terminal.seed_tree import (
@@ -336,6 +336,6 @@ class DataRecovery(Family):
             collect=[snapshot_hook({"live.stat": stat_lines(stats)})],
             tags=["backup", "patch", "diff"] + (["checksums"] if hard else []),
             faults=faults,
-            traps=[Trap(*DR_TRAPS[f]) for f in faults if f in DR_TRAPS],
+            traps=[DR_TRAPS[f] for f in faults if f in DR_TRAPS],
             mutations=mutations,
         )

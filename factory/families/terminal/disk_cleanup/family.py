@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import Field
 
-from factory.families.base import Draft, Family, Trap, register
+from factory.families.base import Draft, Family, register
 from factory.families.slots import Slots, Slug, Word
 from factory.families.terminal.near_miss import near_misses
 from factory.families.terminal.seed_tree import (
@@ -473,6 +473,6 @@ class DiskCleanup(Family):
             + (["logrotate"] if rotation else [])
             + (["tar"] if archive else []),
             faults=faults,
-            traps=[Trap(*DC_TRAPS[f]) for f in faults if f in DC_TRAPS],
+            traps=[DC_TRAPS[f] for f in faults if f in DC_TRAPS],
             mutations=mutations,
         )

@@ -30,6 +30,7 @@ from factory.families.terminal.text_tasks import (
     sha256_hex,
     text_draft,
 )
+from factory.families.terminal.traps import load_traps
 from factory.vocabulary import Difficulty
 
 from .logs import (
@@ -345,15 +346,8 @@ LR_INPUT_FAULTS = [
     "copytruncate-dup",  # copytruncate copied the last lines of .1 into the live log again
 ]
 LR_HARD_FAULTS = LR_INPUT_FAULTS + IMPORT_FAULTS
-LR_TRAPS = {
-    "utf16-rotation": ("a rotation in UTF-16", ("UTF-16", "UTF16", "encoding", "iconv", "BOM")),
-    "olddir": ("rotations moved to an archive folder", ("olddir", "archive")),
-    "xz-rotation": ("a rotation compressed with xz", ("xz", "unxz", "compresscmd", "lzma")),
-    "copytruncate-dup": (
-        "lines copied twice by copytruncate",
-        ("copytruncate", "duplicate", "duplicated", "twice", "overlap"),
-    ),
-}
+LR_TRAPS = load_traps(Path(__file__).parent / "traps.toml")
+"""The input faults the instruction does not announce: fault -> Trap (traps.toml)."""
 LR_ARCHIVES = ["archive", "old", "rotated", "history"]
 
 

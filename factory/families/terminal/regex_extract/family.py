@@ -29,6 +29,7 @@ from factory.families.terminal.text_tasks import (
     sha256_hex,
     text_draft,
 )
+from factory.families.terminal.traps import load_traps
 from factory.vocabulary import Difficulty
 
 
@@ -328,14 +329,8 @@ RX_INPUT_FAULTS = [
     "symlink-dup",  # a symbolic link to a file of the tree (not a regular file: counted once)
 ]
 RX_HARD_FAULTS = RX_INPUT_FAULTS + IMPORT_FAULTS
-RX_TRAPS = {
-    "gzip-files": ("files stored gzip-compressed", ("gzip", "gzipped", ".gz", "compressed")),
-    "utf16-file": ("a file in UTF-16", ("UTF-16", "UTF16", "encoding", "iconv", "BOM")),
-    "symlink-dup": (
-        "a symbolic link to a file of the tree",
-        ("symlink", "symlinks", "symbolic", "link", "links", "duplicate"),
-    ),
-}
+RX_TRAPS = load_traps(Path(__file__).parent / "traps.toml")
+"""The input faults the instruction does not announce: fault -> Trap (traps.toml)."""
 
 
 @register
