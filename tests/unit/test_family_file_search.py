@@ -40,7 +40,7 @@ DRAFT = drafter(FAMILY)
 
 def test_hard_composes_two_to_four_chores_that_vary():
     check_hard_grammar(
-        DRAFT, FS_CHORES, FS_TRAPS, checked=100, always=[t[0] for t in FS_SEARCH_TRAPS]
+        DRAFT, FS_CHORES, FS_TRAPS, checked=100, always=[t.name for t in FS_SEARCH_TRAPS]
     )
 
 

@@ -61,7 +61,7 @@ def test_settings_carry_the_planted_faults():
     j = job(["consumer-perms"])
     assert "chmod 700 /srv/reports" in j.docker()
     assert j.checked == ["/srv", "/srv/reports", OUT]
-    assert [t.name for t in j.traps()] == [IMPORT_TRAPS["consumer-perms"][0]]
+    assert [t.name for t in j.traps()] == [IMPORT_TRAPS["consumer-perms"].name]
     assert "def test_checksum_file_matches_the_output" not in j.tests()
     assert "def test_checksum_file_matches_the_output" in job(["checksum"]).tests()
 

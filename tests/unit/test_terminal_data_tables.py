@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from factory.datafiles import WordTable
 from factory.errors import RecipeError
 from factory.families.terminal.traps import load_traps
-from factory.families.terminal.words import WordTable
 from factory.vocabulary import Trap
 
 
-def test_load_traps_keeps_file_order_and_gives_trap_fields(tmp_path: Path):
+def test_load_traps_keeps_file_order_and_gives_traps(tmp_path: Path):
     path = tmp_path / "traps.toml"
     path.write_text(
         '[zeta]\nname = "last letter"\ntells = ["omega", "\\\\r"]\n\n'
@@ -23,8 +23,8 @@ def test_load_traps_keeps_file_order_and_gives_trap_fields(tmp_path: Path):
     )
     traps = load_traps(path)
     assert list(traps) == ["zeta", "alpha"]
-    assert traps["zeta"] == ("last letter", ("omega", "\\r"))
-    assert Trap(*traps["alpha"]) == Trap("first letter", ("a",))
+    assert traps["zeta"] == Trap("last letter", ("omega", "\\r"))
+    assert traps["alpha"] == Trap("first letter", ("a",))
 
 
 @pytest.mark.parametrize(

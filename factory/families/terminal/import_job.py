@@ -31,8 +31,7 @@ IMPORT_FAULTS = ["consumer-perms", "import-config", "config-syntax", "checksum"]
 name a stale output path; config-syntax: one settings line lacks its ``=``; checksum
 (announced, not a trap): the job wants ``<output>.sha256`` in ``sha256sum -c`` format."""
 IMPORT_TRAPS = load_traps(Path(__file__).parent / "import_traps.toml")
-"""The job's faults the instruction does not announce: fault -> Trap fields
-(import_traps.toml)."""
+"""The job's faults the instruction does not announce: fault -> Trap (import_traps.toml)."""
 CONSUMERS = ["dashd", "statsd", "reporter", "metrics", "ingest", "loader", "warehouse"]
 HOMES = ("/root", "/home")
 """Folders the job's account (a system account) cannot be counted on to enter."""
@@ -320,7 +319,7 @@ class ImportJob:
         return head + _TESTS + (_CHECKSUM_TEST if "checksum" in self.faults else "")
 
     def traps(self) -> list[Trap]:
-        return [Trap(*IMPORT_TRAPS[f]) for f in self.faults if f in IMPORT_TRAPS]
+        return [IMPORT_TRAPS[f] for f in self.faults if f in IMPORT_TRAPS]
 
     def outputs(self) -> list[str]:
         return [self.conf] + ([f"{self.out}.sha256"] if "checksum" in self.faults else [])
@@ -340,18 +339,18 @@ class ImportJob:
     def wire(
         self,
         faults: Sequence[str],
-        own_traps: Mapping[str, Sequence[Any]],
+        own_traps: Mapping[str, Trap],
         near_misses: dict[str, str],
     ) -> Wiring:
         """The draft's parts for a hard task of ``faults`` (the family's and the job's): the
         job's outputs, artifacts and collect hook; the traps, the family's (``own_traps``:
-        fault -> :class:`Trap` fields) then the job's; the ``near_misses`` (one per fault, see
+        fault -> :class:`Trap`) then the job's; the ``near_misses`` (one per fault, see
         :func:`~factory.families.terminal.near_miss.near_misses`)."""
         return Wiring(
             outputs=self.outputs(),
             artifacts=[self.state],
             collect=self.collect(),
-            traps=[Trap(*own_traps[f]) for f in faults if f in own_traps] + self.traps(),
+            traps=[own_traps[f] for f in faults if f in own_traps] + self.traps(),
             mutations=near_misses,
         )
 

@@ -315,7 +315,7 @@ def hard_draft(family: Family, rng) -> Draft:
     files = {f"environment/delivery/{rel}": data for rel, data in delivery.items()}
     if seeded:
         files["environment/seed.tar.gz"] = seed_tarball(seeded)
-    traps = [Trap(*AR_TRAPS[f]) for f in faults if f in AR_TRAPS] + [AR_UNSAFE_TRAP]
+    traps = [AR_TRAPS[f] for f in faults if f in AR_TRAPS] + [AR_UNSAFE_TRAP]
     return Draft(
         context=context,
         files=files,

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import Field
 
-from factory.families.base import Draft, Family, Trap, register
+from factory.families.base import Draft, Family, register
 from factory.families.slots import Slots, Slug, Word
 from factory.families.terminal.knobs import fresh
 from factory.families.terminal.near_miss import near_misses
@@ -237,7 +237,7 @@ class ChecksumVerify(Family):
             kept=sorted(context["digests"]),
             mutations=mutations,
             faults=faults,
-            traps=[Trap(*CV_TRAPS[k]) for k in kinds if k in CV_TRAPS],
+            traps=[CV_TRAPS[k] for k in kinds if k in CV_TRAPS],
             tags=["sha256sum", "integrity"]
             + sorted({c["tool"] for c in checks} - {"sha256sum"})
             + (["gzip"] if "gz-list" in kinds else []),

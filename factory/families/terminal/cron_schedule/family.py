@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import Field
 
-from factory.families.base import Draft, Family, Trap, register
+from factory.families.base import Draft, Family, register
 from factory.families.names import MONTH_NAMES
 from factory.families.slots import Slots, Slug
 from factory.families.terminal.near_miss import near_misses
@@ -531,6 +531,6 @@ class CronSchedule(Family):
             collect=[snapshot_hook({"crontabs.stat": stat_lines(list(files_spec))})],
             tags=["cron", "crontab"] + (["repair"] if existing else []),
             faults=faults,
-            traps=[Trap(*CRON_TRAPS[f]) for f in extra if f in CRON_TRAPS],
+            traps=[CRON_TRAPS[f] for f in extra if f in CRON_TRAPS],
             mutations=mutations,
         )

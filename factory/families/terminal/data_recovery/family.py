@@ -8,7 +8,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from factory.families.base import Draft, Family, Trap, register
+from factory.datafiles import WordTable
+from factory.families.base import Draft, Family, register
 from factory.families.terminal.data_recovery.changelog import changelog_draft
 from factory.families.terminal.near_miss import near_misses
 from factory.families.terminal.seed_tree import (
@@ -23,7 +24,7 @@ from factory.families.terminal.seed_tree import (
 )
 from factory.families.terminal.state_snapshot import STATE_DIR, snapshot_hook, stat_lines
 from factory.families.terminal.traps import load_traps
-from factory.families.terminal.words import CLEAN_APPS, WORDS, WordTable
+from factory.families.terminal.words import CLEAN_APPS, WORDS
 from factory.vocabulary import Difficulty
 
 # --- data-recovery -------------------------------------------------------------------------
@@ -336,6 +337,6 @@ class DataRecovery(Family):
             collect=[snapshot_hook({"live.stat": stat_lines(stats)})],
             tags=["backup", "patch", "diff"] + (["checksums"] if hard else []),
             faults=faults,
-            traps=[Trap(*DR_TRAPS[f]) for f in faults if f in DR_TRAPS],
+            traps=[DR_TRAPS[f] for f in faults if f in DR_TRAPS],
             mutations=mutations,
         )

@@ -11,7 +11,8 @@ from typing import Any
 
 from pydantic import Field
 
-from factory.families.base import Draft, Family, Trap, register
+from factory.datafiles import WordTable
+from factory.families.base import Draft, Family, register
 from factory.families.slots import Slots, Slug, Word
 from factory.families.terminal.near_miss import near_misses
 from factory.families.terminal.seed_tree import (
@@ -29,7 +30,7 @@ from factory.families.terminal.seed_tree import (
 )
 from factory.families.terminal.state_snapshot import snapshot_path, tree_hook
 from factory.families.terminal.traps import load_traps
-from factory.families.terminal.words import CLEAN_APPS, FWORDS, WORDS, WordTable
+from factory.families.terminal.words import CLEAN_APPS, FWORDS, WORDS
 from factory.vocabulary import Difficulty
 
 SERVICES = ["api", "worker", "ingest", "auth", "web", "cron", "mailer", "gateway", "billing"]
@@ -473,6 +474,6 @@ class DiskCleanup(Family):
             + (["logrotate"] if rotation else [])
             + (["tar"] if archive else []),
             faults=faults,
-            traps=[Trap(*DC_TRAPS[f]) for f in faults if f in DC_TRAPS],
+            traps=[DC_TRAPS[f] for f in faults if f in DC_TRAPS],
             mutations=mutations,
         )

@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
-from factory.families.base import Draft, Family, Trap, register
+from factory.families.base import Draft, Family, register
 from factory.families.slots import Slots, Slug, Word, not_system_account
 from factory.families.terminal.near_miss import near_misses
 from factory.families.terminal.state_snapshot import snapshot_path, tree_hook
@@ -196,7 +196,7 @@ class FilePermissions(Family):
                 spec["mode"] = "777"
         snapshot = snapshot_path("permissions.json")
         expected = {rel: wanted(rel) for rel in files}
-        traps = [Trap(*FP_TRAPS[f]) for f in faults if f in FP_TRAPS]
+        traps = [FP_TRAPS[f] for f in faults if f in FP_TRAPS]
         context: dict[str, Any] = {
             "app": app,
             "user": user,

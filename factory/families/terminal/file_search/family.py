@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
+from factory.datafiles import WordTable
 from factory.families.base import Draft, Family, Trap, register
 from factory.families.slots import Slots, Slug, Word, not_system_account
 from factory.families.terminal.file_search.snapshot import SNAPSHOT, snapshot_hook
@@ -23,7 +24,7 @@ from factory.families.terminal.seed_tree import (
     utc_text,
 )
 from factory.families.terminal.traps import load_traps
-from factory.families.terminal.words import FWORDS, USERS, WORDS, WordTable
+from factory.families.terminal.words import FWORDS, USERS, WORDS
 from factory.vocabulary import Difficulty
 
 # --- file-search ---------------------------------------------------------------------------
@@ -50,14 +51,14 @@ FS_CHORES = (
     "largest",
 )
 FS_TRAPS = load_traps(Path(__file__).parent / "traps.toml")
-"""What makes a chore tricky: chore -> Trap fields (traps.toml)."""
+"""What makes a chore tricky: chore -> Trap (traps.toml)."""
 #: Every hard task: matches in hidden places, a link to a match, a link loop and one out of the
 #: share, sizes just off whole KiB, names with blanks and quotes.
 FS_SEARCH_TRAPS = (
-    ("hidden matches", ("hidden", "dot files", "dotfiles")),
-    ("links to a match, back up the tree and out of it", ("follow", "loop", "-L")),
-    ("sizes a KiB-rounding search gets wrong", ("rounding", "rounded", "-size")),
-    ("names with blanks, quotes and a leading dash", ("spaces", "quotes", "leading dash")),
+    Trap("hidden matches", ("hidden", "dot files", "dotfiles")),
+    Trap("links to a match, back up the tree and out of it", ("follow", "loop", "-L")),
+    Trap("sizes a KiB-rounding search gets wrong", ("rounding", "rounded", "-size")),
+    Trap("names with blanks, quotes and a leading dash", ("spaces", "quotes", "leading dash")),
 )
 ORPHAN_UID = 2999
 """The owner of the orphaned files: an account since removed (no passwd entry)."""
@@ -448,10 +449,10 @@ class FileSearch(Family):
 
     @staticmethod
     def _hard_draft(chores: list[str]) -> dict[str, Any]:
-        traps = [Trap(*FS_TRAPS[c]) for c in chores if c in FS_TRAPS]
+        traps = [FS_TRAPS[c] for c in chores if c in FS_TRAPS]
         return {
             "faults": chores,
-            "traps": traps + [Trap(*t) for t in FS_SEARCH_TRAPS],
+            "traps": traps + list(FS_SEARCH_TRAPS),
             "agent_timeout_sec": 900.0,
         }
 

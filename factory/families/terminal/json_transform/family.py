@@ -8,12 +8,14 @@ import gzip
 import json
 import random
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from factory.families.base import Draft, Family, register
 from factory.families.terminal.import_job import IMPORT_FAULTS, ImportJob, Wiring, reachable_folder
 from factory.families.terminal.knobs import level_and_kind
 from factory.families.terminal.near_miss import near_misses
+from factory.families.terminal.traps import load_traps
 from factory.families.terminal.words import CTF_APPS
 from factory.vocabulary import Difficulty
 
@@ -37,17 +39,8 @@ JT_INPUT_FAULTS = [
     "legacy-encoding",  # one input file (with non-ASCII text) written in ISO-8859-1
 ]
 JT_HARD_FAULTS = JT_INPUT_FAULTS + IMPORT_FAULTS
-JT_TRAPS = {
-    "gzip-input": ("an input file stored gzip-compressed", ("gzip", "gzipped", ".gz", "compress")),
-    "bom": (
-        "a byte order mark before the JSON",
-        ("BOM", "byte order mark", "EF BB BF", "utf-8-sig"),
-    ),
-    "legacy-encoding": (
-        "an input in ISO-8859-1",
-        ("ISO-8859-1", "Latin-1", "latin1", "iconv", "cp1252", "encoding", "encodings"),
-    ),
-}
+JT_TRAPS = load_traps(Path(__file__).parent / "traps.toml")
+"""The input faults the instruction does not announce: fault -> Trap (traps.toml)."""
 JT_HARD_SLIPS = [
     ("format-slip", "format", "the right data, the wrong layout (4-space indentation)"),
     ("edge-case-slip", "edge", "right layout, one rule of the specification mishandled"),

@@ -30,12 +30,16 @@ from factory.families.terminal.text_tasks import (
     sha256_hex,
     text_draft,
 )
+from factory.families.terminal.traps import load_traps
 from factory.vocabulary import Difficulty
 
 from .logs import (
+    LR_APPS,
     LR_FORMATS,
+    LR_RESOURCES,
+    LR_SERVICES,
     LR_STATUS,
-    LR_WORDS,
+    LR_ZONES,
     Req,
     World,
     draw_request,
@@ -273,7 +277,7 @@ def _lr_question(rng: random.Random, w: World, level: Difficulty, reqs: list[Req
         res = rng.sample(
             [
                 x
-                for x in LR_WORDS.resources
+                for x in LR_RESOURCES
                 if all(x not in p for s in w.services for p, _ in w.endpoints[s])
             ],
             2,
@@ -345,15 +349,8 @@ LR_INPUT_FAULTS = [
     "copytruncate-dup",  # copytruncate copied the last lines of .1 into the live log again
 ]
 LR_HARD_FAULTS = LR_INPUT_FAULTS + IMPORT_FAULTS
-LR_TRAPS = {
-    "utf16-rotation": ("a rotation in UTF-16", ("UTF-16", "UTF16", "encoding", "iconv", "BOM")),
-    "olddir": ("rotations moved to an archive folder", ("olddir", "archive")),
-    "xz-rotation": ("a rotation compressed with xz", ("xz", "unxz", "compresscmd", "lzma")),
-    "copytruncate-dup": (
-        "lines copied twice by copytruncate",
-        ("copytruncate", "duplicate", "duplicated", "twice", "overlap"),
-    ),
-}
+LR_TRAPS = load_traps(Path(__file__).parent / "traps.toml")
+"""The input faults the instruction does not announce: fault -> Trap (traps.toml)."""
 LR_ARCHIVES = ["archive", "old", "rotated", "history"]
 
 
@@ -398,8 +395,8 @@ class LogReport(Family):
     def draft(self, rng: random.Random, difficulty: Difficulty, params: Mapping[str, Any]) -> Draft:
         level = difficulty
         fmt = rng.choice(LR_FORMATS)
-        app = self.filled("app", None) or rng.choice(LR_WORDS.apps)
-        zone = rng.choice(LR_WORDS.zones)
+        app = self.filled("app", None) or rng.choice(LR_APPS)
+        zone = rng.choice(LR_ZONES)
         base = rng.choice(["access.log", "requests.log", f"{app}.log", "http.log"])
         outdir = rng.choice(OUT_DIRS)
         faults: list[str] = []
@@ -411,7 +408,7 @@ class LogReport(Family):
         gz_part = rotations - 1
         dup_reqs: list[Req] = []
         for _ in range(60):
-            w = draw_world(rng, level, self.filled("services", LR_WORDS.services))
+            w = draw_world(rng, level, self.filled("services", LR_SERVICES))
             reqs = [
                 draw_request(rng, w)
                 for _ in range(pick(rng, level, (120, 220), (260, 420), (650, 950)))

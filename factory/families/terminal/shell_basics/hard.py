@@ -80,10 +80,8 @@ _QUIRKS = load_toml_model(
 QUIRKS: dict[str, str | None] = {name: q.step for name, q in _QUIRKS.items()}
 #: quirk -> the questions whose answer it changes when the shipped file is read as it is.
 BREAKS: dict[str, tuple[str, ...]] = {name: q.breaks for name, q in _QUIRKS.items()}
-#: quirk -> (the unannounced part, the words that would give it away).
-TRAPS: dict[str, tuple[str, tuple[str, ...]]] = {
-    name: (q.trap, q.tells) for name, q in _QUIRKS.items()
-}
+#: quirk -> its trap (the unannounced part, the words that would give it away).
+TRAPS: dict[str, Trap] = {name: Trap(q.trap, q.tells) for name, q in _QUIRKS.items()}
 ACCENTED = ["café", "crème", "piñata", "façade", "naïve", "über", "smörgås", "fiancé", "jalapeño"]
 
 
@@ -289,4 +287,4 @@ def draw_sources(
 
 
 def traps_of(sources: list[Source]) -> list[Trap]:
-    return [Trap(*TRAPS[s.quirk]) for s in sources if s.quirk]
+    return [TRAPS[s.quirk] for s in sources if s.quirk]

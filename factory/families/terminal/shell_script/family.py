@@ -10,7 +10,7 @@ import shlex
 from collections.abc import Mapping
 from typing import Any
 
-from factory.families.base import Draft, Family, Trap, register
+from factory.families.base import Draft, Family, register
 from factory.families.terminal.knobs import level_and_kind
 from factory.families.terminal.words import TEAMS
 from factory.vocabulary import Difficulty
@@ -158,7 +158,7 @@ class ShellScript(Family):
             outputs=[context["path"]],
             separate_verifier=True,
             faults=faults,
-            traps=[Trap(*TRAPS[f]) for f in packaging],
+            traps=[TRAPS[f] for f in packaging],
             agent_timeout_sec=900.0,
             tags=["bash", kind, "debugging"],
         )

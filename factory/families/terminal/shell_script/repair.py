@@ -15,6 +15,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from factory.datafiles import load_toml_model
+from factory.vocabulary import Trap
 
 
 class _Packaging(BaseModel):
@@ -39,7 +40,8 @@ _DEFECTS = load_toml_model(Path(__file__).parent / "defects.toml", _Defects, "sh
 BUGS = _DEFECTS.bugs
 #: Defects of the draft's file rather than its code.
 PACKAGING = list(_DEFECTS.packaging)
-TRAPS = {name: (d.trap, d.tells) for name, d in _DEFECTS.packaging.items()}
+#: packaging defect -> its trap.
+TRAPS = {name: Trap(d.trap, d.tells) for name, d in _DEFECTS.packaging.items()}
 
 
 def _text(line: str) -> str:

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import gzip
 import random
+from pathlib import Path
 from typing import Any
 
 from factory.families.terminal.import_job import IMPORT_FAULTS
+from factory.families.terminal.traps import load_traps
 
 from .report import parse_report
 
@@ -18,17 +20,8 @@ TT_INPUT_FAULTS = [
     "utf16-export",  # the export (each part of it) is in UTF-16 with a byte order mark
 ]
 TT_HARD_FAULTS = TT_INPUT_FAULTS + IMPORT_FAULTS
-TT_TRAPS = {
-    "rotated-pages": (
-        "the first pages rotated into a gzip file",
-        ("gzip", "gzipped", ".gz", "rotated", "rotation", "compressed", "logrotate"),
-    ),
-    "tab-padding": ("rows padded with tabs", ("tab", "tabs", "tab stop", "expand", "\\t")),
-    "utf16-export": (
-        "an export in UTF-16",
-        ("UTF-16", "UTF16", "iconv", "encoding", "BOM", "byte order mark"),
-    ),
-}
+TT_TRAPS = load_traps(Path(__file__).parent / "traps.toml")
+"""The input faults the instruction does not announce: fault -> Trap (traps.toml)."""
 ICONV = "iconv -f UTF-16 -t UTF-8"
 
 
