@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from factory.datafiles import WordTable
 from factory.errors import RecipeError
 from factory.families.terminal.traps import load_traps
+from factory.families.terminal.words import WordTable
 from factory.vocabulary import Trap
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from factory.datafiles import WordTable
+from factory.families.terminal.words import WordTable
 
 _WORDS = WordTable(Path(__file__).parent / "words.toml")
 

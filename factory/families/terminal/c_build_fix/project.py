@@ -8,7 +8,7 @@ import random
 import re
 from pathlib import Path
 
-from factory.datafiles import WordTable
+from factory.families.terminal.words import WordTable
 
 from .stats import C_STAT_LABELS, C_STATS, stat_value, uses_math
 

@@ -15,11 +15,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from factory.datafiles import WordTable
 from factory.families.base import Draft, Family, Trap, register
 from factory.families.terminal.knobs import level_of
 from factory.families.terminal.shipped import read
-from factory.families.terminal.words import CTF_APPS
+from factory.families.terminal.words import CTF_APPS, WordTable
 from factory.vocabulary import Difficulty
 
 # =============================================================================================

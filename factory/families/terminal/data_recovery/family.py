@@ -8,7 +8,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from factory.datafiles import WordTable
 from factory.families.base import Draft, Family, register
 from factory.families.terminal.data_recovery.changelog import changelog_draft
 from factory.families.terminal.near_miss import near_misses
@@ -24,7 +23,7 @@ from factory.families.terminal.seed_tree import (
 )
 from factory.families.terminal.state_snapshot import STATE_DIR, snapshot_hook, stat_lines
 from factory.families.terminal.traps import load_traps
-from factory.families.terminal.words import CLEAN_APPS, WORDS
+from factory.families.terminal.words import CLEAN_APPS, WORDS, WordTable
 from factory.vocabulary import Difficulty
 
 # --- data-recovery -------------------------------------------------------------------------

@@ -11,7 +11,6 @@ from typing import Any
 
 from pydantic import Field
 
-from factory.datafiles import WordTable
 from factory.families.base import Draft, Family, register
 from factory.families.slots import Slots, Slug, Word
 from factory.families.terminal.near_miss import near_misses
@@ -30,7 +29,7 @@ from factory.families.terminal.seed_tree import (
 )
 from factory.families.terminal.state_snapshot import snapshot_path, tree_hook
 from factory.families.terminal.traps import load_traps
-from factory.families.terminal.words import CLEAN_APPS, FWORDS, WORDS
+from factory.families.terminal.words import CLEAN_APPS, FWORDS, WORDS, WordTable
 from factory.vocabulary import Difficulty
 
 SERVICES = ["api", "worker", "ingest", "auth", "web", "cron", "mailer", "gateway", "billing"]

@@ -10,7 +10,6 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
-from factory.datafiles import WordTable
 from factory.families.base import Draft, Family, Trap, register
 from factory.families.slots import Slots, Slug, Word, not_system_account
 from factory.families.terminal.file_search.snapshot import SNAPSHOT, snapshot_hook
@@ -24,7 +23,7 @@ from factory.families.terminal.seed_tree import (
     utc_text,
 )
 from factory.families.terminal.traps import load_traps
-from factory.families.terminal.words import FWORDS, USERS, WORDS
+from factory.families.terminal.words import FWORDS, USERS, WORDS, WordTable
 from factory.vocabulary import Difficulty
 
 # --- file-search ---------------------------------------------------------------------------

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from factory.datafiles import WordTable
 from factory.families.terminal.knobs import pick
 from factory.families.terminal.text_tasks import utc_offset
+from factory.families.terminal.words import WordTable
 from factory.vocabulary import Difficulty
 
 #: The words a task's world is drawn from (words.toml).

@@ -13,7 +13,6 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
-from factory.datafiles import WordTable
 from factory.families.base import Draft, Family, register
 from factory.families.terminal.import_job import IMPORT_FAULTS, ImportJob, Wiring, reachable_folder
 from factory.families.terminal.knobs import pick
@@ -28,6 +27,7 @@ from factory.families.terminal.text_tasks import (
     text_draft,
 )
 from factory.families.terminal.traps import load_traps
+from factory.families.terminal.words import WordTable
 from factory.vocabulary import Difficulty
 
 #: The words a corpus is made of (words.toml).

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
-from factory.datafiles import WordTable
 from factory.errors import RecipeError
+from factory.families.terminal.words import WordTable
 
 ENGINE_VERSION = 1
 """Bumped whenever a site's id or edit could change: cached screening results key on it."""

@@ -10,10 +10,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from factory.datafiles import WordTable
 from factory.families.base import Draft, Family, register
 from factory.families.terminal.state_snapshot import snapshot_path, tree_hook
-from factory.families.terminal.words import APPS
+from factory.families.terminal.words import APPS, WordTable
 from factory.vocabulary import Difficulty
 
 #: The names a task draws (names.toml).

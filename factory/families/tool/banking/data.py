@@ -6,14 +6,26 @@ from __future__ import annotations
 import datetime
 from pathlib import Path
 
-from factory.datafiles import WordTable
+from pydantic import BaseModel, ConfigDict
+
+from factory.datafiles import load_toml_model
 from factory.families.tool.wordings import Wordings
 
-#: names.toml: payees' banks, the companies customers pay, and card merchants.
-_NAMES = WordTable(Path(__file__).parent / "names.toml")
-BANKS: list[str] = _NAMES["banks"]
-COMPANIES: list[str] = _NAMES["companies"]
-MERCHANTS: list[str] = _NAMES["merchants"]
+
+class _Names(BaseModel):
+    """names.toml: payees' banks, the companies customers pay, and card merchants."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    banks: list[str]
+    companies: list[str]
+    merchants: list[str]
+
+
+_NAMES = load_toml_model(Path(__file__).parent / "names.toml", _Names, "the bank's names")
+BANKS = _NAMES.banks
+COMPANIES = _NAMES.companies
+MERCHANTS = _NAMES.merchants
 
 
 def pretty_date(date: str) -> str:

@@ -7,9 +7,9 @@ import random
 from pathlib import Path
 
 from factory.toolenv.core import JSON
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field
 
-from factory.datafiles import WordTable
+from factory.datafiles import load_toml_model
 from factory.families.base import register
 from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
@@ -19,12 +19,24 @@ from factory.families.tool.toolfamily import ToolFamily, draw_today
 from factory.families.tool.wordings import Wordings
 from factory.vocabulary import Difficulty
 
-#: meetings.toml: the calendar's default room names and meeting topics, and the meeting
-#: slots (start, end).
-_MEETINGS = WordTable(Path(__file__).parent / "meetings.toml")
-ROOMS: list[str] = _MEETINGS["rooms"]
-TOPICS: list[str] = _MEETINGS["topics"]
-SLOTS: list[tuple[str, str]] = _MEETINGS.typed("slots", list[tuple[str, str]])
+
+class _Meetings(BaseModel):
+    """meetings.toml: the calendar's default room names and meeting topics, and the meeting
+    slots (start, end)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    rooms: list[str]
+    topics: list[str]
+    slots: list[tuple[str, str]]
+
+
+_MEETINGS = load_toml_model(
+    Path(__file__).parent / "meetings.toml", _Meetings, "the calendar's meetings"
+)
+ROOMS = _MEETINGS.rooms
+TOPICS = _MEETINGS.topics
+SLOTS = _MEETINGS.slots
 
 WORDINGS = Wordings(
     Path(__file__).parent / "wordings.toml", "hello", "move", "book", "trap-colleague-meeting"

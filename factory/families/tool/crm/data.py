@@ -8,10 +8,24 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from factory.datafiles import WordTable, load_toml_model
+from factory.datafiles import load_toml_model
 from factory.families.tool.wordings import Wordings
 
 _HERE = Path(__file__).parent
+
+
+class _Words(BaseModel):
+    """words.toml: the names and wording a seeded CRM is made of."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    sellers: list[tuple[str, str]]
+    customers: list[tuple[str, str]]
+    products: list[str]
+    deal_names: list[str]
+    titles: list[str]
+    summaries: list[str]
+    task_titles: list[str]
 
 
 class Template(BaseModel):
@@ -36,19 +50,18 @@ class _Templates(BaseModel):
     templates: list[Template]
 
 
-#: words.toml: the names and wording a seeded CRM is made of.
-_WORDS = WordTable(_HERE / "words.toml")
+_WORDS = load_toml_model(_HERE / "words.toml", _Words, "the CRM's words")
 _TEMPLATES = load_toml_model(_HERE / "templates.toml", _Templates, "the CRM's email templates")
 
-SELLERS: list[tuple[str, str]] = _WORDS.typed("sellers", list[tuple[str, str]])
+SELLERS = _WORDS.sellers
 """The rep's own company: (name, email domain)."""
-CUSTOMERS: list[tuple[str, str]] = _WORDS.typed("customers", list[tuple[str, str]])
+CUSTOMERS = _WORDS.customers
 """The customer companies: (name, industry)."""
-PRODUCTS: list[str] = _WORDS["products"]
-DEAL_NAMES: list[str] = _WORDS["deal_names"]
-TITLES: list[str] = _WORDS["titles"]
-SUMMARIES: list[str] = _WORDS["summaries"]
-TASK_TITLES: list[str] = _WORDS["task_titles"]
+PRODUCTS = _WORDS.products
+DEAL_NAMES = _WORDS.deal_names
+TITLES = _WORDS.titles
+SUMMARIES = _WORDS.summaries
+TASK_TITLES = _WORDS.task_titles
 TEMPLATES = _TEMPLATES.templates
 PAIRS = _TEMPLATES.pairs
 """(template, the template it is easily mistaken for)."""

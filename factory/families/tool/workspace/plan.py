@@ -10,8 +10,9 @@ from pathlib import Path
 
 from factory.toolenv.core import JSON
 from factory.toolenv.domains.workspace import DOC_TEMPLATE, DOMAIN, SIGNED_TAG
+from pydantic import BaseModel, ConfigDict
 
-from factory.datafiles import WordTable
+from factory.datafiles import load_toml_model
 from factory.families.tool.calendar.family import (
     SLOTS,
     TOPICS,
@@ -32,10 +33,18 @@ CUSTOMERS_FOLDER = "Customers"
 INBOX_FOLDER = "Inbox"
 
 
-#: words.toml: the kinds of document a rep prepares and the meetings they hold.
-_WORDS = WordTable(Path(__file__).parent / "words.toml")
-DOC_KINDS: list[str] = _WORDS["doc_kinds"]
-MEETINGS: list[str] = _WORDS["meetings"]
+class _Words(BaseModel):
+    """words.toml: the kinds of document a rep prepares and the meetings they hold."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    doc_kinds: list[str]
+    meetings: list[str]
+
+
+_WORDS = load_toml_model(Path(__file__).parent / "words.toml", _Words, "the workspace's words")
+DOC_KINDS = _WORDS.doc_kinds
+MEETINGS = _WORDS.meetings
 
 PART_TAGS = (
     "send-document",

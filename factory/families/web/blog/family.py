@@ -6,9 +6,9 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from pydantic import Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from factory.datafiles import WordTable
+from factory.datafiles import load_toml_model
 from factory.families.base import register
 from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
@@ -16,18 +16,26 @@ from factory.families.slots import Phrase, Slots
 from factory.families.web.webfamily import WebFamily, WebScenario, app_user
 from factory.vocabulary import Difficulty
 
-#: What the blog's seed data is drawn from (words.toml).
-_WORDS = WordTable(Path(__file__).parent / "words.toml")
-TITLE_PATTERNS: list[str] = _WORDS["title_patterns"]
-SUBJECTS: list[str] = _WORDS["subjects"]
-TAGS: list[str] = _WORDS["tags"]
-NEW_TAGS: list[str] = _WORDS["new_tags"]
-PASSWORD_WORDS: list[str] = _WORDS["password_words"]
-GOOD_COMMENTS: list[str] = _WORDS["good_comments"]
-SPAM_COMMENTS: list[str] = _WORDS["spam_comments"]
-SPAM_URLS: list[str] = _WORDS["spam_urls"]
-PEOPLE_DOMAINS: list[str] = _WORDS["people_domains"]
-BLOCKED_DOMAINS: list[str] = _WORDS["blocked_domains"]
+
+class Vocabulary(BaseModel):
+    """What the blog's seed data is drawn from (``words.toml``; a missing or unknown key
+    fails at import, naming the file and the key)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    title_patterns: list[str]
+    subjects: list[str]
+    tags: list[str]
+    new_tags: list[str]
+    password_words: list[str]
+    good_comments: list[str]
+    spam_comments: list[str]
+    spam_urls: list[str]
+    people_domains: list[str]
+    blocked_domains: list[str]
+
+
+VOCAB = load_toml_model(Path(__file__).parent / "words.toml", Vocabulary, "blog word lists")
 
 
 def _typo(title: str, rng: random.Random) -> str:
@@ -69,7 +77,7 @@ class BlogSlots(Slots):
     @field_validator("subjects")
     @classmethod
     def _apart(cls, value: list[str]) -> list[str]:
-        texts = [*value, *(p.replace("{}", "") for p in TITLE_PATTERNS)]
+        texts = [*value, *(p.replace("{}", "") for p in VOCAB.title_patterns)]
         for subject in value:
             inside = [t for t in texts if t != subject and subject.lower() in t.lower()]
             if inside:
@@ -95,13 +103,13 @@ class WebBlog(WebFamily):
         people = rng.sample([f"{f} {s}" for f in FIRST for s in LAST], 6)
         roles = ["admin", "editor", "editor", "author", "author", "author"]
         users = [
-            app_user(rng, i + 1, p, role, PASSWORD_WORDS)
+            app_user(rng, i + 1, p, role, VOCAB.password_words)
             for i, (p, role) in enumerate(zip(people, roles, strict=True))
         ]
         editor = users[rng.choice([1, 2])]
         author = users[rng.choice([3, 4, 5])]
-        subjects = self.filled("subjects", SUBJECTS)
-        titles = rng.sample([p.format(s) for p in TITLE_PATTERNS for s in subjects], 26)
+        subjects = self.filled("subjects", VOCAB.subjects)
+        titles = rng.sample([p.format(s) for p in VOCAB.title_patterns for s in subjects], 26)
         posts = []
         for i, title in enumerate(titles):
             status = rng.choice(["published", "published", "draft", "scheduled"])
@@ -110,23 +118,23 @@ class WebBlog(WebFamily):
                     "id": i + 1,
                     "title": title,
                     "author_id": rng.choice(users[1:])["id"],
-                    "body": f"{title}. " + " ".join(rng.sample(GOOD_COMMENTS, 2)),
+                    "body": f"{title}. " + " ".join(rng.sample(VOCAB.good_comments, 2)),
                     "status": status,
                     "publish_at": f"2031-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
                     if status == "scheduled"
                     else None,
                 }
             )
-        tags = [{"id": i + 1, "name": t} for i, t in enumerate(TAGS)]
+        tags = [{"id": i + 1, "name": t} for i, t in enumerate(VOCAB.tags)]
         post_tags = []
         for post in posts:
-            for tag_id in rng.sample(range(1, len(TAGS) + 1), rng.randint(1, 2)):
+            for tag_id in rng.sample(range(1, len(VOCAB.tags) + 1), rng.randint(1, 2)):
                 post_tags.append({"post_id": post["id"], "tag_id": tag_id})
         # the target draft (and a sibling draft on the same subject, a plausible wrong pick)
         target = posts[rng.randrange(0, 8)]
         subject = next(s for s in subjects if s in target["title"])
         sibling_title = rng.choice(
-            [p.format(subject) for p in TITLE_PATTERNS if p.format(subject) not in titles]
+            [p.format(subject) for p in VOCAB.title_patterns if p.format(subject) not in titles]
         )
         sibling = {
             "id": len(posts) + 1,
@@ -137,15 +145,17 @@ class WebBlog(WebFamily):
             "publish_at": None,
         }
         posts.append(sibling)
-        post_tags.append({"post_id": sibling["id"], "tag_id": rng.randrange(1, len(TAGS) + 1)})
+        post_tags.append(
+            {"post_id": sibling["id"], "tag_id": rng.randrange(1, len(VOCAB.tags) + 1)}
+        )
         new_title = target["title"]
         target.update(
             title=_typo(new_title, rng), status="draft", publish_at=None, author_id=author["id"]
         )
         target_tags = sorted(
-            TAGS[r["tag_id"] - 1] for r in post_tags if r["post_id"] == target["id"]
+            VOCAB.tags[r["tag_id"] - 1] for r in post_tags if r["post_id"] == target["id"]
         )
-        blocked = rng.choice(BLOCKED_DOMAINS)
+        blocked = rng.choice(VOCAB.blocked_domains)
         comments = self._comments(rng, posts, difficulty, blocked)
         context = {
             "mode": "moderate" if difficulty is Difficulty.HARD else "post",
@@ -177,12 +187,12 @@ class WebBlog(WebFamily):
                 "wrong-post": {"work_on": "sibling"},
             }
         elif difficulty is Difficulty.MEDIUM:
-            stray = rng.choice([t for t in TAGS if t not in target_tags])
-            post_tags.append({"post_id": target["id"], "tag_id": TAGS.index(stray) + 1})
+            stray = rng.choice([t for t in VOCAB.tags if t not in target_tags])
+            post_tags.append({"post_id": target["id"], "tag_id": VOCAB.tags.index(stray) + 1})
             keep = target_tags
             add = [
-                rng.choice([t for t in TAGS if t not in keep and t != stray]),
-                rng.choice(NEW_TAGS),
+                rng.choice([t for t in VOCAB.tags if t not in keep and t != stray]),
+                rng.choice(VOCAB.new_tags),
             ]
             context.update(tags_add=add, tags_remove=[stray], final_tags=sorted(keep + add))
             near = {
@@ -201,7 +211,7 @@ class WebBlog(WebFamily):
             for c in comments:
                 if c["status"] != "pending":
                     continue
-                spam = any(u in c["body"] for u in SPAM_URLS)
+                spam = any(u in c["body"] for u in VOCAB.spam_urls)
                 bad = spam or c["email"].endswith("@" + blocked)
                 decisions.append([c["id"], "reject" if bad else "approve", c["kind"]])
             context.update(blocked_domain=blocked, decisions=decisions)
@@ -255,18 +265,18 @@ class WebBlog(WebFamily):
         for kind in ["old-approved"] * 5 + ["old-rejected"] * 2 + kinds:
             name = f"{rng.choice(FIRST)} {rng.choice(LAST)}"
             handle = name.split()[0].lower() + str(rng.randrange(1, 99))
-            email = f"{handle}@{rng.choice(PEOPLE_DOMAINS)}"
-            body = rng.choice(GOOD_COMMENTS)
+            email = f"{handle}@{rng.choice(VOCAB.people_domains)}"
+            body = rng.choice(VOCAB.good_comments)
             status = "pending"
             if kind == "spam":
-                body = rng.choice(SPAM_COMMENTS).format(url=rng.choice(SPAM_URLS))
+                body = rng.choice(VOCAB.spam_comments).format(url=rng.choice(VOCAB.spam_urls))
             elif kind == "blocked":
                 email = f"{handle}@{blocked}"
             elif kind == "old-approved":
                 status = "approved"
             elif kind == "old-rejected":
                 status = "rejected"
-                body = rng.choice(SPAM_COMMENTS).format(url=rng.choice(SPAM_URLS))
+                body = rng.choice(VOCAB.spam_comments).format(url=rng.choice(VOCAB.spam_urls))
             comments.append(
                 {
                     "id": len(comments) + 1,
