@@ -34,12 +34,9 @@ from factory.families.terminal.traps import load_traps
 from factory.vocabulary import Difficulty
 
 from .logs import (
-    LR_APPS,
     LR_FORMATS,
-    LR_RESOURCES,
-    LR_SERVICES,
     LR_STATUS,
-    LR_ZONES,
+    LR_WORDS,
     Req,
     World,
     draw_request,
@@ -277,7 +274,7 @@ def _lr_question(rng: random.Random, w: World, level: Difficulty, reqs: list[Req
         res = rng.sample(
             [
                 x
-                for x in LR_RESOURCES
+                for x in LR_WORDS.resources
                 if all(x not in p for s in w.services for p, _ in w.endpoints[s])
             ],
             2,
@@ -395,8 +392,8 @@ class LogReport(Family):
     def draft(self, rng: random.Random, difficulty: Difficulty, params: Mapping[str, Any]) -> Draft:
         level = difficulty
         fmt = rng.choice(LR_FORMATS)
-        app = self.filled("app", None) or rng.choice(LR_APPS)
-        zone = rng.choice(LR_ZONES)
+        app = self.filled("app", None) or rng.choice(LR_WORDS.apps)
+        zone = rng.choice(LR_WORDS.zones)
         base = rng.choice(["access.log", "requests.log", f"{app}.log", "http.log"])
         outdir = rng.choice(OUT_DIRS)
         faults: list[str] = []
@@ -408,7 +405,7 @@ class LogReport(Family):
         gz_part = rotations - 1
         dup_reqs: list[Req] = []
         for _ in range(60):
-            w = draw_world(rng, level, self.filled("services", LR_SERVICES))
+            w = draw_world(rng, level, self.filled("services", LR_WORDS.services))
             reqs = [
                 draw_request(rng, w)
                 for _ in range(pick(rng, level, (120, 220), (260, 420), (650, 950)))

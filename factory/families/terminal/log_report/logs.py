@@ -9,18 +9,27 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+from pydantic import BaseModel, ConfigDict
+
+from factory.datafiles import load_toml_model
 from factory.families.terminal.knobs import pick
 from factory.families.terminal.text_tasks import utc_offset
-from factory.families.terminal.words import WordTable
 from factory.vocabulary import Difficulty
 
-#: The words a task's world is drawn from (words.toml).
-_WORDS = WordTable(Path(__file__).parent / "words.toml")
-LR_SERVICES: list[str] = _WORDS["services"]
-LR_RESOURCES: list[str] = _WORDS["resources"]
-LR_SUBS: list[str] = _WORDS["subs"]
-LR_ZONES: list[str] = _WORDS["zones"]
-LR_APPS: list[str] = _WORDS["apps"]
+
+class _Words(BaseModel):
+    """The words a task's world is drawn from (words.toml)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    services: list[str]
+    resources: list[str]
+    subs: list[str]
+    zones: list[str]
+    apps: list[str]
+
+
+LR_WORDS = load_toml_model(Path(__file__).parent / "words.toml", _Words, "log-report words")
 LR_OFFSETS = [0, 60, 120, 180, -180, -240, -300, -420, 330, 540, 600, -360, 345, 480]
 LR_MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 LR_STATUS = {
@@ -142,13 +151,15 @@ class World:
 
 
 def _lr_endpoint(rng: random.Random, res: str) -> str:
-    v, sub = rng.randint(1, 3), rng.choice(LR_SUBS)
+    v, sub = rng.randint(1, 3), rng.choice(LR_WORDS.subs)
     return rng.choice(
         [f"/api/v{v}/{res}", f"/api/v{v}/{res}/{sub}", f"/{res}", f"/internal/{res}/{sub}"]
     )
 
 
-def draw_world(rng: random.Random, level: Difficulty, names: list[str] = LR_SERVICES) -> World:
+def draw_world(
+    rng: random.Random, level: Difficulty, names: list[str] = LR_WORDS.services
+) -> World:
     services = rng.sample(names, pick(rng, level, (3, 4), (4, 5), (5, 6)))
     offs = rng.sample(LR_OFFSETS, len(services))
     if sum(1 for o in offs if o) < 2:
@@ -158,7 +169,7 @@ def draw_world(rng: random.Random, level: Difficulty, names: list[str] = LR_SERV
     for svc in services:
         endpoints[svc] = []
         for _ in range(rng.randint(3, 5)):
-            path = _lr_endpoint(rng, rng.choice(LR_RESOURCES))
+            path = _lr_endpoint(rng, rng.choice(LR_WORDS.resources))
             if path in used:
                 continue
             used.append(path)

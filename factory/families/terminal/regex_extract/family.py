@@ -13,6 +13,9 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict
+
+from factory.datafiles import load_toml_model
 from factory.families.base import Draft, Family, register
 from factory.families.terminal.import_job import IMPORT_FAULTS, ImportJob, Wiring, reachable_folder
 from factory.families.terminal.knobs import pick
@@ -27,19 +30,25 @@ from factory.families.terminal.text_tasks import (
     text_draft,
 )
 from factory.families.terminal.traps import load_traps
-from factory.families.terminal.words import WordTable
 from factory.vocabulary import Difficulty
 
-#: The words a corpus is made of (words.toml).
-_WORDS = WordTable(Path(__file__).parent / "words.toml")
-RX_FIRST: list[str] = _WORDS["first"]
-RX_LAST: list[str] = _WORDS["last"]
-RX_TEAMS: list[str] = _WORDS["teams"]
-RX_DOMAINS: list[str] = _WORDS["domains"]
-RX_TLDS: list[str] = _WORDS["tlds"]
-RX_PREFIXES: list[str] = _WORDS["prefixes"]
-RX_WORDS: list[str] = _WORDS["words"]
-RX_DIRS: list[str] = _WORDS["dirs"]
+
+class _Words(BaseModel):
+    """The words a corpus is made of (words.toml)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    first: list[str]
+    last: list[str]
+    teams: list[str]
+    domains: list[str]
+    tlds: list[str]
+    prefixes: list[str]
+    words: list[str]
+    dirs: list[str]
+
+
+RX_VOCAB = load_toml_model(Path(__file__).parent / "words.toml", _Words, "regex-extract words")
 RX_WRAPS = ["<{}>", "({})", '"{}"', "{},", "{}.", "{};", "[{}]", "'{}'", "({}).", "{}:", "{}!"]
 RX_LEAD = "([{<\"'"
 RX_TRAIL = ")]}>\"'.,;:!?"
@@ -168,20 +177,20 @@ def _rx_output(texts: list[str], kinds: list[str], pfx: str, level: Difficulty, 
 def _rx_valid(rng: random.Random, kind: str, pfx: str) -> str:
     """A canonical valid item."""
     if kind == "email":
-        first, last = rng.choice(RX_FIRST), rng.choice(RX_LAST)
+        first, last = rng.choice(RX_VOCAB.first), rng.choice(RX_VOCAB.last)
         local = rng.choice(
             [
                 f"{first}.{last}",
                 f"{first[0]}{last}",
                 f"{first}_{last}",
-                f"{first}+{rng.choice(RX_TEAMS)}",
-                f"{rng.choice(RX_TEAMS)}-{rng.choice(['alerts', 'desk', 'team', 'oncall'])}",
+                f"{first}+{rng.choice(RX_VOCAB.teams)}",
+                f"{rng.choice(RX_VOCAB.teams)}-{rng.choice(['alerts', 'desk', 'team', 'oncall'])}",
                 f"{first}{rng.randint(1, 99)}",
             ]
         )
         sub = rng.choice(["", "", "mail.", "eu.", "corp-"])
-        dom = f"{sub}{rng.choice(RX_DOMAINS)}"
-        return f"{local}@{dom}.{rng.choice(RX_TLDS)}"
+        dom = f"{sub}{rng.choice(RX_VOCAB.domains)}"
+        return f"{local}@{dom}.{rng.choice(RX_VOCAB.tlds)}"
     if kind == "order":
         return f"{pfx}-{rng.randint(2018, 2026)}-{rng.randint(1, 999999):06d}"
     if kind == "endpoint":
@@ -230,15 +239,15 @@ RX_DECOYS = {
 def _rx_decoy(rng: random.Random, kind: str, kind_of: str, pfx: str, hard: bool) -> str:
     """An almost-item of ``kind`` (decoy type ``kind_of``) that the rules reject."""
     if kind == "email":
-        first, last = rng.choice(RX_FIRST), rng.choice(RX_LAST)
-        dom = f"{rng.choice(RX_DOMAINS)}.{rng.choice(['com', 'org', 'net'])}"
+        first, last = rng.choice(RX_VOCAB.first), rng.choice(RX_VOCAB.last)
+        dom = f"{rng.choice(RX_VOCAB.domains)}.{rng.choice(['com', 'org', 'net'])}"
         return {
             "double-dot": f"{first}..{last}@{dom}",
             "dot-end": f"{first}.@{dom}",
             "no-dot-domain": f"{first}@{rng.choice(['localhost', 'intranet', 'mailhost'])}",
-            "short-tld": f"{first}.{last}@{rng.choice(RX_DOMAINS)}.{rng.choice('cxz')}",
-            "hyphen-label": f"{last}@{rng.choice(['-', ''])}{rng.choice(RX_DOMAINS)}-.com",
-            "underscore": f"{first}@{rng.choice(RX_DOMAINS)}_{rng.choice(RX_TEAMS)}.com",
+            "short-tld": f"{first}.{last}@{rng.choice(RX_VOCAB.domains)}.{rng.choice('cxz')}",
+            "hyphen-label": f"{last}@{rng.choice(['-', ''])}{rng.choice(RX_VOCAB.domains)}-.com",
+            "underscore": f"{first}@{rng.choice(RX_VOCAB.domains)}_{rng.choice(RX_VOCAB.teams)}.com",
         }[kind_of]
     if kind == "order":
         y, n = rng.randint(2018, 2026), rng.randint(1, 99999)
@@ -283,14 +292,14 @@ def _rx_decoy(rng: random.Random, kind: str, kind_of: str, pfx: str, hard: bool)
 
 
 def _rx_sentence(rng: random.Random, items: list[str], corpus: str) -> str:
-    words = [rng.choice(RX_WORDS) for _ in range(rng.randint(5, 12))]
+    words = [rng.choice(RX_VOCAB.words) for _ in range(rng.randint(5, 12))]
     if rng.random() < 0.3:
         words.insert(rng.randint(0, len(words)), str(rng.randint(2, 9999)))
     for item in items:
         words.insert(rng.randint(0, len(words)), item)
     words[0] = words[0].capitalize()
     prefix = rng.choice(RX_PREFIXES_BY_CORPUS[corpus]).format(
-        who=rng.choice(RX_FIRST),
+        who=rng.choice(RX_VOCAB.first),
         hh=f"{rng.randint(0, 23):02d}",
         mm=f"{rng.randint(0, 59):02d}",
     )
@@ -341,7 +350,7 @@ class RegexExtract(Family):
         corpus, root, patterns = rng.choice(RX_CORPORA)
         kinds = rng.sample(list(RX_DECOYS), 2 if hard else 1)
         kinds.sort(key=list(RX_DECOYS).index)
-        pfx = rng.choice(RX_PREFIXES)
+        pfx = rng.choice(RX_VOCAB.prefixes)
         outdir = rng.choice(OUT_DIRS)
         faults: list[str] = []
         if hard:
@@ -355,12 +364,12 @@ class RegexExtract(Family):
                     n=rng.randint(100, 9999),
                     y=rng.randint(2021, 2025),
                     m=rng.randint(1, 12),
-                    w=rng.choice(RX_TEAMS + ["general", "random", "releases", "oncall"]),
+                    w=rng.choice(RX_VOCAB.teams + ["general", "random", "releases", "oncall"]),
                 )
                 if hard and rng.random() < 0.7:
-                    name = f"{rng.choice(RX_DIRS)}/{name}"
+                    name = f"{rng.choice(RX_VOCAB.dirs)}/{name}"
                 if hard and rng.random() < 0.25:
-                    name = f"{rng.choice(RX_DIRS)}/{name}"
+                    name = f"{rng.choice(RX_VOCAB.dirs)}/{name}"
                 if name not in names:
                     names.append(name)
             # the items, then the decoys, each with the file it goes to

@@ -10,19 +10,29 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict
+
+from factory.datafiles import load_toml_model
 from factory.families.base import Draft, Family, register
 from factory.families.terminal.state_snapshot import snapshot_path, tree_hook
-from factory.families.terminal.words import APPS, WordTable
+from factory.families.terminal.words import APPS
 from factory.vocabulary import Difficulty
 
-#: The names a task draws (names.toml).
-_WORDS = WordTable(Path(__file__).parent / "names.toml")
-UG_PEOPLE: list[str] = _WORDS["people"]
-UG_TEAMS: list[str] = _WORDS["teams"]
-UG_EXTRA_GROUPS: list[str] = _WORDS["extra_groups"]
-UG_SERVICES: list[str] = _WORDS["services"]
-UG_WORDS: list[str] = _WORDS["words"]
-"""The words of the passwords a task hands out."""
+
+class _Names(BaseModel):
+    """The names a task draws (names.toml)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    people: list[str]
+    teams: list[str]
+    extra_groups: list[str]
+    services: list[str]
+    words: list[str]
+    """The words of the passwords a task hands out."""
+
+
+UG_NAMES = load_toml_model(Path(__file__).parent / "names.toml", _Names, "users-groups names")
 HASH_ALPHABET = "./0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 
@@ -48,11 +58,11 @@ class UsersGroups(Family):
     def draft(self, rng: random.Random, difficulty: Difficulty, params: Mapping[str, Any]) -> Draft:
         level = difficulty.value
         org = rng.choice(APPS)
-        people = iter(rng.sample(UG_PEOPLE, 12))
+        people = iter(rng.sample(UG_NAMES.people, 12))
         uids = iter(rng.sample(range(2001, 2999), 12))
         gids = iter(rng.sample(range(3001, 3999), 8))
-        teams = rng.sample(UG_TEAMS, 3)
-        extras = rng.sample(UG_EXTRA_GROUPS, 3)
+        teams = rng.sample(UG_NAMES.teams, 3)
+        extras = rng.sample(UG_NAMES.extra_groups, 3)
         onboarding = f"/srv/{org}-onboarding"
 
         setup: list[str] = []  # Dockerfile commands (the state the agent finds)
@@ -160,7 +170,7 @@ class UsersGroups(Family):
             if password_user is None:
                 password_user = name
                 spec["password"] = (
-                    f"{rng.choice(UG_WORDS).capitalize()}-{rng.choice(UG_WORDS)}-"
+                    f"{rng.choice(UG_NAMES.words).capitalize()}-{rng.choice(UG_NAMES.words)}-"
                     f"{rng.randint(10, 99)}{rng.choice('!#%+=')}"
                 )
             elif hash_user is None and level != "easy":
@@ -185,7 +195,7 @@ class UsersGroups(Family):
         # Medium/hard: a system account, a locked account, a setgid shared directory.
         shared = None
         if level != "easy":
-            svc = rng.choice(UG_SERVICES)
+            svc = rng.choice(UG_NAMES.services)
             sid = rng.randint(900, 989)
             groups[svc] = {"gid": sid, "members": set()}
             users[svc] = {
