@@ -50,7 +50,7 @@ class CalibrationProgress(Bar, Events):
 
     def candidate_done(self, result: CandidateResult) -> None:
         mark = "[green]new task[/]" if result.status == ACCEPTED else "[dim]rejected[/]"
-        self.say(f"{mark} {result.id} ({result.difficulty}): {result.outcome}")
+        self.say(f"{mark} {escape(f'{result.id} ({result.difficulty}): {result.outcome}')}")
 
 
 def print_summary(summary: CalibrationSummary, console: Console) -> None:

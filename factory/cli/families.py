@@ -110,7 +110,7 @@ def try_(
         with job("families", jobs, executor=executor, ray_address=ray_address,
                  ray_shared_fs=ray_shared_fs, progress=bar) as where:  # fmt: skip
             trials = try_families(*args, executor=where, llm=llm, params=params, on_done=lambda t: bar.advance(
-                description=f"{t.path.name}: {t.certificate.outcome}"))  # fmt: skip
+                description=escape(f"{t.path.name}: {t.certificate.outcome}")))  # fmt: skip
     if json_:
         emit({"trials": [_trial(t) for t in trials]})
     elif not render_only:

@@ -55,7 +55,7 @@ def build(
             say=lambda msg: bar.say(f"[dim]{escape(msg)}[/]"),
             on_built=lambda o: (
                 bar.say(f"{escape(o.name)}: [bold]{o.status}[/] ({o.seconds:.1f}s)"),
-                bar.advance(description=o.name),
+                bar.advance(description=escape(o.name)),
             ),
         )
     if json_:

@@ -113,7 +113,10 @@ def evaluate(
     settings = policy.settings()
     chosen = SuiteSplit.of(settings, split)
     bar = Bar("eval", console)
-    progress = {"on_start": bar.grow, "on_task": lambda key, _r: bar.advance(description=key)}
+    progress = {
+        "on_start": bar.grow,
+        "on_task": lambda key, _r: bar.advance(description=escape(key)),
+    }
     in_process = base_url is None and settings.environment == "in-process"
     with job("eval", jobs, executor=executor, ray_address=ray_address, ray_shared_fs=ray_shared_fs,
              progress=bar, in_process=in_process) as where:  # fmt: skip

@@ -143,10 +143,12 @@ class Family:
     def params_with(self, given: Mapping[str, Any]) -> dict[str, Any]:
         """The family's :attr:`default_params` with ``given`` over them. A single value given
         for a parameter whose default is a list is that list of one (``projects: sqlparse``, or
-        ``-p projects=sqlparse``, means ``[sqlparse]``, not its letters)."""
+        ``-p projects=sqlparse``, means ``[sqlparse]``, not its letters; an empty one, none)."""
         out = {**self.default_params, **given}
         for key, default in self.default_params.items():
-            if isinstance(default, list) and isinstance(out[key], str | int | float | bool):
+            if isinstance(default, list) and out[key] in ("", None):
+                out[key] = []  # ``-p projects=``: none named
+            elif isinstance(default, list) and isinstance(out[key], str | int | float | bool):
                 out[key] = [out[key]]
         return out
 

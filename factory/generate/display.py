@@ -28,7 +28,9 @@ class GenerationProgress(Bar):
             self.advance()
         else:
             self.rejected += 1
-            self.say(f"[yellow]rejected[/] {result.id}: {result.outcome}: {result.reason[:150]}")
+            self.say(
+                f"[yellow]rejected[/] {escape(f'{result.id}: {result.outcome}: {result.reason[:150]}')}"
+            )
         self.describe(f"{self.candidates} candidates, {self.rejected} rejected")
 
 

@@ -70,7 +70,7 @@ SCAN_TIMEOUT_SEC = 300
 
 _EXCLUDED = " ".join(f"--exclude-dir={d}" for d in ("proc", "sys", "dev", "run"))
 
-_SUMS = 'printf \'%s %s\\n\' "$(sha256sum < "$f" 2>/dev/null | cut -c1-64)" "$f"'
+_SUMS = 'printf \'%s %s\\n\' "$({ sha256sum < "$f"; } 2>/dev/null | cut -c1-64)" "$f"'
 """One ``<sha256> <path>`` line for the file ``$f`` (an empty digest where it is unreadable)."""
 
 
@@ -92,9 +92,11 @@ def scan_image(
     if not strings:
         return []
     patterns = " ".join(f"-e {shlex.quote(s)}" for s in strings)
+    # grep ends each name with NUL; tr makes that the line end and a newline inside a name
+    # \001, so a crafted name cannot pose as two files (its digest is then empty: reported)
     script = (
-        f"grep -rlaF {patterns} / {_EXCLUDED} 2>/dev/null | head -{SCAN_CAP + 1} | "
-        f"while IFS= read -r f; do {_SUMS}; done; exit 0"
+        f"grep -rlaZF {patterns} / {_EXCLUDED} 2>/dev/null | tr '\\n\\000' '\\001\\n' | "
+        f"head -{SCAN_CAP + 1} | while IFS= read -r f; do {_SUMS}; done; exit 0"
     )
     spec = container_spec(task, image)
     with runtime.start(spec) as box:
@@ -109,6 +111,9 @@ def scan_image(
     if in_base is None:
         return [path for path, _ in hits]
     found = added_or_changed(shown, in_base)
+    came_with_base = [path for path, _ in shown if path not in found]
+    if came_with_base:
+        log.info("image scan: came with the base image %s: %s", base, ", ".join(came_with_base))
     if len(hits) > SCAN_CAP:
         found.append(
             f"(more than {SCAN_CAP} files hold a forbidden string: the rest were not "
@@ -143,7 +148,7 @@ def _base_sums(runtime, spec, hits: list[tuple[str, str]]) -> dict[str, str] | N
 def parse_sums(output: str) -> list[tuple[str, str]]:
     """``(path, sha256)`` pairs from lines ``<sha256> <path>`` (the digest may be empty)."""
     pairs = []
-    for line in output.splitlines():
+    for line in output.split("\n"):
         digest, _, path = line.partition(" ")
         if path.strip():
             pairs.append((path, digest))

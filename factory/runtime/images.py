@@ -167,7 +167,7 @@ class ImagesMixin:
         key = (self._image_key(image), path)
         if key not in self._path_kinds:
             try:
-                stream, stat = self.api.get_archive(self._reference(image), path)
+                stream, stat = self.api.get_archive(self._reference(key[0]), path)
                 stream.close()
             except docker_sdk().errors.NotFound:
                 self._path_kinds[key] = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from factory.progress import Bar
@@ -25,11 +26,11 @@ class ValidationProgress(Bar):
         super().__init__("validate", console, total)
 
     def started(self, task_dir: Path) -> None:
-        self.describe(f"[dim]{task_dir.name}")
+        self.describe(f"[dim]{escape(task_dir.name)}")
 
     def done(self, verdict: TaskValidation) -> None:
         style = _STYLE.get(verdict.outcome, "red")
-        self.say(f"[{style}]{verdict.outcome.value:<24}[/] {verdict.id}")
+        self.say(f"[{style}]{verdict.outcome.value:<24}[/] {escape(verdict.id)}")
         self.advance()
 
     def flake_started(self, tasks: int) -> None:
@@ -39,7 +40,7 @@ class ValidationProgress(Bar):
     def flake_done(self, result) -> None:
         """A :class:`factory.quality.flake.FlakeResult`."""
         rate = "-" if result.flake_rate is None else f"{result.flake_rate:.2f}"
-        self.advance(description=f"[dim]flake {result.task_dir.name}: {rate}")
+        self.advance(description=f"[dim]flake {escape(result.task_dir.name)}: {rate}")
 
 
 def print_summary(report: ValidationReport, console: Console) -> None:

@@ -1,6 +1,6 @@
 """The certificate's image scan against the real engine: a forbidden string that the base image
-already holds is not the task's leak; the same string in a file the task's build adds, or
-writes into a file of the base image, is."""
+already holds is not the task's leak; the same string in a file the task's build adds (also
+under a name holding a newline), or writes into a file of the base image, is."""
 
 from __future__ import annotations
 
@@ -28,6 +28,10 @@ def test_only_what_the_task_adds_or_changes_is_reported(runtime, tmp_path):
     dockerfile = (
         f"FROM {BASE}\n"
         f"RUN mkdir -p /app && echo '{ADDED}' > /app/notes.txt && echo '{CHANGED}' >> /etc/nanorc\n"
+        # a copy of a base file under a name with a newline, read line by line it would pose
+        # as /etc/login.defs and etc/login.defs, both the base's
+        'RUN d="$(printf \'/etc/login.defs\\netc\')" && mkdir -p "$d" && cp /etc/login.defs "$d/"\n'
+        "WORKDIR /\n"
     )
     root = write_task(
         tmp_path,
@@ -51,8 +55,9 @@ def test_only_what_the_task_adds_or_changes_is_reported(runtime, tmp_path):
     found = scan_image(runtime, task, image.ref, strings, base=image.base)
     compared = time.monotonic() - started
     print(f"scan {plain:.1f} s; with the base image compared {compared:.1f} s")
-    assert sorted(everything) == ["/app/notes.txt", "/etc/login.defs", "/etc/nanorc"]
-    assert sorted(found) == ["/app/notes.txt", "/etc/nanorc"]
+    hidden = "/etc/login.defs\x01etc/login.defs"  # the newline shown as \x01
+    assert sorted(everything) == ["/app/notes.txt", "/etc/login.defs", hidden, "/etc/nanorc"]
+    assert sorted(found) == ["/app/notes.txt", hidden, "/etc/nanorc"]
     # A base image that cannot be started: every file, as without one.
     missing = scan_image(runtime, task, image.ref, strings, base="factory/no-such-image:1")
     assert sorted(missing) == sorted(everything)

@@ -84,6 +84,7 @@ def test_params_with_reads_a_single_value_for_a_list_parameter_as_a_list_of_one(
     family = registry.get("repo-bug")
     assert family.params_with({"projects": "sqlparse"})["projects"] == ["sqlparse"]
     assert family.params_with({"projects": ["a", "b"]})["projects"] == ["a", "b"]
+    assert family.params_with({"projects": ""})["projects"] == []
     merged = family.params_with({"llm_report": False, "other": "x"})
     assert merged == {"projects": [], "llm_report": False, "other": "x"}
     assert registry.get("checksum-verify").params_with({"k": "v"}) == {"k": "v"}
