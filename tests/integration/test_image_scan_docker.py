@@ -61,3 +61,22 @@ def test_only_what_the_task_adds_or_changes_is_reported(runtime, tmp_path):
     # A base image that cannot be started: every file, as without one.
     missing = scan_image(runtime, task, image.ref, strings, base="factory/no-such-image:1")
     assert sorted(missing) == sorted(everything)
+
+
+def test_no_repo_bug_project_comes_with_the_base_image(runtime):
+    """The scan lets a file that the base image has unchanged hold a forbidden string (pip's
+    vendored pygments shares a line with sqlparse). That is sound only while the base image
+    holds no copy of a project that repo-bug mutates: an upstream copy there would give the
+    agent the original to diff against, and the scan would no longer say so."""
+    from factory.families.terminal.repo_bug.projects import load_projects
+    from factory.runtime import ContainerSpec
+
+    packages = sorted({project.package for project in load_projects().values()})
+    finds = " ".join(
+        f"-path '*/{package}/__init__.py' -o -name '{package}.py' -o" for package in packages
+    )
+    script = f"find / -xdev \\( {finds} -false \\) -print 2>/dev/null; exit 0"
+    with runtime.start(ContainerSpec(image="factory/python:bookworm")) as box:
+        result = box.exec(["sh", "-c", script], timeout_sec=120)
+    assert result.exit_code == 0
+    assert result.output.split() == []
