@@ -134,6 +134,9 @@ class DockerfileRewrite:
     """(original image, local image) pairs, in order of appearance."""
     base_images: list[str] = field(default_factory=list)
     """Every external image the Dockerfile now starts from."""
+    final_base: str | None = None
+    """The local image its final stage builds on, through stage names (``FROM builder``); None
+    for ``scratch`` or a Dockerfile without ``FROM``."""
     notes: list[str] = field(default_factory=list)
 
 
@@ -149,7 +152,7 @@ def rewrite_dockerfile(
     Raises :class:`BaseImageMissingError` naming the first image nothing local can stand in for.
     """
     result = DockerfileRewrite(text="")
-    stages: set[str] = set()
+    stages: dict[str, str | None] = {}  # stage name (lower case, as Docker matches) -> its base
     args: dict[str, str] = {}
     seen_from = False
     out_lines: list[str] = []
@@ -159,7 +162,7 @@ def rewrite_dockerfile(
 
     def local_for(image: str) -> str:
         expanded = expand(image)
-        if expanded.lower() == "scratch" or expanded in stages:
+        if expanded.lower() == "scratch" or expanded.lower() in stages:
             return image
         resolved = table.resolve(expanded, exists)
         if resolved is None:
@@ -181,15 +184,17 @@ def rewrite_dockerfile(
             if len(kept) != len(flags):
                 result.notes.append(f"dropped '{' '.join(set(flags) - set(kept))}' from FROM")
             image = local_for(match.group("image"))
+            named = expand(match.group("image")).lower()
+            result.final_base = None if named == "scratch" else stages.get(named, image)
             rest = match.group("rest")
             stage = re.search(r"\s+AS\s+(\S+)", rest, re.IGNORECASE)
             if stage:
-                stages.add(stage.group(1))
+                stages[stage.group(1).lower()] = result.final_base
             flag_text = " ".join(kept) + " " if kept else ""
             line = f"{match.group('indent')}FROM {flag_text}{image}{rest}"
         else:
             copy = _COPY_FROM_RE.match(line)
-            if copy and not copy.group("src").isdigit() and copy.group("src") not in stages:
+            if copy and not copy.group("src").isdigit() and copy.group("src").lower() not in stages:
                 image = local_for(copy.group("src"))
                 line = line[: copy.start("src")] + image + line[copy.end("src") :]
         out_lines.append(line)
@@ -199,23 +204,3 @@ def rewrite_dockerfile(
             f"base image {original} -> {local} (alias{table.note_suffix(original)})"
         )
     return result
-
-
-def final_base(text: str) -> str | None:
-    """The image the final stage of the Dockerfile ``text`` starts from, following stage names
-    (``FROM builder``) to the external image; None for ``scratch`` or a reference that names
-    no image here (an unexpanded ``$ARG``, no ``FROM`` at all)."""
-    stages: dict[str, str] = {}
-    last: str | None = None
-    for line in text.splitlines():
-        match = _FROM_RE.match(line)
-        if match is None:
-            continue
-        image = match.group("image")
-        last = stages.get(image.lower(), image)
-        stage = re.search(r"\s+AS\s+(\S+)", match.group("rest"), re.IGNORECASE)
-        if stage:
-            stages[stage.group(1).lower()] = last
-    if last is None or last.lower() == "scratch" or "$" in last:
-        return None
-    return last

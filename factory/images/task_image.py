@@ -14,7 +14,7 @@ from factory.errors import (
     ImageBuildError,
     UnavailableOfflineError,
 )
-from factory.images.aliases import AliasTable, final_base, rewrite_dockerfile
+from factory.images.aliases import AliasTable, rewrite_dockerfile
 from factory.images.build_log import missing_packages, recall_unreachable, remember_unreachable
 from factory.images.builder import build_recipe
 from factory.images.dockerfile_compat import make_legacy_compatible
@@ -61,7 +61,7 @@ class TaskImage:
     """The image of each sidecar (service name -> reference); empty for one container."""
     base: str | None = None
     """The local image the final stage of its Dockerfile starts from (what the task's build
-    added to: :func:`factory.images.aliases.final_base`); None for a prebuilt ``docker_image``
+    added to: :attr:`~factory.images.aliases.DockerfileRewrite.final_base`); None for a prebuilt ``docker_image``
     or a final stage from ``scratch``."""
 
 
@@ -247,6 +247,7 @@ class TaskImageBuilder:
         if elsewhere is not None:
             toolchains, swaps = elsewhere
             rewrite.base_images = [swaps.get(b, b) for b in rewrite.base_images]
+            rewrite.final_base = swaps.get(rewrite.final_base, rewrite.final_base)
             rewrite.substitutions = [(o, swaps.get(n, n)) for o, n in rewrite.substitutions]
             for old, new in swaps.items():
                 rewrite.notes = [n.replace(f"-> {old} ", f"-> {new} ") for n in rewrite.notes]
@@ -274,7 +275,7 @@ class TaskImageBuilder:
                     env_hash,
                     notes + rewrite.notes,
                     recall_unreachable(env_hash),
-                    base=final_base(dockerfile),
+                    base=rewrite.final_base,
                 )
             labels = {
                 **self.runtime.base_labels(task.id),
@@ -319,7 +320,7 @@ class TaskImageBuilder:
             env_hash,
             notes,
             unreachable,
-            base=final_base(dockerfile),
+            base=rewrite.final_base,
         )
 
     def _run_notes(self, task: Task, image: str) -> list[str]:

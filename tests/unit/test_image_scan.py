@@ -8,7 +8,7 @@ import hashlib
 import pytest
 
 from factory.errors import ContainerDiedError
-from factory.images.aliases import final_base
+from factory.images.aliases import AliasTable, rewrite_dockerfile
 from factory.quality import leaks
 from factory.quality.leaks import SCAN_CAP, added_or_changed, parse_sums, scan_image
 from factory.runtime import ContainerSpec
@@ -132,9 +132,12 @@ def test_the_decision_compares_path_and_content():
         ("FROM a:1 AS Build\nFROM build AS test\nFROM test\n", "a:1"),
         ("FROM --platform=linux/amd64 a:1\nLABEL factory.managed=1\n", "a:1"),
         ("FROM a:1 AS build\nFROM scratch\n", None),
-        ("FROM ${IMAGE}\n", None),
+        ("ARG IMAGE=b:2\nFROM ${IMAGE}\n", "b:2"),
         ("RUN true\n", None),
     ],
 )
 def test_final_base_is_the_image_the_last_stage_builds_on(dockerfile, base):
-    assert final_base(dockerfile) == base
+    """Found by the Dockerfile rewrite as it points each FROM at a local image (an ARG in FROM
+    it expands; one it cannot expand names no local image, and the build is refused)."""
+    local = {"a:1", "b:2", "factory/python:bookworm"}
+    assert rewrite_dockerfile(dockerfile, AliasTable(), local.__contains__).final_base == base
