@@ -75,3 +75,13 @@ def test_word_table_reads_pairs_as_tuples(tmp_path: Path):
         ("series", "Series"),
         ("sample", "Sample"),
     ]
+
+
+@pytest.mark.parametrize("loader", [WordTable, load_traps], ids=["word-table", "traps"])
+def test_a_file_that_is_no_toml_or_missing_is_one_error_naming_it(tmp_path: Path, loader):
+    path = tmp_path / "words.toml"
+    path.write_text("tops = [\n", encoding="utf-8")
+    with pytest.raises(RecipeError, match=r"words\.toml: invalid TOML"):
+        loader(path)
+    with pytest.raises(RecipeError, match=r"gone\.toml: cannot read"):
+        loader(tmp_path / "gone.toml")

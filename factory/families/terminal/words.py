@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 from pydantic import Field, TypeAdapter, ValidationError
 
-from factory.datafiles import load_toml_table
+from factory.datafiles import invalid, load_toml_table
 from factory.errors import RecipeError
 
 _Words = Annotated[list[str], Field(min_length=1)]
@@ -23,7 +23,7 @@ class WordTable:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._values = load_toml_table(path)
+        self._values = load_toml_table(path, "word lists")
 
     def __getitem__(self, name: str) -> list[str]:
         return self.typed(name, _Words)
@@ -36,9 +36,7 @@ class WordTable:
         try:
             return TypeAdapter(shape).validate_python(self._values[name])
         except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in (name, *first["loc"]))
-            raise RecipeError(f"{self.path}: {where}: {first['msg']}") from None
+            raise invalid(self.path, exc, name) from None
 
 
 _WORDS = WordTable(Path(__file__).parent / "words.toml")
