@@ -21,7 +21,7 @@ def test_load_traps_keeps_file_order_and_gives_traps(tmp_path: Path):
         '[alpha]\nname = "first letter"\ntells = ["a"]\n',
         encoding="utf-8",
     )
-    traps = load_traps(path)
+    traps = load_traps(path, ["alpha", "zeta", "unused"])
     assert list(traps) == ["zeta", "alpha"]
     assert traps["zeta"] == Trap("last letter", ("omega", "\\r"))
     assert traps["alpha"] == Trap("first letter", ("a",))
@@ -35,7 +35,15 @@ def test_load_traps_names_the_file_and_the_fault_of_a_bad_entry(tmp_path: Path, 
     path = tmp_path / "traps.toml"
     path.write_text(f"[stale-pid]\n{entry}\n", encoding="utf-8")
     with pytest.raises(RecipeError, match=r"traps\.toml: stale-pid"):
-        load_traps(path)
+        load_traps(path, ["stale-pid"])
+
+
+def test_load_traps_refuses_a_trap_for_a_fault_the_family_does_not_have(tmp_path: Path):
+    """A misspelt fault name would drop its trap from every task without a word."""
+    path = tmp_path / "traps.toml"
+    path.write_text('[stale-pdi]\nname = "a stale PID file"\ntells = ["stale"]\n')
+    with pytest.raises(RecipeError, match=r"traps\.toml: stale-pdi: no such fault"):
+        load_traps(path, ["stale-pid", "port-clash"])
 
 
 def test_word_table_gives_lists_by_name_and_names_the_file_of_a_missing_one(tmp_path: Path):
@@ -77,7 +85,9 @@ def test_word_table_reads_pairs_as_tuples(tmp_path: Path):
     ]
 
 
-@pytest.mark.parametrize("loader", [WordTable, load_traps], ids=["word-table", "traps"])
+@pytest.mark.parametrize(
+    "loader", [WordTable, lambda path: load_traps(path, [])], ids=["word-table", "traps"]
+)
 def test_a_file_that_is_no_toml_or_missing_is_one_error_naming_it(tmp_path: Path, loader):
     path = tmp_path / "words.toml"
     path.write_text("tops = [\n", encoding="utf-8")

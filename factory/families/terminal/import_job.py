@@ -23,14 +23,14 @@ from typing import Any, NamedTuple
 
 from factory.families.base import Draft
 from factory.families.terminal.state_snapshot import STATE_DIR, snapshot_hook
-from factory.families.terminal.traps import load_traps
+from factory.families.terminal.traps import load_traps, traps_for
 from factory.vocabulary import Trap
 
 IMPORT_FAULTS = ["consumer-perms", "import-config", "config-syntax", "checksum"]
 """consumer-perms: the output folder is root-only (mode 700); import-config: the settings
 name a stale output path; config-syntax: one settings line lacks its ``=``; checksum
 (announced, not a trap): the job wants ``<output>.sha256`` in ``sha256sum -c`` format."""
-IMPORT_TRAPS = load_traps(Path(__file__).parent / "import_traps.toml")
+IMPORT_TRAPS = load_traps(Path(__file__).parent / "import_traps.toml", IMPORT_FAULTS)
 """The job's faults the instruction does not announce: fault -> Trap (import_traps.toml)."""
 CONSUMERS = ["dashd", "statsd", "reporter", "metrics", "ingest", "loader", "warehouse"]
 HOMES = ("/root", "/home")
@@ -319,7 +319,7 @@ class ImportJob:
         return head + _TESTS + (_CHECKSUM_TEST if "checksum" in self.faults else "")
 
     def traps(self) -> list[Trap]:
-        return [IMPORT_TRAPS[f] for f in self.faults if f in IMPORT_TRAPS]
+        return traps_for(IMPORT_TRAPS, self.faults)
 
     def outputs(self) -> list[str]:
         return [self.conf] + ([f"{self.out}.sha256"] if "checksum" in self.faults else [])
@@ -350,7 +350,7 @@ class ImportJob:
             outputs=self.outputs(),
             artifacts=[self.state],
             collect=self.collect(),
-            traps=[own_traps[f] for f in faults if f in own_traps] + self.traps(),
+            traps=traps_for(own_traps, faults) + self.traps(),
             mutations=near_misses,
         )
 

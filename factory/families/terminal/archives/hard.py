@@ -42,7 +42,7 @@ from factory.families.terminal.state_snapshot import (
     stat_lines,
     tree_lines,
 )
-from factory.families.terminal.traps import load_traps
+from factory.families.terminal.traps import load_traps, traps_for
 from factory.families.terminal.words import FWORDS
 
 #: Hard: a restore from a delivery that composes two to four of these (the instruction states the
@@ -65,7 +65,7 @@ AR_FAULTS = (
     "second-archive",
 )
 AR_EXCLUSIVE = ({"split", "bad-copy"}, {"stale-target", "target-link"})
-AR_TRAPS = load_traps(Path(__file__).parent / "traps.toml")
+AR_TRAPS = load_traps(Path(__file__).parent / "traps.toml", AR_FAULTS)
 """The faults the instruction does not name: fault -> Trap fields (traps.toml)."""
 #: Every hard task: members with a `..` name, in the export and in a vendored library.
 AR_UNSAFE_TRAP = Trap(
@@ -315,7 +315,7 @@ def hard_draft(family: Family, rng) -> Draft:
     files = {f"environment/delivery/{rel}": data for rel, data in delivery.items()}
     if seeded:
         files["environment/seed.tar.gz"] = seed_tarball(seeded)
-    traps = [AR_TRAPS[f] for f in faults if f in AR_TRAPS] + [AR_UNSAFE_TRAP]
+    traps = traps_for(AR_TRAPS, faults) + [AR_UNSAFE_TRAP]
     return Draft(
         context=context,
         files=files,

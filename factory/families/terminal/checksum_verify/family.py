@@ -19,7 +19,7 @@ from factory.families.base import Draft, Family, register
 from factory.families.slots import Slots, Slug, Word
 from factory.families.terminal.knobs import fresh
 from factory.families.terminal.near_miss import near_misses
-from factory.families.terminal.traps import load_traps
+from factory.families.terminal.traps import load_traps, traps_for
 from factory.vocabulary import Difficulty
 
 FOLDERS = ["/srv/downloads", "/data/mirror", "/opt/releases", "/home/user/incoming"]
@@ -49,7 +49,7 @@ CV_LISTS = {
     "sidecars": ("*.sha256", "sha256", "gnu"),  # one NAME.sha256 beside each file
 }
 CV_FOLDERS = ["docs", "extras", "legacy", "vendor", "assets", "archive", "firmware", "tools"]
-CV_TRAPS = load_traps(Path(__file__).parent / "traps.toml")
+CV_TRAPS = load_traps(Path(__file__).parent / "traps.toml", CV_LISTS)
 """The list formats the instruction does not name: kind -> Trap fields (traps.toml)."""
 
 
@@ -237,7 +237,7 @@ class ChecksumVerify(Family):
             kept=sorted(context["digests"]),
             mutations=mutations,
             faults=faults,
-            traps=[CV_TRAPS[k] for k in kinds if k in CV_TRAPS],
+            traps=traps_for(CV_TRAPS, kinds),
             tags=["sha256sum", "integrity"]
             + sorted({c["tool"] for c in checks} - {"sha256sum"})
             + (["gzip"] if "gz-list" in kinds else []),

@@ -18,7 +18,7 @@ from factory.families.slots import Slots, Slug
 from factory.families.terminal.near_miss import near_misses
 from factory.families.terminal.shipped import fill, read
 from factory.families.terminal.state_snapshot import STATE_DIR, snapshot_hook, stat_lines
-from factory.families.terminal.traps import load_traps
+from factory.families.terminal.traps import load_traps, traps_for
 from factory.families.terminal.words import APPS
 from factory.vocabulary import Difficulty
 
@@ -96,7 +96,7 @@ CRON_EXTRA_FAULTS = [
     "script-not-exec",  # a job program lost its execute bits
 ]
 #: The unannounced ones: what each is, and the words that would give it away (traps.toml).
-CRON_TRAPS = load_traps(Path(__file__).parent / "traps.toml")
+CRON_TRAPS = load_traps(Path(__file__).parent / "traps.toml", CRON_EXTRA_FAULTS)
 
 
 def _sed_line(old: str, new: str, path: str) -> str:
@@ -531,6 +531,6 @@ class CronSchedule(Family):
             collect=[snapshot_hook({"crontabs.stat": stat_lines(list(files_spec))})],
             tags=["cron", "crontab"] + (["repair"] if existing else []),
             faults=faults,
-            traps=[CRON_TRAPS[f] for f in extra if f in CRON_TRAPS],
+            traps=traps_for(CRON_TRAPS, extra),
             mutations=mutations,
         )

@@ -79,7 +79,7 @@ CJ_INPUT_FAULTS = [
     "split-export",  # the main input is rotated: the older rows are in <name>.1.gz
 ]
 CJ_HARD_FAULTS = CJ_INPUT_FAULTS + IMPORT_FAULTS
-CJ_TRAPS = load_traps(Path(__file__).parent / "traps.toml")
+CJ_TRAPS = load_traps(Path(__file__).parent / "traps.toml", CJ_INPUT_FAULTS)
 """The input faults the instruction does not announce: fault -> Trap fields (traps.toml)."""
 CJ_ACCENTED = {
     "person": ["José Núñez", "Zoë Müller", "Søren Ødegård", "Chloé Lefèvre", "Jürgen Weiß"],

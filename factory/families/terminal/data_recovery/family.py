@@ -22,7 +22,7 @@ from factory.families.terminal.seed_tree import (
     words_text,
 )
 from factory.families.terminal.state_snapshot import STATE_DIR, snapshot_hook, stat_lines
-from factory.families.terminal.traps import load_traps
+from factory.families.terminal.traps import load_traps, traps_for
 from factory.families.terminal.words import CLEAN_APPS, WORDS, WordTable
 from factory.vocabulary import Difficulty
 
@@ -45,7 +45,7 @@ DR_FAULTS = [
     "second-file",  # a second file of the service was lost too: restore it from a full backup
 ]
 #: The unannounced ones: what each is, and the words that would give it away (traps.toml).
-DR_TRAPS = load_traps(Path(__file__).parent / "traps.toml")
+DR_TRAPS = load_traps(Path(__file__).parent / "traps.toml", DR_FAULTS)
 SERVICE_ACCOUNTS = ["svc", "app", "daemon-user", "runner", "service"]
 
 
@@ -336,6 +336,6 @@ class DataRecovery(Family):
             collect=[snapshot_hook({"live.stat": stat_lines(stats)})],
             tags=["backup", "patch", "diff"] + (["checksums"] if hard else []),
             faults=faults,
-            traps=[DR_TRAPS[f] for f in faults if f in DR_TRAPS],
+            traps=traps_for(DR_TRAPS, faults),
             mutations=mutations,
         )

@@ -28,7 +28,7 @@ from factory.families.terminal.seed_tree import (
     words_text,
 )
 from factory.families.terminal.state_snapshot import snapshot_path, tree_hook
-from factory.families.terminal.traps import load_traps
+from factory.families.terminal.traps import load_traps, traps_for
 from factory.families.terminal.words import CLEAN_APPS, FWORDS, WORDS, WordTable
 from factory.vocabulary import Difficulty
 
@@ -51,7 +51,7 @@ DC_FAULTS = [
     "logrotate",  # the log rotation policy that filled the disk: keeps too many, uncompressed
 ]
 #: The unannounced ones: what each is, and the words that would give it away (traps.toml).
-DC_TRAPS = load_traps(Path(__file__).parent / "traps.toml")
+DC_TRAPS = load_traps(Path(__file__).parent / "traps.toml", DC_FAULTS)
 
 
 def _blob(rng, size: int) -> bytes:
@@ -473,6 +473,6 @@ class DiskCleanup(Family):
             + (["logrotate"] if rotation else [])
             + (["tar"] if archive else []),
             faults=faults,
-            traps=[DC_TRAPS[f] for f in faults if f in DC_TRAPS],
+            traps=traps_for(DC_TRAPS, faults),
             mutations=mutations,
         )

@@ -13,7 +13,7 @@ from factory.families.base import Draft, Family, register
 from factory.families.slots import Slots, Slug, Word, not_system_account
 from factory.families.terminal.near_miss import near_misses
 from factory.families.terminal.state_snapshot import snapshot_path, tree_hook
-from factory.families.terminal.traps import load_traps
+from factory.families.terminal.traps import load_traps, traps_for
 from factory.vocabulary import Difficulty
 
 APPS = [
@@ -53,7 +53,7 @@ FP_FAULTS = [
     "spaced-name",  # a data file with spaces in its name: word splitting misses it
 ]
 #: The unannounced ones: what each is, and the words that would give it away (traps.toml).
-FP_TRAPS = load_traps(Path(__file__).parent / "traps.toml")
+FP_TRAPS = load_traps(Path(__file__).parent / "traps.toml", FP_FAULTS)
 
 
 class PermissionSlots(Slots):
@@ -196,7 +196,7 @@ class FilePermissions(Family):
                 spec["mode"] = "777"
         snapshot = snapshot_path("permissions.json")
         expected = {rel: wanted(rel) for rel in files}
-        traps = [FP_TRAPS[f] for f in faults if f in FP_TRAPS]
+        traps = traps_for(FP_TRAPS, faults)
         context: dict[str, Any] = {
             "app": app,
             "user": user,

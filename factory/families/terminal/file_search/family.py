@@ -22,7 +22,7 @@ from factory.families.terminal.seed_tree import (
     sha256_hex,
     utc_text,
 )
-from factory.families.terminal.traps import load_traps
+from factory.families.terminal.traps import load_traps, traps_for
 from factory.families.terminal.words import FWORDS, USERS, WORDS, WordTable
 from factory.vocabulary import Difficulty
 
@@ -49,7 +49,7 @@ FS_CHORES = (
     "total-size",
     "largest",
 )
-FS_TRAPS = load_traps(Path(__file__).parent / "traps.toml")
+FS_TRAPS = load_traps(Path(__file__).parent / "traps.toml", FS_CHORES)
 """What makes a chore tricky: chore -> Trap (traps.toml)."""
 #: Every hard task: matches in hidden places, a link to a match, a link loop and one out of the
 #: share, sizes just off whole KiB, names with blanks and quotes.
@@ -448,7 +448,7 @@ class FileSearch(Family):
 
     @staticmethod
     def _hard_draft(chores: list[str]) -> dict[str, Any]:
-        traps = [FS_TRAPS[c] for c in chores if c in FS_TRAPS]
+        traps = traps_for(FS_TRAPS, chores)
         return {
             "faults": chores,
             "traps": traps + list(FS_SEARCH_TRAPS),

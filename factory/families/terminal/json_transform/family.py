@@ -39,7 +39,7 @@ JT_INPUT_FAULTS = [
     "legacy-encoding",  # one input file (with non-ASCII text) written in ISO-8859-1
 ]
 JT_HARD_FAULTS = JT_INPUT_FAULTS + IMPORT_FAULTS
-JT_TRAPS = load_traps(Path(__file__).parent / "traps.toml")
+JT_TRAPS = load_traps(Path(__file__).parent / "traps.toml", JT_INPUT_FAULTS)
 """The input faults the instruction does not announce: fault -> Trap (traps.toml)."""
 JT_HARD_SLIPS = [
     ("format-slip", "format", "the right data, the wrong layout (4-space indentation)"),

@@ -346,7 +346,7 @@ LR_INPUT_FAULTS = [
     "copytruncate-dup",  # copytruncate copied the last lines of .1 into the live log again
 ]
 LR_HARD_FAULTS = LR_INPUT_FAULTS + IMPORT_FAULTS
-LR_TRAPS = load_traps(Path(__file__).parent / "traps.toml")
+LR_TRAPS = load_traps(Path(__file__).parent / "traps.toml", LR_INPUT_FAULTS)
 """The input faults the instruction does not announce: fault -> Trap (traps.toml)."""
 LR_ARCHIVES = ["archive", "old", "rotated", "history"]
 

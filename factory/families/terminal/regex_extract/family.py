@@ -329,7 +329,7 @@ RX_INPUT_FAULTS = [
     "symlink-dup",  # a symbolic link to a file of the tree (not a regular file: counted once)
 ]
 RX_HARD_FAULTS = RX_INPUT_FAULTS + IMPORT_FAULTS
-RX_TRAPS = load_traps(Path(__file__).parent / "traps.toml")
+RX_TRAPS = load_traps(Path(__file__).parent / "traps.toml", RX_INPUT_FAULTS)
 """The input faults the instruction does not announce: fault -> Trap (traps.toml)."""
 
 

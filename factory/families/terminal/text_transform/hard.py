@@ -20,7 +20,7 @@ TT_INPUT_FAULTS = [
     "utf16-export",  # the export (each part of it) is in UTF-16 with a byte order mark
 ]
 TT_HARD_FAULTS = TT_INPUT_FAULTS + IMPORT_FAULTS
-TT_TRAPS = load_traps(Path(__file__).parent / "traps.toml")
+TT_TRAPS = load_traps(Path(__file__).parent / "traps.toml", TT_INPUT_FAULTS)
 """The input faults the instruction does not announce: fault -> Trap (traps.toml)."""
 ICONV = "iconv -f UTF-16 -t UTF-8"
 
