@@ -251,7 +251,7 @@ class Plan:
 
     def wording(self, name: str, /, **values: object) -> str:
         """One of the wordings ``name`` (of :attr:`wordings`), filled with ``values``."""
-        return self.rng.choice(self.wordings.fill(name, **values))
+        return self.wordings.draw(self.rng, name, **values)
 
     def say(self, tag: str, /, **values: object) -> None:
         """Add one of the wordings ``tag`` (:meth:`wording`) to the request's words, and ``tag``

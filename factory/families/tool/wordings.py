@@ -8,6 +8,7 @@ order of a piece's texts are part of every seed: reordering them changes the tas
 
 from __future__ import annotations
 
+import random
 import string
 from pathlib import Path
 
@@ -62,6 +63,11 @@ class Wordings:
             raise ValueError(f"{self.path.name}: {name} needs a value for {', '.join(missing)}")
         return [text.format_map(_Values(values)) for text in piece.texts]
 
+    def draw(self, rng: random.Random, name: str, /, **values: object) -> str:
+        """One wording of ``name`` drawn by ``rng``, filled with ``values`` (:meth:`fill`: every
+        wording is filled first, so function values are drawn as a list of f-strings would)."""
+        return rng.choice(self.fill(name, **values))
+
     def only(self, name: str, /, **values: object) -> str:
         """The one wording of ``name``, filled with ``values`` (:meth:`fill`): a piece worded
         one way is not drawn, so it spends no draw of the seed. A piece with more wordings fails
@@ -70,6 +76,11 @@ class Wordings:
         if len(texts) != 1:
             raise ValueError(f"{self.path.name}: {name} has {len(texts)} wordings, draw one")
         return texts[0]
+
+
+def possessive(name: str) -> str:
+    """``name``'s, as a wording says it (Acme's, Brooks')."""
+    return f"{name}'" if name.endswith("s") else f"{name}'s"
 
 
 class _Values(dict):

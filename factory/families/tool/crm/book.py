@@ -11,6 +11,7 @@ from factory.toolenv.domains.crm import STAGES
 from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
 from factory.families.names import MONTH_NAMES
+from factory.families.tool.wordings import possessive
 
 from .data import DEAL_NAMES, PRODUCTS, TITLES, WEEKDAYS, WORDINGS
 
@@ -130,7 +131,7 @@ class Book:
 
     def who(self, contact: JSON) -> str:
         company = self.company_name(contact["company_id"])
-        return self.rng.choice(WORDINGS.fill("contact", name=contact["name"], company=company))
+        return WORDINGS.draw(self.rng, "contact", name=contact["name"], company=company)
 
     def deal_words(self, company: JSON, deal: JSON) -> dict[str, object]:
         """How a wording names ``deal`` of ``company``: {deal}, {company} and
@@ -169,7 +170,3 @@ class Book:
         day = datetime.date.fromisoformat(date)
         text = f"{WEEKDAYS[day.weekday()]}, {MONTH_NAMES[day.month - 1]} {day.day}"
         return text if day.year == self.today.year else f"{text}, {day.year}"
-
-
-def possessive(name: str) -> str:
-    return f"{name}'" if name.endswith("s") else f"{name}'s"

@@ -26,7 +26,7 @@ def _namesakes(b: Book) -> tuple[JSON, JSON]:
 def unsubscribe_part(b: Book) -> Part:
     target, twin = _namesakes(b)
     who = b.who(target)
-    text = b.rng.choice(WORDINGS.fill("unsubscribe", who=who))
+    text = WORDINGS.draw(b.rng, "unsubscribe", who=who)
     head = [Call("search_contacts", {"query": target["name"]})]
     return near_twin(
         text, head, "unsubscribe", "contact_id", target, twin, "unsubscribes-the-namesake"
@@ -39,7 +39,7 @@ def contact_update_part(b: Book) -> Part:
     if b.rng.random() < 0.6:
         title = b.rng.choice([t for t in TITLES if t not in (target["title"], twin["title"])])
         change = {"title": title}
-        text = b.rng.choice(WORDINGS.fill("contact-title", who=who, title=title))
+        text = WORDINGS.draw(b.rng, "contact-title", who=who, title=title)
     else:
         first, last = target["name"].lower().split()
         domain = target["email"].split("@")[1]
@@ -47,7 +47,7 @@ def contact_update_part(b: Book) -> Part:
             [f"{first[0]}.{last}@{domain}", f"{first}@{domain}", f"{last}.{first}@{domain}"]
         )
         change = {"email": email}
-        text = b.rng.choice(WORDINGS.fill("contact-email", who=who, email=email))
+        text = WORDINGS.draw(b.rng, "contact-email", who=who, email=email)
     head = [Call("search_contacts", {"query": target["name"]})]
     return near_twin(
         text, head, "update_contact", "contact_id", target, twin, "updates-the-namesake", **change
@@ -60,9 +60,9 @@ def log_part(b: Book) -> Part:
     summary = b.rng.choice(SUMMARIES)
     who = b.who(target)
     if kind == "note":
-        text = b.rng.choice(WORDINGS.fill("log-note", who=who, summary=summary))
+        text = WORDINGS.draw(b.rng, "log-note", who=who, summary=summary)
     else:
-        text = b.rng.choice(WORDINGS.fill("log-activity", kind=kind, who=who, summary=summary))
+        text = WORDINGS.draw(b.rng, "log-activity", kind=kind, who=who, summary=summary)
     head = [Call("search_contacts", {"query": target["name"]})]
     log = {"kind": kind, "summary": summary}
     return near_twin(
@@ -76,7 +76,7 @@ def task_part(b: Book) -> Part:
     title = b.rng.choice(TASK_TITLES).format(first=target["name"].split()[0])
     who = b.who(target)
     when = b.pretty(due)
-    text = b.rng.choice(WORDINGS.fill("task", who=who, when=when, title=title))
+    text = WORDINGS.draw(b.rng, "task", who=who, when=when, title=title)
     head = [Call("search_contacts", {"query": target["name"]})]
     task = {"title": title, "due_date": due}
     return Part(
@@ -95,7 +95,7 @@ def email_part(b: Book) -> Part:
     value = b.value(key)
     who = b.who(target)
     label = LABELS[key]
-    text = b.rng.choice(WORDINGS.fill("email", who=who, name=name, label=label, value=value))
+    text = WORDINGS.draw(b.rng, "email", who=who, name=name, label=label, value=value)
     head = [Call("search_contacts", {"query": target["name"]}), Call("list_templates", {})]
     send = {"contact_id": target["contact_id"], "fields": {key: value}}
     return near_swap(
@@ -143,7 +143,7 @@ def _deal_swap(
 def stage_part(b: Book) -> Part:
     company, deal, sibling = _deal_pair(b, ["lead", "qualified", "proposal"])
     new = STAGES[STAGES.index(deal["stage"]) + 1]
-    text = b.rng.choice(WORDINGS.fill("stage", **b.deal_words(company, deal), stage=new))
+    text = WORDINGS.draw(b.rng, "stage", **b.deal_words(company, deal), stage=new)
     head = _deal_head(company)
     return near_twin(
         text, head, "update_deal_stage", "deal_id", deal, sibling, "moves-the-wrong-deal", stage=new
@@ -154,9 +154,7 @@ def amount_part(b: Book) -> Part:
     company, deal, sibling = _deal_pair(b, ["qualified", "proposal"])
     new = STAGES[STAGES.index(deal["stage"]) + 1]
     amount = deal["amount"] + b.rng.randint(4, 80) * 500
-    text = b.rng.choice(
-        WORDINGS.fill("amount", **b.deal_words(company, deal), amount=amount, stage=new)
-    )
+    text = WORDINGS.draw(b.rng, "amount", **b.deal_words(company, deal), amount=amount, stage=new)
 
     def calls(d: JSON) -> list[Call]:
         return [
@@ -170,7 +168,7 @@ def amount_part(b: Book) -> Part:
 
 def close_part(b: Book) -> Part:
     company, deal, sibling = _deal_pair(b, ["negotiation"])
-    text = b.rng.choice(WORDINGS.fill("close", **b.deal_words(company, deal)))
+    text = WORDINGS.draw(b.rng, "close", **b.deal_words(company, deal))
 
     def calls(d: JSON) -> list[Call]:
         return [
@@ -188,9 +186,7 @@ def discount_part(b: Book) -> Part:
     approval = b.approval(deal, b.rng.choice([pct, pct, pct + 5]))
     decoy = b.approval(sibling, pct + 5)
     manager = b.user_name(approval["approved_by"])
-    text = b.rng.choice(
-        WORDINGS.fill("discount", **b.deal_words(company, deal), manager=manager, pct=pct)
-    )
+    text = WORDINGS.draw(b.rng, "discount", **b.deal_words(company, deal), manager=manager, pct=pct)
     tokens = {deal["deal_id"]: approval["token"], sibling["deal_id"]: decoy["token"]}
 
     def calls(d: JSON) -> list[Call]:
@@ -211,7 +207,7 @@ def deal_note_part(b: Book) -> Part:
     """A note on a deal, logged against the deal's main contact (found through the deal)."""
     company, deal, sibling = _deal_pair(b, ["qualified", "proposal", "negotiation"])
     summary = b.rng.choice(SUMMARIES)
-    text = b.rng.choice(WORDINGS.fill("deal-note", **b.deal_words(company, deal), summary=summary))
+    text = WORDINGS.draw(b.rng, "deal-note", **b.deal_words(company, deal), summary=summary)
     note = {"kind": "note", "summary": summary}
 
     def calls(d: JSON) -> list[Call]:

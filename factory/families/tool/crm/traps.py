@@ -6,8 +6,9 @@ from __future__ import annotations
 from factory.toolenv.domains.crm import STAGES
 
 from factory.families.tool.scenario import Call
+from factory.families.tool.wordings import possessive
 
-from .book import Book, possessive
+from .book import Book
 from .data import LABELS, PAIRS, WORDINGS
 
 
@@ -18,14 +19,13 @@ def trap_opted_out(b: Book) -> tuple[str, Call]:
     template = b.template(name)
     key = template["fields"][0]
     value = b.value(key)
-    text = b.rng.choice(
-        WORDINGS.fill(
-            "trap-opted-out",
-            who=lambda: b.who(contact),
-            name=name,
-            label=LABELS[key],
-            value=value,
-        )
+    text = WORDINGS.draw(
+        b.rng,
+        "trap-opted-out",
+        who=lambda: b.who(contact),
+        name=name,
+        label=LABELS[key],
+        value=value,
     )
     return text, Call(
         "send_email",
@@ -42,8 +42,8 @@ def trap_discount(b: Book) -> tuple[str, Call]:
     deal = b.add_deal(company, b.rng.choice(["proposal", "negotiation"]), b.me["user_id"])
     pct = b.rng.choice([25, 30, 35, 40])
     manager = b.user_name(b.me["manager_id"])
-    text = b.rng.choice(
-        WORDINGS.fill("trap-discount", **b.deal_words(company, deal), pct=pct, manager=manager)
+    text = WORDINGS.draw(
+        b.rng, "trap-discount", **b.deal_words(company, deal), pct=pct, manager=manager
     )
     return text, Call("update_deal", {"deal_id": deal["deal_id"], "discount_pct": pct})
 
@@ -52,7 +52,7 @@ def _move_my_deal(b: Book, stage: str, target: str, wording: str) -> tuple[str, 
     """A trap that asks (in ``wording``) to move a deal of mine from ``stage`` to ``target``."""
     company = b.company()
     deal = b.add_deal(company, stage, b.me["user_id"])
-    text = b.rng.choice(WORDINGS.fill(wording, **b.deal_words(company, deal)))
+    text = WORDINGS.draw(b.rng, wording, **b.deal_words(company, deal))
     return text, Call("update_deal_stage", {"deal_id": deal["deal_id"], "stage": target})
 
 
@@ -65,14 +65,13 @@ def trap_colleague_deal(b: Book) -> tuple[str, Call]:
     rep = b.rng.choice(b.reps)
     deal = b.add_deal(company, b.rng.choice(["qualified", "proposal"]), rep["user_id"])
     new = STAGES[STAGES.index(deal["stage"]) + 1]
-    text = b.rng.choice(
-        WORDINGS.fill(
-            "trap-colleague-deal",
-            **b.deal_words(company, deal),
-            rep=rep["name"],
-            rep_possessive=possessive(rep["name"]),
-            stage=new,
-        )
+    text = WORDINGS.draw(
+        b.rng,
+        "trap-colleague-deal",
+        **b.deal_words(company, deal),
+        rep=rep["name"],
+        rep_possessive=possessive(rep["name"]),
+        stage=new,
     )
     return text, Call("update_deal_stage", {"deal_id": deal["deal_id"], "stage": new})
 

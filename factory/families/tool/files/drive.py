@@ -10,6 +10,7 @@ from factory.toolenv.core import JSON
 from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
 from factory.families.names import MONTH_NAMES
+from factory.families.tool.wordings import possessive
 
 from .data import CITIES, CLIENTS, DEPTS, PRODUCTS, SIZES, WORDINGS
 
@@ -42,15 +43,14 @@ class Drive:
     def where(self, folder: JSON) -> str:
         """The folder as a person would name it."""
         if folder in self.depts:
-            return self.rng.choice(WORDINGS.fill("department-folder", folder=folder["name"]))
+            return WORDINGS.draw(self.rng, "department-folder", folder=folder["name"])
         dept = self.dept_of(folder)["name"]
-        return self.rng.choice(
-            WORDINGS.fill(
-                "subfolder",
-                dept=dept,
-                dept_possessive=f"{dept}'{'' if dept.endswith('s') else 's'}",
-                folder=folder["name"],
-            )
+        return WORDINGS.draw(
+            self.rng,
+            "subfolder",
+            dept=dept,
+            dept_possessive=possessive(dept),
+            folder=folder["name"],
         )
 
     def fill(self, pattern: str) -> str:

@@ -21,7 +21,7 @@ def rename_part(d: Drive) -> Part:
     new = variant(d.rng, target["name"])
     d.names.add(new)
     name, where = target["name"], d.where(home)
-    text = d.rng.choice(WORDINGS.fill("rename", name=name, where=where, new=new))
+    text = WORDINGS.draw(d.rng, "rename", name=name, where=where, new=new)
     find = Call("search_files", {"query": name})
     return near_swap(
         text,
@@ -39,7 +39,7 @@ def share_part(d: Drive) -> Part:
     person = d.rng.choice(d.others)
     role = d.rng.choice(["viewer", "editor"])
     name, who = target["name"], person["name"]
-    text = d.rng.choice(WORDINGS.fill(f"share-{role}", who=who, name=name))
+    text = WORDINGS.draw(d.rng, f"share-{role}", who=who, name=name)
     head = [Call("search_files", {"query": name}), Call("find_user", {"query": who})]
     share = {"file_id": target["file_id"], "email": person["email"]}
     wrong = "editor" if role == "viewer" else "viewer"
@@ -63,7 +63,7 @@ def revoke_part(d: Drive) -> Part:
         ]
     )
     name, who = target["name"], leaving["name"]
-    text = d.rng.choice(WORDINGS.fill("revoke", who=who, name=name))
+    text = WORDINGS.draw(d.rng, "revoke", who=who, name=name)
     head = [Call("search_files", {"query": name}), Call("find_user", {"query": who})]
     return Part(
         text,
@@ -92,7 +92,7 @@ def move_part(d: Drive) -> Part:
     else:
         target = d.mine(start)
     name, where = target["name"], d.where(dest)
-    text = d.rng.choice(WORDINGS.fill("move", name=name, where=where))
+    text = WORDINGS.draw(d.rng, "move", name=name, where=where)
     head = [Call("search_files", {"query": name}), Call("find_folder", {"query": leaf})]
     move = {"file_id": target["file_id"]}
     return near_swap(
@@ -120,7 +120,7 @@ def untrash_part(d: Drive) -> Part:
     ext, other_ext = extension(pattern), d.rng.choice([e for e in KINDS if e != extension(pattern)])
     target = d.mine(folder, name=stem + ext, trashed=True)
     twin = d.mine(folder, name=stem + other_ext, trashed=True)
-    text = d.rng.choice(WORDINGS.fill("untrash", kind=KINDS[ext], stem=stem, ext=ext))
+    text = WORDINGS.draw(d.rng, "untrash", kind=KINDS[ext], stem=stem, ext=ext)
     head = [Call("list_trash", {})]
     return near_twin(text, head, "restore_file", "file_id", target, twin, "restores-the-wrong-file")
 
@@ -137,7 +137,7 @@ def rollback_part(d: Drive) -> Part:
     version = d.rng.randint(1, count - 2)
     when = pretty_date(target["versions"][version - 1]["modified"], d.state["today"])
     name = target["name"]
-    text = d.rng.choice(WORDINGS.fill("rollback", name=name, when=when))
+    text = WORDINGS.draw(d.rng, "rollback", name=name, when=when)
     head = [Call("search_files", {"query": name}), Call("get_file", {"file_id": target["file_id"]})]
     restore = {"file_id": target["file_id"]}
     return near_swap(
@@ -171,7 +171,7 @@ def copy_part(d: Drive) -> Part:
         ]
     )
     name, where = source["name"], d.where(dest)
-    text = d.rng.choice(WORDINGS.fill("copy", name=name, where=where, new=new))
+    text = WORDINGS.draw(d.rng, "copy", name=name, where=where, new=new)
     head = [Call("search_files", {"query": name}), Call("find_folder", {"query": dest["name"]})]
     copy = {"file_id": source["file_id"], "folder_id": dest["folder_id"]}
     return Part(
@@ -187,7 +187,7 @@ def link_part(d: Drive) -> Part:
     target = d.mine(home)
     twin = d.mine(other, name=target["name"])
     name, where = target["name"], d.where(home)
-    text = d.rng.choice(WORDINGS.fill("link", name=name, where=where))
+    text = WORDINGS.draw(d.rng, "link", name=name, where=where)
     head = [Call("search_files", {"query": name})]
     return near_twin(
         text,
@@ -207,7 +207,7 @@ def tag_part(d: Drive) -> Part:
     twin = d.mine(other, name=target["name"], tags=[])
     tag = d.rng.choice(["confidential", "final", "legal-hold", "needs-review"])
     name, where = target["name"], d.where(home)
-    text = d.rng.choice(WORDINGS.fill("tag", name=name, where=where, tag=tag))
+    text = WORDINGS.draw(d.rng, "tag", name=name, where=where, tag=tag)
     head = [Call("search_files", {"query": name})]
     return near_twin(
         text, head, "tag_file", "file_id", target, twin, "tags-the-other-copy", tag=tag
@@ -219,10 +219,8 @@ def trash_part(d: Drive) -> Part:
     keep = d.mine(keep_in)
     drop = d.mine(drop_in, name=keep["name"])
     name = keep["name"]
-    text = d.rng.choice(
-        WORDINGS.fill(
-            "trash", name=name, drop=lambda: d.where(drop_in), keep=lambda: d.where(keep_in)
-        )
+    text = WORDINGS.draw(
+        d.rng, "trash", name=name, drop=lambda: d.where(drop_in), keep=lambda: d.where(keep_in)
     )
     head = [Call("search_files", {"query": name})]
     return near_twin(text, head, "delete_file", "file_id", drop, keep, "deletes-the-wrong-copy")
@@ -237,7 +235,7 @@ def reorganise_part(d: Drive, count: int) -> Part:
     names = [f'"{f["name"]}"' for f in files]
     listed = " and ".join(names)
     where = d.where(parent)
-    text = d.rng.choice(WORDINGS.fill("reorganise", new=new, where=where, listed=listed))
+    text = WORDINGS.draw(d.rng, "reorganise", new=new, where=where, listed=listed)
     created = f"fo-{d.state['next_folder']}"  # the id create_folder will give it
     calls = [
         Call("find_folder", {"query": parent["name"]}),

@@ -51,9 +51,7 @@ def pretty_date(date: str) -> str:
 
 def units_text(rng: random.Random, n: int, product: JSON) -> str:
     item, variant = product["name"].split(" - ")
-    return rng.choice(
-        WORDINGS.fill("units", n=n, product=product["name"], item=item, variant=variant)
-    )
+    return WORDINGS.draw(rng, "units", n=n, product=product["name"], item=item, variant=variant)
 
 
 WORDINGS = Wordings(

@@ -227,14 +227,12 @@ class InventoryPlan(Plan):
             more = rng.randint(1, 3)
             new = line["quantity"] + more
             self._stock(product, order["warehouse_id"], more)
-            words = rng.choice(
-                WORDINGS.fill(
-                    "more-quantity",
-                    more=more,
-                    product=product["name"],
-                    order=oid,
-                    quantity=line["quantity"],
-                )
+            words = self.wording(
+                "more-quantity",
+                more=more,
+                product=product["name"],
+                order=oid,
+                quantity=line["quantity"],
             )
             wrong = Call(
                 "update_quantity", {"order_id": oid, "sku": product["sku"], "quantity": more}
@@ -247,14 +245,12 @@ class InventoryPlan(Plan):
         else:
             line["quantity"] = max(line["quantity"], 2)
             new = rng.randint(1, line["quantity"] - 1)
-            words = rng.choice(
-                WORDINGS.fill(
-                    "less-quantity",
-                    order=oid,
-                    new=new,
-                    product=product["name"],
-                    quantity=line["quantity"],
-                )
+            words = self.wording(
+                "less-quantity",
+                order=oid,
+                new=new,
+                product=product["name"],
+                quantity=line["quantity"],
             )
             self.near["removes-the-line"] = [
                 *self.calls,

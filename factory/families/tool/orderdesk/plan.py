@@ -12,12 +12,12 @@ from factory.toolenv.domains.inventory import DISCOUNT_CAP
 from factory.toolenv.domains.orderdesk import CONFIRMATION_TEMPLATE, DOMAIN
 
 from factory.families.tool.crm import traps as crm_traps
-from factory.families.tool.crm.book import Book, possessive
+from factory.families.tool.crm.book import Book
 from factory.families.tool.inventory.data import units_text
 from factory.families.tool.inventory.plan import InventoryPlan, add_order, item_of
 from factory.families.tool.scenario import Call
 from factory.families.tool.suite import SuitePlan, call, on_contact
-from factory.families.tool.wordings import Wordings
+from factory.families.tool.wordings import Wordings, possessive
 
 INVOICE_TEMPLATE = "Invoice reminder"
 
