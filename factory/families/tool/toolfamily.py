@@ -161,6 +161,12 @@ class PolicyMode(str, Enum):
             raise ValueError(f"parameter policy must be tools or agent; not {value!r}") from None
 
 
+def request_text(hello: str, parts: list[str], bye: str) -> str:
+    """What the customer says: the greeting, the request's parts, the goodbye (an empty one
+    left out)."""
+    return " ".join(w for w in [hello, *parts, bye] if w)
+
+
 def compose(
     rng: random.Random,
     parts: list[Part],
@@ -189,7 +195,7 @@ def compose(
     hello = rng.choice(greetings())
     bye = rng.choice(byes)
     return Scenario(
-        request=" ".join(w for w in [hello, *words, bye] if w),
+        request=request_text(hello, words, bye),
         calls=calls,
         traps=[t for _, t in traps],
         near_misses=near,

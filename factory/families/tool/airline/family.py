@@ -16,7 +16,7 @@ from factory.families.base import register
 from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
 from factory.families.tool.scenario import Scenario, Shape
-from factory.families.tool.toolfamily import ToolFamily, draw_pieces, draw_today
+from factory.families.tool.toolfamily import ToolFamily, draw_pieces, draw_today, request_text
 from factory.tasks.user_profile import RequiredFact
 from factory.vocabulary import Difficulty
 
@@ -212,5 +212,5 @@ class AirlineRequests(ToolFamily):
             user=me["user_id"],
         )
         bye = plan.wording("bye") if difficulty is not Difficulty.EASY else ""
-        request = " ".join(w for w in [greeting, *plan.parts, bye] if w)
+        request = request_text(greeting, plan.parts, bye)
         return plan.scenario(DOMAIN, request, "airline")

@@ -14,7 +14,13 @@ from factory.families.base import register
 from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
 from factory.families.tool.scenario import SAY_CALL, Call, Scenario, Shape
-from factory.families.tool.toolfamily import ToolFamily, draw_pieces, draw_today, shift_date
+from factory.families.tool.toolfamily import (
+    ToolFamily,
+    draw_pieces,
+    draw_today,
+    request_text,
+    shift_date,
+)
 from factory.tasks.user_profile import ScriptRule
 from factory.vocabulary import Difficulty
 
@@ -184,5 +190,5 @@ class BankingRequests(ToolFamily):
 
         easy = [plan.freeze_card, plan.transfer, plan.unfreeze_card]
         draw_pieces(plan, shape, difficulty, traps, HANDOVERS, easy, more)
-        request = " ".join(w for w in [plan.intro(), *plan.parts, plan.wording("bye")] if w)
+        request = request_text(plan.intro(), plan.parts, plan.wording("bye"))
         return plan.scenario(DOMAIN, request, "banking")

@@ -13,7 +13,7 @@ from factory.families.base import register
 from factory.families.names import FIRST_NAMES as FIRST
 from factory.families.names import LAST_NAMES as LAST
 from factory.families.tool.scenario import Scenario, Shape
-from factory.families.tool.toolfamily import ToolFamily, draw_pieces, draw_today
+from factory.families.tool.toolfamily import ToolFamily, draw_pieces, draw_today, request_text
 from factory.vocabulary import Difficulty
 
 from .data import ITEMS, WAREHOUSES
@@ -120,5 +120,5 @@ class InventoryRequests(ToolFamily):
 
         easy = [plan.add_product, plan.change_quantity, plan.return_items, plan.ship]
         draw_pieces(plan, shape, difficulty, traps, HANDOVERS, easy, more)
-        request = " ".join(w for w in [plan.intro(), *plan.parts, plan.wording("bye")] if w)
+        request = request_text(plan.intro(), plan.parts, plan.wording("bye"))
         return plan.scenario(DOMAIN, request, "orders")
